@@ -1,0 +1,35 @@
+// Latency bookkeeping for benchmarks: collect samples in milliseconds, report percentiles.
+export type Summary = { n: number; p50: number; p99: number; mean: number };
+
+export function summarize(samples: number[]): Summary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+  const mean = sorted.reduce((s, v) => s + v, 0) / Math.max(1, sorted.length);
+  return { n: sorted.length, p50: at(0.5), p99: at(0.99), mean };
+}
+
+export async function timeEach<T>(inputs: T[], run: (input: T) => Promise<unknown>): Promise<number[]> {
+  const samples: number[] = [];
+  for (const input of inputs) {
+    const start = process.hrtime.bigint();
+    await run(input);
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return samples;
+}
+
+export function fmt(ms: number): string {
+  return ms < 10 ? ms.toFixed(2) : ms.toFixed(1);
+}
+
+/** Deterministic PRNG (mulberry32) so every run seeds the same data. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

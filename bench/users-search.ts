@@ -1,0 +1,181 @@
+// `npm run bench:users [-- --users N --samples K --dialects sqlite,postgres]`: seeds N users
+// (default 1,000,000) into each dialect, then reports p50/p99 of search, get-by-id and list-page
+// through the HTTP layer (in-process inject), and a full-scan baseline of the same name queries
+// measured in the same run. PostgreSQL: BENCH_PG_URL (default postgres://root@127.0.0.1:5432/postgres)
+// is used to create and drop a scratch database.
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { sql } from "kysely";
+import pg from "pg";
+import pino from "pino";
+import { buildApp } from "../src/app.ts";
+import { loadConfig } from "../src/config/config.ts";
+import { createDeps, type Deps } from "../src/deps.ts";
+import { fmt, prng, type Summary, summarize, timeEach } from "./lib/stats.ts";
+
+const { values } = parseArgs({
+  options: {
+    users: { type: "string", default: "1000000" },
+    samples: { type: "string", default: "2000" },
+    dialects: { type: "string", default: "sqlite,postgres" },
+  },
+});
+const USERS = Number(values.users);
+const SAMPLES = Number(values.samples);
+const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? "postgres://root@127.0.0.1:5432/postgres";
+
+// 21 consonants x 6 vowels = 126 syllables; names of 2-3 syllables per part. A 4-7 character
+// substring of such names matches tens to thousands of the 1M users, like real name fragments do.
+const SYLLABLES = [..."bcdfghjklmnprstvwxyzq"].flatMap((c) => [..."aeiouy"].map((v) => c + v));
+const random = prng(42);
+const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)] as T;
+const word = (n: number) => Array.from({ length: n }, () => pick(SYLLABLES)).join("");
+const capital = (s: string) => s[0]?.toUpperCase() + s.slice(1);
+
+function makeUser(i: number) {
+  const now = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+  return {
+    id: randomUUID(),
+    name: `${capital(word(2 + Math.floor(random() * 2)))} ${capital(word(2 + Math.floor(random() * 2)))}`,
+    comment: null,
+    telegram_id: 100_000_000 + i,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+async function seed(deps: Deps): Promise<{ ids: string[]; names: string[] }> {
+  const ids: string[] = [];
+  const names: string[] = [];
+  const batchSize = 1000;
+  const started = Date.now();
+  for (let offset = 0; offset < USERS; offset += 10 * batchSize) {
+    await deps.database.db.transaction().execute(async (trx) => {
+      for (let b = offset; b < Math.min(USERS, offset + 10 * batchSize); b += batchSize) {
+        const rows = Array.from({ length: Math.min(batchSize, USERS - b) }, (_, k) => makeUser(b + k));
+        for (const row of rows) {
+          if (ids.length < 100_000 || random() < 0.05) {
+            ids.push(row.id);
+            names.push(row.name);
+          }
+        }
+        await trx.insertInto("users").values(rows).execute();
+      }
+    });
+  }
+  if (deps.database.dialect === "postgres") await sql`VACUUM ANALYZE users`.execute(deps.database.db);
+  console.error(`  seeded ${USERS} users in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return { ids, names };
+}
+
+function substringOf(name: string, length: number): string {
+  const start = Math.floor(random() * Math.max(1, name.length - length));
+  return name.slice(start, start + length).toLowerCase();
+}
+
+type Row = [string, Summary];
+
+async function measure(dialect: "sqlite" | "postgres"): Promise<Row[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-"));
+  let dbName: string | undefined;
+  let databaseUrl: string | undefined;
+  if (dialect === "postgres") {
+    dbName = `portcullis_bench_${randomBytes(4).toString("hex")}`;
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${dbName}`);
+    await admin.end();
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = `/${dbName}`;
+    databaseUrl = url.toString();
+  }
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    PORTCULLIS_SECRET_KEY: "00".repeat(32),
+  });
+  const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
+  try {
+    console.error(`${dialect}:`);
+    const { ids, names } = await seed(deps);
+    await deps.services.auth.ensureFirstAdmin("bench", "bench-password");
+    const app = await buildApp(deps);
+    const { access_token } = await deps.services.auth.login("bench", "bench-password", "127.0.0.1");
+    const headers = { authorization: `Bearer ${access_token}` };
+    const get = (url: string) => app.inject({ url, headers });
+    const sampleNames = Array.from({ length: SAMPLES }, () => pick(names));
+    const q4to7 = sampleNames.map((n) => substringOf(n, 4 + Math.floor(random() * 4)));
+    const q3 = sampleNames.map((n) => substringOf(n, 3));
+    const pages = Math.floor(USERS / 50);
+    // warm-up: caches and JIT
+    await timeEach(q4to7.slice(0, 200), (q) => get(`/api/users/search?q=${encodeURIComponent(q)}`));
+    const rows: Row[] = [
+      [
+        "search name, 4-7 chars (API)",
+        summarize(await timeEach(q4to7, (q) => get(`/api/users/search?q=${encodeURIComponent(q)}`))),
+      ],
+      [
+        "search name, 3 chars (API)",
+        summarize(await timeEach(q3, (q) => get(`/api/users/search?q=${encodeURIComponent(q)}`))),
+      ],
+      [
+        "search telegram_id (API)",
+        summarize(
+          await timeEach(sampleNames, () =>
+            get(`/api/users/search?q=${100_000_000 + Math.floor(random() * USERS)}`),
+          ),
+        ),
+      ],
+      ["get by id (API)", summarize(await timeEach(sampleNames, () => get(`/api/users/${pick(ids)}`)))],
+      [
+        "list first page, 50 (API)",
+        summarize(await timeEach(sampleNames.slice(0, 500), () => get("/api/users?page=1&per_page=50"))),
+      ],
+      [
+        "list random page, 50 (API)",
+        summarize(
+          await timeEach(sampleNames.slice(0, 200), () =>
+            get(`/api/users?page=${1 + Math.floor(random() * pages)}&per_page=50`),
+          ),
+        ),
+      ],
+    ];
+    const scanQueries = q4to7.slice(0, Math.min(50, SAMPLES));
+    const scan =
+      dialect === "postgres"
+        ? (q: string) =>
+            sql`SELECT id FROM users WHERE lower(name) LIKE ${`%${q}%`} LIMIT 100`.execute(deps.database.db)
+        : (q: string) =>
+            sql`SELECT id FROM users WHERE name LIKE ${`%${q}%`} LIMIT 100`.execute(deps.database.db);
+    rows.push(["baseline: full scan, same name queries (SQL)", summarize(await timeEach(scanQueries, scan))]);
+    await app.close();
+    return rows;
+  } finally {
+    await deps.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    if (dbName !== undefined) {
+      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      await admin.end();
+    }
+  }
+}
+
+const out: string[] = [
+  `Users: ${USERS.toLocaleString("en")}, samples per row: ${SAMPLES} (scan baseline: 50)`,
+  "",
+];
+for (const dialect of values.dialects.split(",") as ("sqlite" | "postgres")[]) {
+  const rows = await measure(dialect);
+  const indexed = rows[0]?.[1].p50 ?? Number.NaN;
+  const scanned = rows.at(-1)?.[1].p50 ?? Number.NaN;
+  out.push(`### ${dialect}`, "", "| operation | n | p50 ms | p99 ms | mean ms |", "|---|---|---|---|---|");
+  for (const [name, s] of rows)
+    out.push(`| ${name} | ${s.n} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(s.mean)} |`);
+  out.push("", `Full scan p50 / indexed search p50: ${(scanned / indexed).toFixed(0)}x`, "");
+}
+console.log(out.join("\n"));

@@ -1,0 +1,51 @@
+// `portcullis admin create|reset-password --username NAME [--password-stdin]`: manage admin
+// accounts from the server's shell. Without --password-stdin a random password is printed once.
+import { parseArgs } from "node:util";
+import { createDeps } from "../deps.ts";
+import { AppError } from "../lib/errors.ts";
+import { randomPassword } from "../lib/password.ts";
+import { loadConfigOrExit } from "./config.ts";
+
+const USAGE = "usage: portcullis admin create|reset-password --username NAME [--password-stdin]\n";
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
+}
+
+export async function run(args: string[]): Promise<number> {
+  const [action, ...rest] = args;
+  const { values } = parseArgs({
+    args: rest,
+    options: { username: { type: "string" }, "password-stdin": { type: "boolean" } },
+    strict: true,
+  });
+  if ((action !== "create" && action !== "reset-password") || values.username === undefined) {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  const password = values["password-stdin"] ? await readStdin() : randomPassword();
+  if (password.length < 8) {
+    process.stderr.write("portcullis: the password must be at least 8 characters\n");
+    return 1;
+  }
+  const deps = await createDeps(loadConfigOrExit());
+  try {
+    if (action === "create") await deps.services.auth.createAdmin(values.username, password);
+    else await deps.services.auth.resetPassword(values.username, password);
+    if (!values["password-stdin"]) process.stdout.write(`password for ${values.username}: ${password}\n`);
+    else process.stdout.write(`ok: ${action} ${values.username}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof AppError) {
+      process.stderr.write(`portcullis: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await deps.close();
+  }
+}

@@ -1,0 +1,42 @@
+// The only way the rest of Portcullis talks to a proxy core. Inbounds and users come from the
+// inbound builder (cores/inbound-builder/build.ts); nothing else can be sent.
+
+import type {
+  CoreFlavor,
+  CoreInboundInfo,
+  CoreInboundUser,
+  CoreStat,
+  CoreSysStats,
+  InboundRef,
+} from "./core-types.ts";
+import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
+
+export interface CoreClient {
+  readonly address: string;
+  /** Known after the first successful call (or when given); store it with the server. */
+  readonly flavor: CoreFlavor | null;
+  /** The core's version when the API reveals it; neither V2Ray 4.x nor Xray does, so null. */
+  readonly version: string | null;
+
+  /** Asks the core (GetSysStats on one namespace, then the other) which dialect it speaks. */
+  detectFlavor(): Promise<CoreFlavor>;
+  getSysStats(): Promise<CoreSysStats>;
+  /** Counters whose name contains `pattern` (a substring match on V2Ray 4.x). */
+  queryStats(pattern: string, reset: boolean): Promise<CoreStat[]>;
+
+  /** Adds a built inbound; a tag this client already added is refused (V2Ray would leak the old one). */
+  addInbound(inbound: BuiltInbound): Promise<void>;
+  /** RemoveInbound (ignoring "not found") then AddInbound: how to (re)apply an inbound safely. */
+  replaceInbound(inbound: BuiltInbound): Promise<void>;
+  removeInbound(tag: string): Promise<void>;
+  /** Adds a built user; refused unless its account type fits the inbound's protocol. */
+  addUser(inbound: InboundRef, user: BuiltUser): Promise<void>;
+  removeUser(tag: string, email: string): Promise<void>;
+
+  /** Xray only; CoreUnsupportedError on V2Ray 4.x. */
+  listInbounds(): Promise<CoreInboundInfo[]>;
+  listInboundUsers(tag: string): Promise<CoreInboundUser[]>;
+  countInboundUsers(tag: string): Promise<number>;
+
+  close(): void;
+}

@@ -1,0 +1,75 @@
+// One interface, two wire dialects: each flavor module turns a client operation into a method path
+// plus request bytes, and response bytes back into flavor-neutral values.
+
+import { CoreRequestRefusedError } from "../lib/errors.ts";
+import type {
+  CoreFlavor,
+  CoreInboundInfo,
+  CoreInboundUser,
+  CoreStat,
+  CoreSysStats,
+  Problem,
+} from "./core-types.ts";
+import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
+
+export type PreparedCall<T> = {
+  /** Short name for messages, e.g. "AlterInbound". */
+  method: string;
+  path: string;
+  request: Uint8Array;
+  decode: (response: Uint8Array) => T;
+};
+
+export type FlavorApi = {
+  readonly flavor: CoreFlavor;
+  getSysStats(): PreparedCall<CoreSysStats>;
+  queryStats(pattern: string, reset: boolean): PreparedCall<CoreStat[]>;
+  addInbound(inbound: BuiltInbound): PreparedCall<void>;
+  removeInbound(tag: string): PreparedCall<void>;
+  addUser(tag: string, user: BuiltUser): PreparedCall<void>;
+  removeUser(tag: string, email: string): PreparedCall<void>;
+  /** Absent where the core has no such call (V2Ray 4.x). */
+  listInbounds?(): PreparedCall<CoreInboundInfo[]>;
+  listInboundUsers?(tag: string): PreparedCall<CoreInboundUser[]>;
+  countInboundUsers?(tag: string): PreparedCall<number>;
+};
+
+export function ignoreResponse(): void {}
+
+export function refuseIfAny(problems: Problem[], what: string): void {
+  if (problems.length > 0) throw new CoreRequestRefusedError(`refused to send ${what}`, problems);
+}
+
+export function refuseFlavor(expected: CoreFlavor, actual: CoreFlavor, what: string): never {
+  throw new CoreRequestRefusedError(`refused to send ${what}`, [
+    { path: "flavor", message: `built for ${actual}, the core speaks ${expected}` },
+  ]);
+}
+
+type SysStatsLike = {
+  Uptime: number;
+  NumGoroutine: number;
+  NumGC: number;
+  Alloc: bigint;
+  TotalAlloc: bigint;
+  Sys: bigint;
+  Mallocs: bigint;
+  Frees: bigint;
+  LiveObjects: bigint;
+  PauseTotalNs: bigint;
+};
+
+export function toSysStats(response: SysStatsLike): CoreSysStats {
+  return {
+    uptimeSeconds: response.Uptime,
+    goroutines: response.NumGoroutine,
+    gcCount: response.NumGC,
+    allocBytes: Number(response.Alloc),
+    totalAllocBytes: Number(response.TotalAlloc),
+    sysBytes: Number(response.Sys),
+    mallocs: Number(response.Mallocs),
+    frees: Number(response.Frees),
+    liveObjects: Number(response.LiveObjects),
+    pauseTotalNs: Number(response.PauseTotalNs),
+  };
+}

@@ -1,0 +1,109 @@
+// The public face of the inbound builder: operator JSON (or one user's fields) plus a target
+// flavor in, a finished core message or the complete list of problems out. Pure: no I/O.
+
+import type { BuildResult, CoreFlavor, CoreProtocol, Problem } from "../core-types.ts";
+import type { BuiltInbound, BuiltUser } from "./built.ts";
+import { encodeV2rayInbound, encodeV2rayUser, V2RAY_ACCOUNT_TYPES } from "./encode-v2ray.ts";
+import { encodeXrayInbound, encodeXrayUser, xrayAccountType } from "./encode-xray.ts";
+import { inboundGuardProblems } from "./guards.ts";
+import { isShadowsocks2022, type UserPlan } from "./plan.ts";
+import { type ReadOptions, readInbound } from "./read-inbound.ts";
+import { normaliseShadowsocksMethod, ss2022KeyBytes } from "./read-shadowsocks.ts";
+import { emailProblem, passwordProblem, ss2022KeyProblem, uuidProblem } from "./values.ts";
+
+export type { ReadOptions as BuildInboundOptions } from "./read-inbound.ts";
+
+/** Builds the InboundHandlerConfig for `flavor` from an Xray-style inbound object. */
+export function buildInbound(
+  json: unknown,
+  flavor: CoreFlavor,
+  options: ReadOptions = {},
+): BuildResult<BuiltInbound> {
+  const { plan, problems } = readInbound(json, flavor, options);
+  if (plan === undefined) return { ok: false, problems };
+  const proxy = plan.proxy;
+  const facts = {
+    ref: {
+      tag: plan.tag,
+      protocol: proxy.protocol,
+      ...(proxy.protocol === "shadowsocks" ? { shadowsocksMethod: proxy.method } : {}),
+    },
+    port: plan.port,
+    emails: proxy.users.map((user) => user.email),
+  };
+  const built: BuiltInbound =
+    flavor === "v2ray"
+      ? { ...facts, flavor, config: encodeV2rayInbound(plan) }
+      : { ...facts, flavor, config: encodeXrayInbound(plan) };
+  const guard = inboundGuardProblems(built);
+  return guard.length > 0 ? { ok: false, problems: guard } : { ok: true, value: built };
+}
+
+export type UserSpec = {
+  email: string;
+  level?: number;
+  /** UUID for vless/vmess, password for trojan/shadowsocks, base64 key for SS-2022. */
+  credential: string;
+  /** VLESS on Xray: "" or "xtls-rprx-vision" (the inbound must be tcp + tls/reality). */
+  flow?: string;
+  /** Shadowsocks: the inbound's method, which decides the account type. */
+  shadowsocksMethod?: string;
+};
+
+/** Builds one user with the account type of `protocol` on `flavor`, for AlterInbound AddUser. */
+export function buildUser(
+  protocol: CoreProtocol,
+  flavor: CoreFlavor,
+  spec: UserSpec,
+): BuildResult<BuiltUser> {
+  const problems: Problem[] = [];
+  const add = (path: string, message: string | undefined) => {
+    if (message !== undefined) problems.push({ path, message });
+  };
+  add("email", emailProblem(spec.email));
+  const level = spec.level ?? 0;
+  if (!Number.isInteger(level) || level < 0 || level > 255) add("level", "must be an integer from 0 to 255");
+  add("credential", credentialProblem(protocol, spec));
+  const flow = spec.flow ?? "";
+  if (flow !== "" && (protocol !== "vless" || flavor !== "xray" || flow !== "xtls-rprx-vision")) {
+    add("flow", 'only "xtls-rprx-vision" on VLESS with Xray');
+  }
+  if (protocol === "shadowsocks" && flavor === "v2ray") {
+    add("protocol", "V2Ray 4.x shadowsocks inbounds take no users through the API (one inbound per user)");
+  }
+  const method =
+    spec.shadowsocksMethod === undefined ? undefined : normaliseShadowsocksMethod(spec.shadowsocksMethod);
+  if (protocol === "shadowsocks" && method === undefined) {
+    add("shadowsocksMethod", "must be a supported method");
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  const credential =
+    protocol === "vless" || protocol === "vmess" ? spec.credential.toLowerCase() : spec.credential;
+  const plan: UserPlan = { email: spec.email, level, credential, flow };
+  const facts = { protocol, email: spec.email, credential };
+  const value: BuiltUser =
+    flavor === "v2ray"
+      ? {
+          ...facts,
+          flavor,
+          accountType: V2RAY_ACCOUNT_TYPES[protocol],
+          user: encodeV2rayUser(protocol, plan, method),
+        }
+      : {
+          ...facts,
+          flavor,
+          accountType: xrayAccountType(protocol, method),
+          user: encodeXrayUser(protocol, plan, method),
+        };
+  return { ok: true, value };
+}
+
+function credentialProblem(protocol: CoreProtocol, spec: UserSpec): string | undefined {
+  if (protocol === "vless" || protocol === "vmess") return uuidProblem(spec.credential);
+  const method =
+    spec.shadowsocksMethod === undefined ? undefined : normaliseShadowsocksMethod(spec.shadowsocksMethod);
+  if (protocol === "shadowsocks" && method !== undefined && isShadowsocks2022(method)) {
+    return ss2022KeyProblem(spec.credential, ss2022KeyBytes(method));
+  }
+  return passwordProblem(spec.credential);
+}

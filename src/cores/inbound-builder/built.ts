@@ -1,0 +1,31 @@
+// What the builder hands the client: a finished protobuf message for one flavor plus the facts the
+// client's guards check. The client accepts nothing else, so the builder is the only producer.
+
+import type { User as V2User } from "../../gen/v2ray/common/protocol_pb.ts";
+import type { InboundHandlerConfig as V2InboundHandlerConfig } from "../../gen/v2ray/core_pb.ts";
+import type { User as XrayUser } from "../../gen/xray/common/protocol_pb.ts";
+import type { InboundHandlerConfig as XrayInboundHandlerConfig } from "../../gen/xray/core_pb.ts";
+import type { CoreProtocol, InboundRef } from "../core-types.ts";
+
+type InboundFacts = {
+  ref: InboundRef;
+  port: number;
+  emails: string[];
+};
+
+export type BuiltInbound =
+  | (InboundFacts & { flavor: "v2ray"; config: V2InboundHandlerConfig })
+  | (InboundFacts & { flavor: "xray"; config: XrayInboundHandlerConfig });
+
+type UserFacts = {
+  protocol: CoreProtocol;
+  email: string;
+  /** The account TypedMessage type the user carries, e.g. "xray.proxy.vless.Account". */
+  accountType: string;
+  /** The UUID or password, so error texts that echo it can be redacted. */
+  credential: string;
+};
+
+export type BuiltUser =
+  | (UserFacts & { flavor: "v2ray"; user: V2User })
+  | (UserFacts & { flavor: "xray"; user: XrayUser });

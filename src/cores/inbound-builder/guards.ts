@@ -1,0 +1,104 @@
+// Last checks on the exact messages about to be sent: every request shape known to panic V2Ray
+// 4.34 (probe §7) or to leave the core in a state the API cannot undo is refused here.
+
+import type { CoreFlavor, InboundRef, Problem } from "../core-types.ts";
+import type { BuiltInbound, BuiltUser } from "./built.ts";
+import { V2RAY_ACCOUNT_TYPES } from "./encode-v2ray.ts";
+import { xrayAccountType } from "./encode-xray.ts";
+import type { InboundSummary, UserSummary } from "./inspect.ts";
+import { summarizeV2rayInbound, summarizeV2rayUser } from "./inspect-v2ray.ts";
+import { summarizeXrayInbound, summarizeXrayUser } from "./inspect-xray.ts";
+
+const RECEIVER_TYPES: Record<CoreFlavor, string> = {
+  v2ray: "v2ray.core.app.proxyman.ReceiverConfig",
+  xray: "xray.app.proxyman.ReceiverConfig",
+};
+
+export function summarizeBuiltInbound(built: BuiltInbound): InboundSummary {
+  return built.flavor === "v2ray" ? summarizeV2rayInbound(built.config) : summarizeXrayInbound(built.config);
+}
+
+export function summarizeBuiltUser(user: BuiltUser): UserSummary {
+  return user.flavor === "v2ray" ? summarizeV2rayUser(user.user) : summarizeXrayUser(user.user);
+}
+
+export function inboundGuardProblems(built: BuiltInbound): Problem[] {
+  const summary = summarizeBuiltInbound(built);
+  const problems: Problem[] = [];
+  const add = (path: string, message: string) => problems.push({ path: `inbound.${path}`, message });
+  if (summary.tag === "" || summary.tag !== built.ref.tag) {
+    add("tag", "must be the non-empty tag the builder set");
+  }
+  if (summary.receiverType !== RECEIVER_TYPES[built.flavor]) {
+    add("receiver_settings", "must be a ReceiverConfig");
+  }
+  if (summary.ports.length === 0) add("receiver_settings.port", "is missing (the core would panic)");
+  for (const [from, to] of summary.ports) {
+    if (from < 1 || to > 65535 || from > to) add("receiver_settings.port", "is out of range");
+  }
+  if (summary.listen !== "ip") add("receiver_settings.listen", "must be an IP address");
+  if (summary.protocol === null) {
+    add("proxy_settings", "is missing or not a vless/vmess/trojan/shadowsocks server");
+  } else if (summary.protocol !== built.ref.protocol) {
+    add("proxy_settings", `is ${summary.protocol}, not ${built.ref.protocol}`);
+  }
+  if (summary.users === null) add("proxy_settings", "cannot be decoded");
+  else checkUsers(summary.users, summary.expectedAccountType, add);
+  if (built.flavor === "v2ray" && summary.protocol === "shadowsocks" && summary.users?.length !== 1) {
+    add("proxy_settings.user", "V2Ray 4.x shadowsocks needs exactly one user");
+  }
+  return problems;
+}
+
+function checkUsers(
+  users: UserSummary[],
+  expectedAccountType: string | null,
+  add: (path: string, message: string) => void,
+): void {
+  const emails = new Set<string>();
+  const credentials = new Set<string>();
+  users.forEach((user, index) => {
+    const path = `proxy_settings.users[${index}]`;
+    if (user.email === "") add(`${path}.email`, "is empty (the core could never remove the user)");
+    if (user.accountType !== expectedAccountType) add(`${path}.account`, `must be ${expectedAccountType}`);
+    if (user.credential === null || user.credential === "") add(`${path}.account`, "has no credential");
+    const email = user.email.toLowerCase();
+    if (emails.has(email)) add(`${path}.email`, "is a duplicate");
+    emails.add(email);
+    if (user.credential !== null && credentials.has(user.credential)) {
+      add(`${path}.account`, "repeats a credential");
+    }
+    if (user.credential !== null) credentials.add(user.credential);
+  });
+}
+
+/** The account type a user of `inbound` must carry on `flavor`. */
+export function expectedAccountType(flavor: CoreFlavor, inbound: InboundRef): string {
+  return flavor === "v2ray"
+    ? V2RAY_ACCOUNT_TYPES[inbound.protocol]
+    : xrayAccountType(inbound.protocol, inbound.shadowsocksMethod);
+}
+
+export function userGuardProblems(flavor: CoreFlavor, inbound: InboundRef, user: BuiltUser): Problem[] {
+  const problems: Problem[] = [];
+  const add = (path: string, message: string) => problems.push({ path: `user.${path}`, message });
+  if (user.flavor !== flavor) add("flavor", `was built for ${user.flavor}, the core speaks ${flavor}`);
+  if (user.protocol !== inbound.protocol) {
+    add(
+      "protocol",
+      `is ${user.protocol} but inbound ${inbound.tag} is ${inbound.protocol} (the core would panic)`,
+    );
+  }
+  if (flavor === "v2ray" && inbound.protocol === "shadowsocks") {
+    add("protocol", "V2Ray 4.x shadowsocks inbounds take no users through the API (one inbound per user)");
+  }
+  if (inbound.protocol === "shadowsocks" && flavor === "xray" && inbound.shadowsocksMethod === undefined) {
+    add("protocol", "the inbound's shadowsocks method is needed to pick the account type");
+  }
+  const summary = summarizeBuiltUser(user);
+  const expected = expectedAccountType(flavor, inbound);
+  if (summary.accountType !== expected) add("account", `must be ${expected} (the core would panic)`);
+  if (summary.email === "") add("email", "is empty (the core could never remove the user)");
+  if (summary.credential === null || summary.credential === "") add("account", "has no credential");
+  return problems;
+}

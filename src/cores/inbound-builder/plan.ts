@@ -1,0 +1,90 @@
+// The flavor-neutral result of reading an operator's inbound JSON: validated, normalised values
+// that the V2Ray and Xray encoders turn into protobuf without further checks.
+
+export const SHADOWSOCKS_AEAD_METHODS = ["aes-128-gcm", "aes-256-gcm", "chacha20-poly1305"] as const;
+export const SHADOWSOCKS_2022_METHODS = ["2022-blake3-aes-128-gcm", "2022-blake3-aes-256-gcm"] as const;
+export type ShadowsocksMethod =
+  | (typeof SHADOWSOCKS_AEAD_METHODS)[number]
+  | (typeof SHADOWSOCKS_2022_METHODS)[number];
+
+export type UserPlan = {
+  email: string;
+  level: number;
+  /** UUID (lower case) for vless/vmess, password for trojan/shadowsocks, base64 key for SS-2022. */
+  credential: string;
+  /** VLESS only: "" or "xtls-rprx-vision". */
+  flow: string;
+};
+
+export type ProxyPlan =
+  | { protocol: "vless" | "vmess" | "trojan"; users: UserPlan[] }
+  | {
+      protocol: "shadowsocks";
+      method: ShadowsocksMethod;
+      /** SS-2022 only: the server key (base64). */
+      serverKey: string;
+      users: UserPlan[];
+      networks: ("tcp" | "udp")[];
+      ivCheck: boolean;
+    };
+
+export type TlsPlan = {
+  certificates: { certificatePem: string; keyPem: string }[];
+  serverName: string;
+  alpn: string[];
+  minVersion: string;
+  maxVersion: string;
+  cipherSuites: string;
+  rejectUnknownSni: boolean;
+};
+
+export type RealityPlan = {
+  show: boolean;
+  dest: string;
+  type: "tcp" | "unix";
+  xver: number;
+  serverNames: string[];
+  privateKey: Uint8Array;
+  minClientVer: Uint8Array;
+  maxClientVer: Uint8Array;
+  maxTimeDiffMs: number;
+  shortIds: Uint8Array[];
+};
+
+export type HttpPathPlan = {
+  path: string;
+  host: string;
+  headers: Record<string, string>;
+  acceptProxyProtocol: boolean;
+};
+
+export type StreamPlan = {
+  network: "tcp" | "ws" | "grpc" | "httpupgrade";
+  security: "none" | "tls" | "reality";
+  tls: TlsPlan | null;
+  reality: RealityPlan | null;
+  ws: HttpPathPlan | null;
+  httpupgrade: HttpPathPlan | null;
+  grpc: { serviceName: string; authority: string } | null;
+};
+
+export type SniffingPlan = {
+  enabled: boolean;
+  destOverride: string[];
+  metadataOnly: boolean;
+  routeOnly: boolean;
+};
+
+export type InboundPlan = {
+  tag: string;
+  port: number;
+  /** 4 or 16 raw bytes. */
+  listen: Uint8Array;
+  proxy: ProxyPlan;
+  stream: StreamPlan;
+  sniffing: SniffingPlan | null;
+};
+
+export function isShadowsocks2022(method: string | undefined): boolean {
+  return method?.startsWith("2022-") === true;
+}

@@ -1,0 +1,120 @@
+// The Xray dialect: `xray.*` method paths and messages, including the listing calls V2Ray 4.x lacks.
+
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import * as cmd from "../gen/xray/app/proxyman_command_pb.ts";
+import * as stats from "../gen/xray/app/stats_command_pb.ts";
+import type { CoreInboundInfo, CoreInboundUser } from "./core-types.ts";
+import {
+  type FlavorApi,
+  ignoreResponse,
+  type PreparedCall,
+  refuseFlavor,
+  refuseIfAny,
+  toSysStats,
+} from "./flavor-api.ts";
+import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
+import { summarizeXrayInbound, summarizeXrayUser } from "./inbound-builder/inspect-xray.ts";
+import { typedXray } from "./inbound-builder/typed-message.ts";
+import { addInboundRequestProblems, alterInboundRequestProblems } from "./request-guards.ts";
+
+const HANDLER = "/xray.app.proxyman.command.HandlerService";
+const STATS = "/xray.app.stats.command.StatsService";
+
+function alter(tag: string, operation: cmd.AlterInboundRequest["operation"]): PreparedCall<void> {
+  const request = toBinary(
+    cmd.AlterInboundRequestSchema,
+    create(cmd.AlterInboundRequestSchema, { tag, operation }),
+  );
+  refuseIfAny(alterInboundRequestProblems("xray", request), "AlterInbound");
+  return { method: "AlterInbound", path: `${HANDLER}/AlterInbound`, request, decode: ignoreResponse };
+}
+
+function inboundInfo(config: cmd.ListInboundsResponse["inbounds"][number]): CoreInboundInfo {
+  const summary = summarizeXrayInbound(config);
+  return {
+    tag: summary.tag,
+    protocol: summary.protocol,
+    proxyType: summary.proxyType,
+    portRanges: summary.ports,
+  };
+}
+
+function inboundUser(user: cmd.GetInboundUserResponse["users"][number]): CoreInboundUser {
+  const summary = summarizeXrayUser(user);
+  return {
+    email: user.email,
+    level: user.level,
+    accountType: summary.accountType,
+    credential: summary.credential,
+  };
+}
+
+function userRequest(tag: string): Uint8Array {
+  return toBinary(
+    cmd.GetInboundUserRequestSchema,
+    create(cmd.GetInboundUserRequestSchema, { tag, email: "" }),
+  );
+}
+
+export const xrayApi: FlavorApi = {
+  flavor: "xray",
+  getSysStats: () => ({
+    method: "GetSysStats",
+    path: `${STATS}/GetSysStats`,
+    request: toBinary(stats.SysStatsRequestSchema, create(stats.SysStatsRequestSchema)),
+    decode: (bytes) => toSysStats(fromBinary(stats.SysStatsResponseSchema, bytes)),
+  }),
+  queryStats: (pattern, reset) => ({
+    method: "QueryStats",
+    path: `${STATS}/QueryStats`,
+    request: toBinary(
+      stats.QueryStatsRequestSchema,
+      create(stats.QueryStatsRequestSchema, { pattern, reset }),
+    ),
+    decode: (bytes) =>
+      fromBinary(stats.QueryStatsResponseSchema, bytes).stat.map((stat) => ({
+        name: stat.name,
+        value: stat.value,
+      })),
+  }),
+  addInbound: (built: BuiltInbound) => {
+    if (built.flavor !== "xray") return refuseFlavor("xray", built.flavor, "AddInbound");
+    const request = toBinary(
+      cmd.AddInboundRequestSchema,
+      create(cmd.AddInboundRequestSchema, { inbound: built.config }),
+    );
+    refuseIfAny(addInboundRequestProblems("xray", request, built), "AddInbound");
+    return { method: "AddInbound", path: `${HANDLER}/AddInbound`, request, decode: ignoreResponse };
+  },
+  removeInbound: (tag) => {
+    refuseIfAny(tag === "" ? [{ path: "tag", message: "is empty" }] : [], "RemoveInbound");
+    const request = toBinary(cmd.RemoveInboundRequestSchema, create(cmd.RemoveInboundRequestSchema, { tag }));
+    return { method: "RemoveInbound", path: `${HANDLER}/RemoveInbound`, request, decode: ignoreResponse };
+  },
+  addUser: (tag, built: BuiltUser) => {
+    if (built.flavor !== "xray") return refuseFlavor("xray", built.flavor, "AlterInbound");
+    return alter(tag, typedXray(cmd.AddUserOperationSchema, { user: built.user }));
+  },
+  removeUser: (tag, email) => alter(tag, typedXray(cmd.RemoveUserOperationSchema, { email })),
+  listInbounds: () => ({
+    method: "ListInbounds",
+    path: `${HANDLER}/ListInbounds`,
+    request: toBinary(
+      cmd.ListInboundsRequestSchema,
+      create(cmd.ListInboundsRequestSchema, { isOnlyTags: false }),
+    ),
+    decode: (bytes) => fromBinary(cmd.ListInboundsResponseSchema, bytes).inbounds.map(inboundInfo),
+  }),
+  listInboundUsers: (tag) => ({
+    method: "GetInboundUsers",
+    path: `${HANDLER}/GetInboundUsers`,
+    request: userRequest(tag),
+    decode: (bytes) => fromBinary(cmd.GetInboundUserResponseSchema, bytes).users.map(inboundUser),
+  }),
+  countInboundUsers: (tag) => ({
+    method: "GetInboundUsersCount",
+    path: `${HANDLER}/GetInboundUsersCount`,
+    request: userRequest(tag),
+    decode: (bytes) => Number(fromBinary(cmd.GetInboundUsersCountResponseSchema, bytes).count),
+  }),
+};

@@ -1,0 +1,101 @@
+// Opens the database for the configured dialect and runs migrations. SQLite: WAL, foreign keys on,
+// a busy timeout. PostgreSQL: a pg pool; `schema` (tests) isolates one test run in its own schema.
+import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import type BetterSqlite3 from "better-sqlite3";
+import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from "kysely";
+import pg from "pg";
+import { type DialectName, SqliteBooleanPlugin } from "./dialect.ts";
+import { migrations } from "./migrations/index.ts";
+import type { Database } from "./types.ts";
+
+/**
+ * better-sqlite3 12 (compiled from source) is the last line that runs on Node 20, but on Node 24 its
+ * ObjectWrap destructors abort the process at exit (RemoveEnvironmentCleanupHook assertion).
+ * 13 is built on Node-API, ships prebuilt binaries inside the package, and needs Node 22+.
+ * Both are installed (13 under the alias better-sqlite3-napi); pick by the running Node.
+ */
+function loadSqlite(): typeof BetterSqlite3 {
+  const require = createRequire(import.meta.url);
+  const major = Number(process.versions.node.split(".")[0]);
+  return require(major >= 22 ? "better-sqlite3-napi" : "better-sqlite3") as typeof BetterSqlite3;
+}
+
+export type DatabaseHandle = {
+  db: Kysely<Database>;
+  dialect: DialectName;
+  /** PostgreSQL schema this handle is confined to (tests), if any. */
+  schema?: string;
+  close(): Promise<void>;
+};
+
+export type DatabaseOptions = {
+  dataDir: string;
+  databaseUrl: string | undefined;
+  /** PostgreSQL only: use (and create) this schema instead of the default search_path. */
+  schema?: string;
+  poolSize?: number;
+};
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.databaseUrl !== undefined) return openPostgres(options.databaseUrl, options);
+  mkdirSync(options.dataDir, { recursive: true });
+  const SQLite = loadSqlite();
+  const sqlite = new SQLite(join(options.dataDir, "portcullis.db"));
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma("busy_timeout = 5000");
+  sqlite.pragma("synchronous = NORMAL");
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: sqlite }),
+    plugins: [new SqliteBooleanPlugin()],
+  });
+  return { db, dialect: "sqlite", close: () => db.destroy() };
+}
+
+async function openPostgres(connectionString: string, options: DatabaseOptions): Promise<DatabaseHandle> {
+  // int8 (bigint, count(*)) as JS numbers would lose precision past 2^53; keep strings, mappers convert.
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: 5000,
+    statement_timeout: 30_000,
+    ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema},public` }),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  if (options.schema !== undefined) {
+    await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(options.schema)}`.execute(db);
+  }
+  return {
+    db,
+    dialect: "postgres",
+    ...(options.schema === undefined ? {} : { schema: options.schema }),
+    close: () => db.destroy(),
+  };
+}
+
+export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
+  const provider = {
+    async getMigrations(): Promise<Record<string, Migration>> {
+      const out: Record<string, Migration> = {};
+      for (const [name, module] of Object.entries(migrations)) {
+        out[name] = { up: (db: Kysely<unknown>) => module.up(db, handle.dialect) };
+      }
+      return out;
+    },
+  };
+  // Kysely looks for its bookkeeping tables across all schemas; pin them to ours.
+  const migrator = new Migrator({
+    db: handle.db,
+    provider,
+    ...(handle.schema === undefined ? {} : { migrationTableSchema: handle.schema }),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) throw error;
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+export async function pingDatabase(handle: DatabaseHandle): Promise<void> {
+  await sql`SELECT 1`.execute(handle.db);
+}

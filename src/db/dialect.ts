@@ -1,0 +1,88 @@
+// Everything that differs between SQLite and PostgreSQL lives here, so migrations and repositories
+// share one code base.
+import {
+  type ColumnDataType,
+  type KyselyPlugin,
+  OperationNodeTransformer,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type PrimitiveValueListNode,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+  type ValueNode,
+} from "kysely";
+
+export type DialectName = "sqlite" | "postgres";
+
+export function columnTypes(dialect: DialectName): {
+  uuid: ColumnDataType;
+  timestamp: ColumnDataType;
+  boolean: ColumnDataType;
+  json: ColumnDataType;
+} {
+  return dialect === "postgres"
+    ? { uuid: "uuid", timestamp: "timestamptz", boolean: "boolean", json: "text" }
+    : { uuid: "text", timestamp: "text", boolean: "integer", json: "text" };
+}
+
+/** Row values as the drivers return them → the types the API speaks. */
+export const read = {
+  timestamp(value: string | Date): string {
+    return value instanceof Date ? value.toISOString() : value;
+  },
+  optionalTimestamp(value: string | Date | null): string | null {
+    return value === null ? null : read.timestamp(value);
+  },
+  bool(value: boolean | number): boolean {
+    return value === true || value === 1;
+  },
+  bigint(value: number | string): number {
+    return typeof value === "number" ? value : Number(value);
+  },
+  optionalBigint(value: number | string | null): number | null {
+    return value === null ? null : read.bigint(value);
+  },
+};
+
+class SqliteValueTransformer extends OperationNodeTransformer {
+  protected override transformValue(node: ValueNode): ValueNode {
+    return typeof node.value === "boolean" ? { ...node, value: node.value ? 1 : 0 } : node;
+  }
+
+  protected override transformPrimitiveValueList(node: PrimitiveValueListNode): PrimitiveValueListNode {
+    return { ...node, values: node.values.map((v) => (typeof v === "boolean" ? (v ? 1 : 0) : v)) };
+  }
+}
+
+/** better-sqlite3 refuses JS booleans; write them as 0/1 so repositories can pass booleans. */
+export class SqliteBooleanPlugin implements KyselyPlugin {
+  readonly #transformer = new SqliteValueTransformer();
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return this.#transformer.transformNode(args.node);
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}
+
+/**
+ * Bound parameters per statement: SQLite allows 32,766, PostgreSQL 65,535. An id list of 5,000, or
+ * 1,000 rows of up to 30 columns, stays below both, and fewer round trips matter more than size here.
+ */
+export const IDS_PER_STATEMENT = 5000;
+export const ROWS_PER_INSERT = 1000;
+
+/** Escape LIKE wildcards so a search for "50%" matches the text "50%". */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** The driver's message when `error` is a unique-constraint violation (it names the constraint or columns). */
+export function uniqueViolation(error: unknown): string | undefined {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  const isUnique = code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE";
+  return isUnique && typeof message === "string" ? message : undefined;
+}

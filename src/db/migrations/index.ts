@@ -1,0 +1,22 @@
+// The ordered list of migrations; both dialects run the same list. Add new files at the end.
+import type { Kysely } from "kysely";
+import type { DialectName } from "../dialect.ts";
+import * as m0001 from "./0001_foundation.ts";
+import * as m0003 from "./0003_servers.ts";
+import * as m0004templates from "./0004_templates.ts";
+import * as m0005 from "./0005_certificates.ts";
+import * as m0006 from "./0006_provisioning.ts";
+import * as m0007 from "./0007_convergence.ts";
+import * as m0008 from "./0008_subscription_changes.ts";
+
+export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
+
+export const migrations: Record<string, MigrationModule> = {
+  "0001_foundation": m0001,
+  "0003_servers": m0003,
+  "0004_templates": m0004templates,
+  "0005_certificates": m0005,
+  "0006_provisioning": m0006,
+  "0007_convergence": m0007,
+  "0008_subscription_changes": m0008,
+};

@@ -1,0 +1,212 @@
+// Table types for Kysely. Column types are what the drivers hand back before the row mappers in the
+// repositories normalise them (booleans are 0/1 on SQLite, timestamps are Date on PostgreSQL).
+import type { ColumnType, Generated } from "kysely";
+
+/** ISO string on SQLite, Date on PostgreSQL when read; always written as an ISO string. */
+export type Timestamp = ColumnType<string | Date, string, string>;
+/** 0/1 on SQLite, boolean on PostgreSQL. */
+export type Bool = ColumnType<boolean | number, boolean, boolean>;
+/** bigint columns come back as strings from pg. */
+export type BigIntColumn = ColumnType<number | string, number, number>;
+
+export interface AdminsTable {
+  id: string;
+  username: string;
+  password_hash: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AdminTokensTable {
+  id: string;
+  admin_id: string;
+  kind: "session" | "api_key";
+  name: string | null;
+  token_hash: string;
+  created_at: Timestamp;
+  expires_at: Timestamp | null;
+  last_used_at: Timestamp | null;
+}
+
+export interface UsersTable {
+  id: string;
+  name: string;
+  comment: string | null;
+  telegram_id: BigIntColumn | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ServersTable {
+  id: string;
+  name: string;
+  hostname: string;
+  grpc_hostname: string;
+  grpc_port: number;
+  status: "online" | "offline" | "error" | "unknown";
+  default_certificate_id: string | null;
+  api_credentials_sealed: string | null;
+  core: "xray" | "v2ray" | null;
+  core_version: string | null;
+  last_error: string | null;
+  last_seen_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TemplatesTable {
+  id: string;
+  name: string;
+  description: string;
+  /** JSON text: the Xray-style inbound object with placeholders. */
+  config: string;
+  /** JSON text: [{name, description, default, required}]. */
+  variables: string;
+  client_flow: string;
+  /** JSON text: ("xray" | "v2ray")[]. */
+  supported_cores: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CertificatesTable {
+  id: string;
+  name: string;
+  cert_type: "self_signed" | "publicca";
+  /** generated (self-signed here), imported (PEM pair uploaded) or acme (issued by the CA). */
+  origin: "generated" | "imported" | "acme";
+  domain: string;
+  auto_renew: Bool;
+  /** Whether a certificate was ever obtained; the API's status is derived from this and the dates. */
+  issuance: "pending" | "failed" | "issued";
+  certificate_pem: string | null;
+  /** Secret box output; the clear key never reaches the database. */
+  private_key_sealed: string | null;
+  not_before: Timestamp | null;
+  not_after: Timestamp | null;
+  issuer: string | null;
+  /** JSON text: string[]. */
+  subject_alt_names: string;
+  fingerprint_sha256: string | null;
+  serial: string | null;
+  last_error: string | null;
+  failure_count: number;
+  last_attempt_at: Timestamp | null;
+  /** Renewal lease: set while one renewal runs (see certificates.repository.ts). */
+  renewing_since: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AcmeAccountsTable {
+  id: string;
+  directory_url: string;
+  account_key_sealed: string;
+  account_url: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export type SyncState = "pending" | "synced" | "error";
+
+export interface ServerInboundsTable {
+  id: string;
+  server_id: string;
+  template_id: string;
+  tag: string;
+  port: number;
+  certificate_id: string | null;
+  /** JSON text: {variable name: value}. */
+  variable_values: string;
+  /** Secret box output of the JSON of the inbound's generated secrets (REALITY keys, SS-2022 key). */
+  secrets_sealed: string;
+  /** JSON text: LinkParams, everything a share link needs except the user's credential. */
+  link_params: string;
+  is_active: Bool;
+  sync_state: SyncState;
+  sync_error: string | null;
+  synced_at: Timestamp | null;
+  uplink_bytes: ColumnType<number | string, number | undefined, number>;
+  downlink_bytes: ColumnType<number | string, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface UserAccessTable {
+  id: string;
+  user_id: string;
+  server_inbound_id: string;
+  /** Denormalised from the inbound, for per-server queries. */
+  server_id: string;
+  proxy_user_id: string;
+  credential: string;
+  level: number;
+  is_active: Bool;
+  sync_state: SyncState;
+  sync_error: string | null;
+  uplink_bytes: ColumnType<number | string, number | undefined, number>;
+  downlink_bytes: ColumnType<number | string, number | undefined, number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Removals that could not reach their core; email null means the whole inbound. */
+export interface CoreRemovalsTable {
+  id: string;
+  server_id: string;
+  inbound_tag: string;
+  email: string | null;
+  created_at: Timestamp;
+}
+
+/** What the reconciler knows about a server's core across processes (one row per server). */
+export interface ServerSyncTable {
+  server_id: string;
+  /** When the core process that last received the full desired state started (now - uptime). */
+  applied_core_started_at: Timestamp | null;
+  /** POST /api/servers/{id}/sync on an instance that does not hold the server's lease. */
+  full_sync_requested_at: Timestamp | null;
+  last_reconciled_at: Timestamp | null;
+  last_reconcile_error: string | null;
+}
+
+/** Which instance reconciles a server (PostgreSQL, several instances); renewed before it expires. */
+export interface ServerLeasesTable {
+  server_id: string;
+  holder: string;
+  expires_at: Timestamp;
+}
+
+/** The subscription change feed (migration 0008): written by triggers, read by every instance's cache. */
+export interface SubscriptionChangesTable {
+  seq: Generated<number | string>;
+  /** PostgreSQL: the writing transaction's id; 0 on SQLite. */
+  txid: Generated<number | string>;
+  user_id: string | null;
+  inbound_id: string | null;
+  created_at: ColumnType<string | Date, string | undefined, string>;
+}
+
+export interface RowCountsTable {
+  table_name: string;
+  n: BigIntColumn;
+}
+
+export interface Database {
+  row_counts: RowCountsTable;
+  servers: ServersTable;
+  admins: AdminsTable;
+  admin_tokens: AdminTokensTable;
+  users: UsersTable;
+  certificates: CertificatesTable;
+  acme_accounts: AcmeAccountsTable;
+  templates: TemplatesTable;
+  server_inbounds: ServerInboundsTable;
+  user_access: UserAccessTable;
+  core_removals: CoreRemovalsTable;
+  server_sync: ServerSyncTable;
+  server_leases: ServerLeasesTable;
+  subscription_changes: SubscriptionChangesTable;
+}
+
+export type { Generated };

@@ -1,0 +1,208 @@
+// createDeps(config): the one place where the database, the secret box, repositories and services
+// are wired together. Routes, CLI commands and jobs receive what they need from here.
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import pino, { type Logger } from "pino";
+import type { Config } from "./config/config.ts";
+import { CorePool } from "./cores/core-pool.ts";
+import { type DatabaseHandle, migrateToLatest, openDatabase } from "./db/connection.ts";
+import { AccessRepository } from "./features/access/access.repository.ts";
+import { AccessService } from "./features/access/access.service.ts";
+import { BulkGrants } from "./features/access/bulk-grant.ts";
+import { AuthRepository } from "./features/auth/auth.repository.ts";
+import { AuthService } from "./features/auth/auth.service.ts";
+import { LoginThrottle } from "./features/auth/throttle.ts";
+import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.repository.ts";
+import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
+import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
+import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
+import { InboundsService } from "./features/inbounds/inbounds.service.ts";
+import { ServersRepository } from "./features/servers/servers.repository.ts";
+import { ServersService } from "./features/servers/servers.service.ts";
+import { SubscriptionCache } from "./features/subscriptions/subscription-cache.ts";
+import { SubscriptionsRepository } from "./features/subscriptions/subscriptions.repository.ts";
+import { SubscriptionsService } from "./features/subscriptions/subscriptions.service.ts";
+import { CoreSync } from "./features/sync/core-sync.ts";
+import { LeasesRepository } from "./features/sync/leases.repository.ts";
+import { DatabaseLeases, type ServerLeases, SoleInstance } from "./features/sync/leases.ts";
+import { Reconciler } from "./features/sync/reconciler.ts";
+import { RemovalsRepository } from "./features/sync/removals.repository.ts";
+import { ServerSyncRepository } from "./features/sync/server-sync.repository.ts";
+import { TemplatesRepository } from "./features/templates/templates.repository.ts";
+import { TemplatesService, type TemplateUsage } from "./features/templates/templates.service.ts";
+import { TrafficRepository } from "./features/traffic/traffic.repository.ts";
+import { TrafficService } from "./features/traffic/traffic.service.ts";
+import { UsersRepository } from "./features/users/users.repository.ts";
+import { UsersService } from "./features/users/users.service.ts";
+import { SecretBox } from "./lib/secret-box.ts";
+
+export type Deps = {
+  config: Config;
+  logger: Logger;
+  database: DatabaseHandle;
+  secretBox: SecretBox;
+  services: {
+    auth: AuthService;
+    certificates: CertificatesService;
+    users: UsersService;
+    templates: TemplatesService;
+    servers: ServersService;
+    inbounds: InboundsService;
+    access: AccessService;
+    bulkGrants: BulkGrants;
+    subscriptions: SubscriptionsService;
+    sync: CoreSync;
+    reconciler: Reconciler;
+    traffic: TrafficService;
+  };
+  cores: CorePool;
+  /** Which servers this instance reconciles: all of them on SQLite, leased ones on PostgreSQL. */
+  leases: ServerLeases;
+  close(): Promise<void>;
+};
+
+export type DepsOptions = {
+  logger?: Logger;
+  /** PostgreSQL only: isolate this instance in its own schema (tests). */
+  schema?: string;
+};
+
+/** Log redaction: credentials never reach a log line even if a future log call includes them. */
+export const REDACT_PATHS = [
+  "req.headers.authorization",
+  "*.password",
+  "*.api_credentials",
+  "*.private_key",
+  "*.privateKey",
+  "*.access_token",
+  "*.key",
+  "*.token",
+];
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: "[redacted]" } });
+}
+
+export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {
+  const logger = options.logger ?? createLogger(config);
+  const database = await openDatabase({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    ...(options.schema === undefined ? {} : { schema: options.schema }),
+  });
+  try {
+    const applied = await migrateToLatest(database);
+    if (applied.length > 0) logger.info({ migrations: applied }, "database migrated");
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const secretBox = new SecretBox(config.secretKey ?? loadOrCreateKey(config.dataDir));
+  const auth = new AuthService(new AuthRepository(database.db), new LoginThrottle(), config.tokenTtlSeconds);
+  const certificatesRepository = new CertificatesRepository(database.db);
+  const certificates = new CertificatesService(
+    certificatesRepository,
+    secretBox,
+    new AcmeIssuer(config.certificates.acme, new AcmeAccountsRepository(database.db), secretBox),
+    config.certificates,
+    logger,
+  );
+  const inboundsRepository = new InboundsRepository(database.db);
+  const accessRepository = new AccessRepository(database.db);
+  // Inbounds are built from templates, so the usage hooks reach them late (by then `inbounds` exists).
+  const templateUsage: TemplateUsage = {
+    countInboundsUsing: (id) => inboundsRepository.countByTemplate(id),
+    templateChanged: (id) => inbounds.refreshUsing("template_id", id),
+  };
+  const templates = new TemplatesService(new TemplatesRepository(database.db), templateUsage);
+  const cores = new CorePool({ timeoutMs: config.coreTimeoutMs });
+  const servers = new ServersService(new ServersRepository(database.db), secretBox, cores, certificates);
+  const removals = new RemovalsRepository(database.db);
+  const sync = new CoreSync({
+    inbounds: inboundsRepository,
+    access: accessRepository,
+    removals,
+    templates,
+    servers,
+    certificates: certificatesRepository,
+    secretBox,
+    logger,
+  });
+  const users = new UsersService(new UsersRepository(database.db, database.dialect), sync);
+  const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
+  const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
+  const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
+  const leases: ServerLeases =
+    database.dialect === "postgres"
+      ? new DatabaseLeases(new LeasesRepository(database.db), { ttlMs: config.convergence.leaseTtlMs })
+      : new SoleInstance();
+  const reconciler = new Reconciler({
+    sync,
+    servers,
+    inbounds: inboundsRepository,
+    access: accessRepository,
+    removals,
+    state: new ServerSyncRepository(database.db),
+    leases,
+    logger,
+  });
+  const traffic = new TrafficService(new TrafficRepository(database.db), sync, servers, users, logger);
+  const subscriptions = new SubscriptionsService(
+    new SubscriptionsRepository(database.db, database.dialect),
+    new SubscriptionCache(config.subscriptions.cacheBytes),
+    logger,
+    { maxAgeMs: config.subscriptions.maxAgeMs },
+  );
+  certificates.onCertificateChanged((id) => inbounds.refreshUsing("certificate_id", id));
+  // After the link parameters above: a renewal in the background answers no API request to catch up.
+  certificates.onCertificateChanged(() => subscriptions.catchUp());
+  servers.setHooks({
+    beforeDelete: (id) =>
+      sync.removeServerInbounds(id).catch((error: unknown) => {
+        logger.warn({ server_id: id, err: error }, "inbounds of a deleted server not removed from its core");
+      }),
+    afterRenamed: (id) => inbounds.refreshServer(id),
+  });
+  return {
+    config,
+    logger,
+    database,
+    secretBox,
+    services: {
+      auth,
+      certificates,
+      users,
+      templates,
+      servers,
+      inbounds,
+      access,
+      bulkGrants,
+      subscriptions,
+      sync,
+      reconciler,
+      traffic,
+    },
+    cores,
+    leases,
+    close: async () => {
+      cores.closeAll();
+      await certificates.close();
+      await database.close();
+    },
+  };
+}
+
+/** The encryption key for secrets at rest: generated once into DATA_DIR with mode 0600. */
+function loadOrCreateKey(dataDir: string): Buffer {
+  const path = join(dataDir, "secret.key");
+  if (!existsSync(path)) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(path, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
+  }
+  chmodSync(path, 0o600);
+  const key = Buffer.from(readFileSync(path, "utf8").trim(), "hex");
+  if (key.length !== 32) throw new Error(`${path} does not hold a 32-byte hex key`);
+  return key;
+}

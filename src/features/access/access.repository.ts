@@ -1,0 +1,301 @@
+// Access grants in SQL: one row per (user, inbound) with the user's id on the core, their secret and
+// the sync state. The unique indexes make a duplicate grant a 409 and a reused credential a retry.
+import { type Kysely, type Selectable, sql } from "kysely";
+import { IDS_PER_STATEMENT, ROWS_PER_INSERT, read, uniqueViolation } from "../../db/dialect.ts";
+import type { Database, SyncState, UserAccessTable } from "../../db/types.ts";
+import { ConflictError } from "../../lib/errors.ts";
+import { chunks } from "../../lib/limiter.ts";
+import type { LinkParams } from "../inbounds/link-params.ts";
+
+export type AccessRow = {
+  id: string;
+  user_id: string;
+  server_inbound_id: string;
+  server_id: string;
+  proxy_user_id: string;
+  credential: string;
+  level: number;
+  is_active: boolean;
+  sync_state: SyncState;
+  sync_error: string | null;
+  uplink_bytes: number;
+  downlink_bytes: number;
+  created_at: string;
+  updated_at: string;
+};
+
+/** A grant with what its link and config need: the inbound's tag and link parameters, the server name. */
+export type AccessLinkRow = AccessRow & {
+  inbound_tag: string;
+  inbound_is_active: boolean;
+  link_params: LinkParams;
+  server_name: string;
+};
+
+/** Thrown when the new grant's credential is taken on the inbound; the service draws another. */
+export class CredentialTakenError extends Error {}
+
+export class AccessRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async listByInbound(inboundId: string, onlyActive = false): Promise<AccessRow[]> {
+    let query = this.db.selectFrom("user_access").selectAll().where("server_inbound_id", "=", inboundId);
+    if (onlyActive) query = query.where("is_active", "=", true);
+    const rows = await query.orderBy("created_at").orderBy("id").execute();
+    return rows.map(toRow);
+  }
+
+  async listByUser(userId: string): Promise<AccessRow[]> {
+    const rows = await this.db
+      .selectFrom("user_access")
+      .selectAll()
+      .where("user_id", "=", userId)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    return rows.map(toRow);
+  }
+
+  async findById(id: string): Promise<AccessRow | undefined> {
+    const row = await this.db.selectFrom("user_access").selectAll().where("id", "=", id).executeTakeFirst();
+    return row && toRow(row);
+  }
+
+  /** The grant on an inbound of a user, by the user's id or by the grant's proxy_user_id. */
+  async findOnInbound(
+    inboundId: string,
+    by: { userId: string } | { proxyUserId: string },
+  ): Promise<AccessRow | undefined> {
+    let query = this.db.selectFrom("user_access").selectAll().where("server_inbound_id", "=", inboundId);
+    query =
+      "userId" in by
+        ? query.where("user_id", "=", by.userId)
+        : query.where("proxy_user_id", "=", by.proxyUserId);
+    const row = await query.executeTakeFirst();
+    return row && toRow(row);
+  }
+
+  async insertAccess(row: AccessRow): Promise<void> {
+    await this.db
+      .insertInto("user_access")
+      .values(row)
+      .execute()
+      .catch((error: unknown) => {
+        const message = uniqueViolation(error);
+        if (message === undefined) throw error;
+        if (message.includes("credential")) throw new CredentialTakenError(message);
+        throw accessExists(row.user_id);
+      });
+  }
+
+  /**
+   * Deletes a revoked grant; the traffic it carried moves to the user's next grant on that server,
+   * so the user's totals survive. DELETE … RETURNING reads the bytes as of the delete, after any
+   * concurrent traffic write, so nothing counted is lost.
+   */
+  async deleteKeepingTraffic(grant: Pick<AccessRow, "id" | "user_id" | "server_id">): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const gone = await trx
+        .deleteFrom("user_access")
+        .where("id", "=", grant.id)
+        .returning(["uplink_bytes", "downlink_bytes"])
+        .executeTakeFirst();
+      const [up, down] = [read.bigint(gone?.uplink_bytes ?? 0), read.bigint(gone?.downlink_bytes ?? 0)];
+      if (up + down === 0) return;
+      const heir = await trx
+        .selectFrom("user_access")
+        .select("id")
+        .where("user_id", "=", grant.user_id)
+        .where("server_id", "=", grant.server_id)
+        .orderBy("created_at")
+        .orderBy("id")
+        .executeTakeFirst();
+      if (heir === undefined) return;
+      await trx
+        .updateTable("user_access")
+        .set({
+          uplink_bytes: sql<number>`uplink_bytes + cast(${up} as bigint)`,
+          downlink_bytes: sql<number>`downlink_bytes + cast(${down} as bigint)`,
+        })
+        .where("id", "=", heir.id)
+        .execute();
+    });
+  }
+
+  async deleteAccess(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom("user_access").where("id", "=", id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  /** Every grant on the server's inbounds: the desired state of a full reconcile. */
+  async listByServer(serverId: string): Promise<AccessRow[]> {
+    const rows = await this.db
+      .selectFrom("user_access")
+      .selectAll()
+      .where("server_id", "=", serverId)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    return rows.map(toRow);
+  }
+
+  /** The server's grants that have not reached its core: pending, and error too when asked. */
+  async listUnsyncedByServer(serverId: string, withErrors: boolean): Promise<AccessRow[]> {
+    const states: SyncState[] = withErrors ? ["pending", "error"] : ["pending"];
+    const rows = await this.db
+      .selectFrom("user_access")
+      .selectAll()
+      .where("server_id", "=", serverId)
+      .where("sync_state", "in", states)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    return rows.map(toRow);
+  }
+
+  async findByIds(ids: readonly string[]): Promise<AccessRow[]> {
+    const out: AccessRow[] = [];
+    for (const part of chunks(ids, IDS_PER_STATEMENT)) {
+      const rows = await this.db.selectFrom("user_access").selectAll().where("id", "in", part).execute();
+      out.push(...rows.map(toRow));
+    }
+    return out;
+  }
+
+  async listActiveIds(inboundId: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom("user_access")
+      .select("id")
+      .where("server_inbound_id", "=", inboundId)
+      .where("is_active", "=", true)
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
+  /** Which of these users already have a grant on the inbound. */
+  async listGrantedUserIds(inboundId: string, userIds: readonly string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (const part of chunks(userIds, IDS_PER_STATEMENT)) {
+      const rows = await this.db
+        .selectFrom("user_access")
+        .select("user_id")
+        .where("server_inbound_id", "=", inboundId)
+        .where("user_id", "in", part)
+        .execute();
+      for (const row of rows) out.add(row.user_id);
+    }
+    return out;
+  }
+
+  async listCredentials(inboundId: string): Promise<Set<string>> {
+    const rows = await this.db
+      .selectFrom("user_access")
+      .select("credential")
+      .where("server_inbound_id", "=", inboundId)
+      .execute();
+    return new Set(rows.map((row) => row.credential));
+  }
+
+  /** Many grants in one transaction, 1,000 rows per statement: all of them are stored, or none. */
+  async insertMany(rows: readonly AccessRow[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      for (const part of chunks(rows, ROWS_PER_INSERT)) {
+        await trx
+          .insertInto("user_access")
+          .values([...part])
+          .execute()
+          .catch((error: unknown) => {
+            const message = uniqueViolation(error);
+            if (message === undefined) throw error;
+            throw new ConflictError(`a grant of this batch exists already: ${message}`, "access_exists");
+          });
+      }
+    });
+  }
+
+  /** Rows already in that state are not written again (a re-apply of 10,000 synced grants writes nothing). */
+  async setSyncState(ids: readonly string[], state: SyncState, error: string | null): Promise<void> {
+    for (const part of chunks(ids, IDS_PER_STATEMENT)) {
+      await this.db
+        .updateTable("user_access")
+        .set({ sync_state: state, sync_error: error })
+        .where("id", "in", part)
+        .where((eb) => eb.or([eb("sync_state", "!=", state), eb("sync_error", "is distinct from", error)]))
+        .execute();
+    }
+  }
+
+  async listLinksOfUser(userId: string): Promise<AccessLinkRow[]> {
+    const rows = await this.#withLinks().where("a.user_id", "=", userId).execute();
+    return rows.map(toLinkRow);
+  }
+
+  async listLinksOfInbound(inboundId: string): Promise<AccessLinkRow[]> {
+    const rows = await this.#withLinks().where("a.server_inbound_id", "=", inboundId).execute();
+    return rows.map(toLinkRow);
+  }
+
+  async findLink(userId: string, inboundId: string): Promise<AccessLinkRow | undefined> {
+    const row = await this.#withLinks()
+      .where("a.user_id", "=", userId)
+      .where("a.server_inbound_id", "=", inboundId)
+      .executeTakeFirst();
+    return row && toLinkRow(row);
+  }
+
+  #withLinks() {
+    return this.db
+      .selectFrom("user_access as a")
+      .innerJoin("server_inbounds as i", "i.id", "a.server_inbound_id")
+      .innerJoin("servers as s", "s.id", "a.server_id")
+      .selectAll("a")
+      .select([
+        "i.tag as inbound_tag",
+        "i.is_active as inbound_is_active",
+        "i.link_params",
+        "s.name as server_name",
+      ])
+      .orderBy("a.created_at")
+      .orderBy("a.id");
+  }
+}
+
+export function accessExists(userId: string): ConflictError {
+  return new ConflictError(`user ${userId} already has access to this inbound`, "access_exists");
+}
+
+function toRow(row: Selectable<UserAccessTable>): AccessRow {
+  return {
+    id: row.id,
+    user_id: row.user_id,
+    server_inbound_id: row.server_inbound_id,
+    server_id: row.server_id,
+    proxy_user_id: row.proxy_user_id,
+    credential: row.credential,
+    level: row.level,
+    is_active: read.bool(row.is_active),
+    sync_state: row.sync_state,
+    sync_error: row.sync_error,
+    uplink_bytes: read.bigint(row.uplink_bytes),
+    downlink_bytes: read.bigint(row.downlink_bytes),
+    created_at: read.timestamp(row.created_at),
+    updated_at: read.timestamp(row.updated_at),
+  };
+}
+
+type LinkColumns = {
+  inbound_tag: string;
+  inbound_is_active: boolean | number;
+  link_params: string;
+  server_name: string;
+};
+
+function toLinkRow(row: Selectable<UserAccessTable> & LinkColumns): AccessLinkRow {
+  return {
+    ...toRow(row),
+    inbound_tag: row.inbound_tag,
+    inbound_is_active: read.bool(row.inbound_is_active),
+    link_params: JSON.parse(row.link_params) as LinkParams,
+    server_name: row.server_name,
+  };
+}

@@ -1,0 +1,196 @@
+// Access grants: who may use which inbound. A grant gets the user's proxy id on that server and a
+// fresh credential, is stored, then added to the core through CoreSync; revoking takes it off the
+// core first (queued when the core is unreachable). Also the client configurations of grants.
+import type { CoreProtocol } from "../../cores/core-types.ts";
+import { NotFoundError, notFoundAt, UnprocessableError, ValidationError } from "../../lib/errors.ts";
+import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
+import type { ServersService } from "../servers/servers.service.ts";
+import type { CoreSync } from "../sync/core-sync.ts";
+import { holdsUserInline } from "../sync/desired.ts";
+import type { User, UserCreate } from "../users/users.schemas.ts";
+import type { UsersService } from "../users/users.service.ts";
+import {
+  type AccessLinkRow,
+  type AccessRepository,
+  type AccessRow,
+  accessExists,
+  CredentialTakenError,
+} from "./access.repository.ts";
+import type { AccessRecord, ClientConfig, GrantCreate } from "./access.schemas.ts";
+import { newGrantRow } from "./bulk-grant.ts";
+import { isUuid, newCredential } from "./credentials.ts";
+import { linksOf } from "./links.ts";
+
+const CREDENTIAL_ATTEMPTS = 5;
+
+export class AccessService {
+  constructor(
+    private readonly access: AccessRepository,
+    private readonly inbounds: InboundsRepository,
+    private readonly users: UsersService,
+    private readonly servers: ServersService,
+    private readonly sync: CoreSync,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** 201 with the record; a core that cannot be reached leaves it stored with sync_state 'pending'. */
+  async grant(serverId: string, inboundId: string, input: GrantCreate): Promise<AccessRecord> {
+    await this.servers.get(serverId);
+    return this.sync.exclusive(inboundId, async () => {
+      const inbound = await this.inbounds.getInbound(serverId, inboundId);
+      const existing = input.user_id === undefined ? undefined : await this.#existingUser(input.user_id);
+      if (existing !== undefined && (await this.access.findOnInbound(inboundId, { userId: existing.id }))) {
+        throw accessExists(existing.id);
+      }
+      await this.#checkCapacity(inbound);
+      const user = existing ?? (await this.users.create(newUserOf(input)));
+      const row = await this.#insert(inbound, user.id, input.level ?? 0);
+      const status = await this.sync.addGrant(row.id);
+      return record({ ...row, sync_state: status.state, sync_error: status.error });
+    });
+  }
+
+  /** `key` is the grant's proxy_user_id or the user's uuid. */
+  async revoke(serverId: string, inboundId: string, key: string): Promise<void> {
+    await this.servers.get(serverId);
+    await this.sync.exclusive(inboundId, async () => {
+      const inbound = await this.inbounds.getInbound(serverId, inboundId);
+      const by = isUuid(key) ? { userId: key.toLowerCase() } : { proxyUserId: key };
+      const grant = await this.access.findOnInbound(inboundId, by);
+      if (grant === undefined) throw new NotFoundError("access grant", key);
+      await this.sync.removeGrant(grant, inbound);
+      await this.access.deleteKeepingTraffic(grant);
+    });
+  }
+
+  async listForUser(userId: string, includeUris: boolean): Promise<AccessRecord[]> {
+    await this.users.get(userId);
+    if (!includeUris) return (await this.access.listByUser(userId)).map(record);
+    const rows = await this.access.listLinksOfUser(userId);
+    const uris = linksOf(rows);
+    return rows.map((row, index) => ({
+      ...record(row),
+      ...(uris[index] === undefined ? {} : { uri: uris[index] }),
+      protocol: row.link_params.protocol,
+      server_name: row.server_name,
+      inbound_tag: row.inbound_tag,
+    }));
+  }
+
+  /** What the user's subscription holds: active grants on active inbounds. */
+  async userConfigs(userId: string): Promise<ClientConfig[]> {
+    await this.users.get(userId);
+    const rows = await this.access.listLinksOfUser(userId);
+    return configsOf(rows.filter((row) => row.is_active && row.inbound_is_active));
+  }
+
+  async userInboundConfig(userId: string, inboundId: string): Promise<ClientConfig> {
+    await this.users.get(userId);
+    const row = await this.access.findLink(userId, inboundId);
+    if (row === undefined) throw new NotFoundError(`access grant of user ${userId} on inbound`, inboundId);
+    const [config] = configsOf([row]);
+    if (config === undefined) {
+      throw new UnprocessableError(
+        "no share link can be written for this inbound",
+        undefined,
+        "invalid_link_target",
+      );
+    }
+    return config;
+  }
+
+  /** One configuration per user of the inbound. */
+  async inboundConfigs(serverId: string, inboundId: string): Promise<ClientConfig[]> {
+    await this.servers.get(serverId);
+    await this.inbounds.getInbound(serverId, inboundId);
+    return configsOf(await this.access.listLinksOfInbound(inboundId));
+  }
+
+  async #existingUser(id: string): Promise<User> {
+    try {
+      return await this.users.get(id);
+    } catch (error) {
+      throw notFoundAt(error, "body.user_id", "no such user");
+    }
+  }
+
+  /** V2Ray 4.x shadowsocks inbounds hold one user: a second grant is refused before anything is stored. */
+  async #checkCapacity(inbound: InboundRow): Promise<void> {
+    const protocol: CoreProtocol = inbound.link_params.protocol;
+    if (protocol !== "shadowsocks") return;
+    const flavor = await this.sync.flavorOf(inbound.server_id);
+    if (flavor === null || !holdsUserInline(protocol, flavor)) return;
+    if ((await this.access.listByInbound(inbound.id, true)).length === 0) return;
+    const detail =
+      "this server's core (V2Ray 4.x) holds exactly one user per shadowsocks inbound, and this inbound has one; " +
+      "create another inbound (another port) for this user";
+    throw new UnprocessableError(
+      detail,
+      [{ path: "server_inbound_id", message: "holds its one user" }],
+      "core_capacity",
+    );
+  }
+
+  /** A fresh credential, drawn again in the unlikely case the inbound already has it. */
+  async #insert(inbound: InboundRow, userId: string, level: number): Promise<AccessRow> {
+    const now = this.now().toISOString();
+    const { protocol, shadowsocksMethod } = inbound.link_params;
+    for (let attempt = 1; ; attempt++) {
+      const row = newGrantRow(inbound, userId, level, newCredential(protocol, shadowsocksMethod), now);
+      try {
+        await this.access.insertAccess(row);
+        return row;
+      } catch (error) {
+        if (!(error instanceof CredentialTakenError) || attempt >= CREDENTIAL_ATTEMPTS) throw error;
+      }
+    }
+  }
+}
+
+/** The new user a grant without user_id creates; name is required then. */
+function newUserOf(input: GrantCreate): UserCreate {
+  const name = input.name?.trim() ?? "";
+  if (name === "") {
+    const message = "is required when user_id is not given (a new user is created)";
+    throw new ValidationError(`name ${message}`, [{ path: "body.name", message }]);
+  }
+  return {
+    name,
+    ...(input.comment === undefined ? {} : { comment: input.comment }),
+    ...(input.telegram_id === undefined ? {} : { telegram_id: input.telegram_id }),
+  };
+}
+
+function record(row: AccessRow): AccessRecord {
+  return {
+    id: row.id,
+    user_id: row.user_id,
+    server_inbound_id: row.server_inbound_id,
+    proxy_user_id: row.proxy_user_id,
+    level: row.level,
+    is_active: row.is_active,
+    sync_state: row.sync_state,
+    sync_error: row.sync_error,
+    uplink_bytes: row.uplink_bytes,
+    downlink_bytes: row.downlink_bytes,
+    created_at: row.created_at,
+  };
+}
+
+function configsOf(rows: readonly AccessLinkRow[]): ClientConfig[] {
+  const uris = linksOf(rows);
+  return rows.flatMap((row, index) => {
+    const uri = uris[index];
+    if (uri === undefined) return [];
+    return [
+      {
+        user_id: row.user_id,
+        server_name: row.server_name,
+        inbound_tag: row.inbound_tag,
+        protocol: row.link_params.protocol,
+        uri,
+        qr_code: null,
+      },
+    ];
+  });
+}

@@ -1,0 +1,54 @@
+// The share links of a list of grants, in order, with remarks made unique across the list. A grant
+// whose link cannot be written so that clients read it back (InvalidLinkTargetError) gets none:
+// one bad inbound must not take a user's whole subscription down. Each inbound's link shape is made
+// once per link_params object and remark and kept while that object lives: the subscription cache
+// shares one object per inbound, so 100,000 users' links cost a concatenation each.
+import { uniqueRemarks } from "../../links/build.ts";
+import { fillShape, type LinkShape } from "../../links/shape.ts";
+import { InvalidLinkTargetError } from "../../links/uri.ts";
+import { type LinkParams, linkShapeOf, linkTargetOf } from "../inbounds/link-params.ts";
+
+export type LinkSource = { link_params: LinkParams; credential: string };
+
+type Shapes = { hasTarget: boolean; byRemark: Map<string, LinkShape | null> };
+const shapesOf = new WeakMap<LinkParams, Shapes>();
+
+export function linksOf(grants: readonly LinkSource[]): (string | undefined)[] {
+  const shapes = grants.map((grant) => shapesFor(grant.link_params));
+  const remarks = uniqueRemarks(
+    grants.map((grant, i) => (shapes[i]?.hasTarget ? grant.link_params.remark : "")),
+  );
+  return grants.map((grant, index) => {
+    const shape = shapeFor(grant.link_params, shapes[index], remarks[index] ?? "");
+    return shape === null ? undefined : attempt(() => fillShape(shape, grant.credential));
+  });
+}
+
+function shapesFor(params: LinkParams): Shapes {
+  let shapes = shapesOf.get(params);
+  if (shapes === undefined) {
+    // Whether any link can be made from these parameters does not depend on the credential.
+    shapes = { hasTarget: attempt(() => linkTargetOf(params, "")) !== undefined, byRemark: new Map() };
+    shapesOf.set(params, shapes);
+  }
+  return shapes;
+}
+
+function shapeFor(params: LinkParams, shapes: Shapes | undefined, remark: string): LinkShape | null {
+  if (shapes === undefined || !shapes.hasTarget) return null;
+  let shape = shapes.byRemark.get(remark);
+  if (shape === undefined) {
+    shape = attempt(() => linkShapeOf(params, remark)) ?? null;
+    shapes.byRemark.set(remark, shape);
+  }
+  return shape;
+}
+
+function attempt<T>(make: () => T): T | undefined {
+  try {
+    return make();
+  } catch (error) {
+    if (error instanceof InvalidLinkTargetError) return undefined;
+    throw error;
+  }
+}

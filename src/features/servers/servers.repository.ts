@@ -1,0 +1,130 @@
+// Servers in SQL. The sealed credentials column is read only through findCredentials, so a
+// Server object never carries them.
+import type { Kysely, Selectable } from "kysely";
+import { read } from "../../db/dialect.ts";
+import type { Database, ServersTable } from "../../db/types.ts";
+import { NotFoundError } from "../../lib/errors.ts";
+import type { Server } from "./servers.schemas.ts";
+
+const COLUMNS = [
+  "id",
+  "name",
+  "hostname",
+  "grpc_hostname",
+  "grpc_port",
+  "status",
+  "default_certificate_id",
+  "api_credentials_sealed",
+  "core",
+  "core_version",
+  "last_error",
+  "created_at",
+  "updated_at",
+] as const;
+
+export type ServerRow = Server & { sealedCredentials: string | null };
+export type ServerPatch = Partial<
+  Pick<
+    Selectable<ServersTable>,
+    | "name"
+    | "hostname"
+    | "grpc_hostname"
+    | "grpc_port"
+    | "status"
+    | "default_certificate_id"
+    | "api_credentials_sealed"
+    | "core"
+    | "core_version"
+    | "last_error"
+  >
+> & { last_seen_at?: string };
+
+export class ServersRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async listServers(): Promise<ServerRow[]> {
+    const rows = await this.db
+      .selectFrom("servers")
+      .select(COLUMNS)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    return rows.map(toServer);
+  }
+
+  async findServer(id: string): Promise<ServerRow | undefined> {
+    const row = await this.db.selectFrom("servers").select(COLUMNS).where("id", "=", id).executeTakeFirst();
+    return row && toServer(row);
+  }
+
+  async getServer(id: string): Promise<ServerRow> {
+    const server = await this.findServer(id);
+    if (server === undefined) throw new NotFoundError("server", id);
+    return server;
+  }
+
+  async findServerByName(name: string): Promise<ServerRow | undefined> {
+    const row = await this.db
+      .selectFrom("servers")
+      .select(COLUMNS)
+      .where("name", "=", name)
+      .executeTakeFirst();
+    return row && toServer(row);
+  }
+
+  async insertServer(server: Server, sealedCredentials: string | null): Promise<void> {
+    const { has_credentials: _, ...columns } = server;
+    await this.db
+      .insertInto("servers")
+      .values({ ...columns, api_credentials_sealed: sealedCredentials, last_seen_at: null })
+      .execute();
+  }
+
+  async updateServer(id: string, patch: ServerPatch, updatedAt: string): Promise<void> {
+    await this.db
+      .updateTable("servers")
+      .set({ ...patch, updated_at: updatedAt })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  async setStatus(
+    id: string,
+    patch: Pick<ServerPatch, "status" | "last_error" | "last_seen_at">,
+  ): Promise<void> {
+    await this.db.updateTable("servers").set(patch).where("id", "=", id).execute();
+  }
+
+  async deleteServer(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom("servers").where("id", "=", id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async countServersUsingCertificate(certificateId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom("servers")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .where("default_certificate_id", "=", certificateId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}
+
+function toServer(row: Pick<Selectable<ServersTable>, (typeof COLUMNS)[number]>): ServerRow {
+  return {
+    id: row.id,
+    name: row.name,
+    hostname: row.hostname,
+    grpc_hostname: row.grpc_hostname,
+    grpc_port: row.grpc_port,
+    status: row.status,
+    default_certificate_id: row.default_certificate_id,
+    created_at: read.timestamp(row.created_at),
+    updated_at: read.timestamp(row.updated_at),
+    has_credentials: row.api_credentials_sealed !== null,
+    core: row.core,
+    core_version: row.core_version,
+    last_error: row.last_error,
+    sealedCredentials: row.api_credentials_sealed,
+  };
+}

@@ -1,0 +1,100 @@
+// The server resource of the seed, plus what Portcullis learned about its core (flavor, version).
+// api_credentials is write-only: accepted on create/update, never in a response.
+import { type Static, Type } from "typebox";
+import { Timestamp, Uuid } from "../../lib/schemas.ts";
+
+const Status = Type.Union([
+  Type.Literal("online"),
+  Type.Literal("offline"),
+  Type.Literal("error"),
+  Type.Literal("unknown"),
+]);
+export type ServerStatus = Static<typeof Status>;
+
+const Host = Type.String({ minLength: 1, maxLength: 253, description: "DNS name, IPv4 or IPv6 address" });
+const Port = Type.Integer({ minimum: 1, maximum: 65535 });
+const Credentials = Type.String({
+  minLength: 1,
+  maxLength: 65536,
+  description:
+    'write-only JSON: {"ca"?: PEM, "cert"?: PEM, "key"?: PEM, "server_name"?: string, "token"?: string}; ' +
+    "null clears it on update",
+});
+
+export const Server = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  hostname: Type.String(),
+  grpc_hostname: Type.String(),
+  grpc_port: Type.Integer(),
+  status: Status,
+  default_certificate_id: Type.Union([Uuid, Type.Null()]),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  has_credentials: Type.Boolean(),
+  core: Type.Union([Type.Literal("xray"), Type.Literal("v2ray"), Type.Null()], {
+    description: "core flavor detected on the first successful call",
+  }),
+  core_version: Type.Union([Type.String(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+});
+export type Server = Static<typeof Server>;
+
+export const ServerCreate = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 128, pattern: "\\S" }),
+    hostname: Host,
+    grpc_hostname: Type.Optional(Host),
+    grpc_port: Type.Optional(Port),
+    api_credentials: Type.Optional(Credentials),
+    default_certificate_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type ServerCreate = Static<typeof ServerCreate>;
+
+export const ServerUpdate = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: "\\S" })),
+    hostname: Type.Optional(Host),
+    grpc_hostname: Type.Optional(Host),
+    grpc_port: Type.Optional(Port),
+    api_credentials: Type.Optional(Type.Union([Credentials, Type.Null()])),
+    status: Type.Optional(Status),
+    default_certificate_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type ServerUpdate = Static<typeof ServerUpdate>;
+
+export const ServerTestResult = Type.Object({
+  connected: Type.Boolean(),
+  endpoint: Type.String({ description: "host:port of the gRPC endpoint" }),
+  core: Type.Union([Type.Literal("xray"), Type.Literal("v2ray"), Type.Null()]),
+  core_version: Type.Union([Type.String(), Type.Null()]),
+  latency_ms: Type.Union([Type.Number(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+export type ServerTestResult = Static<typeof ServerTestResult>;
+
+const Traffic = Type.Object({ uplink_bytes: Type.Integer(), downlink_bytes: Type.Integer() });
+
+export const ServerStats = Type.Object({
+  server_id: Uuid,
+  core: Type.Union([Type.Literal("xray"), Type.Literal("v2ray")]),
+  core_version: Type.Union([Type.String(), Type.Null()]),
+  uptime_seconds: Type.Integer(),
+  memory: Type.Object({
+    alloc_bytes: Type.Integer(),
+    sys_bytes: Type.Integer(),
+    total_alloc_bytes: Type.Integer(),
+    live_objects: Type.Integer(),
+    goroutines: Type.Integer(),
+    gc_count: Type.Integer(),
+  }),
+  traffic: Traffic,
+  inbounds: Type.Array(Type.Object({ tag: Type.String(), ...Traffic.properties })),
+  users: Type.Array(Type.Object({ email: Type.String(), ...Traffic.properties })),
+  collected_at: Timestamp,
+});
+export type ServerStats = Static<typeof ServerStats>;

@@ -1,0 +1,238 @@
+// Server use cases: CRUD with hostname/port/credential checks, the connectivity test and stats.
+// Reaches cores through the pooled CoreClient interface (cores/), so this file knows no gRPC.
+import { randomUUID } from "node:crypto";
+import type { CoreClient } from "../../cores/core-client.ts";
+import type { CorePool } from "../../cores/core-pool.ts";
+import { AppError, ConflictError, NotFoundError, ValidationError } from "../../lib/errors.ts";
+import type { SecretBox } from "../../lib/secret-box.ts";
+import { type ApiCredentials, isHostname, parseApiCredentials } from "./credentials.ts";
+import type { ServerPatch, ServerRow, ServersRepository } from "./servers.repository.ts";
+import type { Server, ServerCreate, ServerStats, ServerTestResult, ServerUpdate } from "./servers.schemas.ts";
+import { aggregateStats } from "./stats.ts";
+
+/** The core API's own inbound (dokodemo-door): never shown in stats, never touched. */
+export const API_INBOUND_TAGS = ["api", "api-in"] as const;
+
+export interface CertificateLookup {
+  exists(id: string): Promise<boolean>;
+}
+
+/** What provisioning does around server changes; wired by deps.ts (inbounds are built after servers). */
+export interface ServerHooks {
+  /** Before a server is deleted: its inbounds off the core. Best effort, bounded by the core deadline. */
+  beforeDelete(serverId: string): Promise<void>;
+  /** After its name or hostname changed: share links say the new ones. */
+  afterRenamed(serverId: string): Promise<void>;
+}
+
+export class ServersService {
+  #hooks: ServerHooks | undefined;
+
+  constructor(
+    private readonly servers: ServersRepository,
+    private readonly secretBox: SecretBox,
+    private readonly cores: CorePool,
+    private readonly certificates: CertificateLookup,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  setHooks(hooks: ServerHooks): void {
+    this.#hooks = hooks;
+  }
+
+  async list(): Promise<Server[]> {
+    return (await this.servers.listServers()).map(publicView);
+  }
+
+  async get(id: string): Promise<Server> {
+    return publicView(await this.servers.getServer(id));
+  }
+
+  async create(input: ServerCreate): Promise<Server> {
+    checkHost("hostname", input.hostname);
+    if (input.grpc_hostname !== undefined) checkHost("grpc_hostname", input.grpc_hostname);
+    const name = input.name.trim();
+    await this.#checkNameFree(name);
+    await this.#checkCertificate(input.default_certificate_id);
+    const sealed = input.api_credentials === undefined ? null : this.#seal(input.api_credentials);
+    const now = this.now().toISOString();
+    const server: Server = {
+      id: randomUUID(),
+      name,
+      hostname: input.hostname,
+      grpc_hostname: input.grpc_hostname ?? input.hostname,
+      grpc_port: input.grpc_port ?? 2053,
+      status: "unknown",
+      default_certificate_id: input.default_certificate_id ?? null,
+      created_at: now,
+      updated_at: now,
+      has_credentials: sealed !== null,
+      core: null,
+      core_version: null,
+      last_error: null,
+    };
+    await this.servers.insertServer(server, sealed);
+    return server;
+  }
+
+  async update(id: string, input: ServerUpdate): Promise<Server> {
+    const current = await this.servers.getServer(id);
+    const patch: ServerPatch = {};
+    if (input.name !== undefined && input.name.trim() !== current.name) {
+      await this.#checkNameFree(input.name.trim());
+      patch.name = input.name.trim();
+    }
+    for (const field of ["hostname", "grpc_hostname"] as const) {
+      if (input[field] !== undefined) patch[field] = checkHost(field, input[field]);
+    }
+    if (input.grpc_port !== undefined) patch.grpc_port = input.grpc_port;
+    if (input.status !== undefined) patch.status = input.status;
+    if (input.default_certificate_id !== undefined) {
+      await this.#checkCertificate(input.default_certificate_id);
+      patch.default_certificate_id = input.default_certificate_id;
+    }
+    if (input.api_credentials !== undefined) {
+      patch.api_credentials_sealed =
+        input.api_credentials === null ? null : this.#seal(input.api_credentials);
+    }
+    await this.servers.updateServer(id, patch, this.now().toISOString());
+    const addressChanged = patch.grpc_hostname !== undefined || patch.grpc_port !== undefined;
+    if (addressChanged || patch.api_credentials_sealed !== undefined) this.cores.close(id);
+    if (patch.name !== undefined || (patch.hostname !== undefined && patch.hostname !== current.hostname)) {
+      await this.#hooks?.afterRenamed(id);
+    }
+    return this.get(id);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.servers.getServer(id);
+    await this.#hooks?.beforeDelete(id);
+    if (!(await this.servers.deleteServer(id))) throw new NotFoundError("server", id);
+    this.cores.close(id);
+  }
+
+  /** Never throws for core trouble: the result says what happened, and status follows it. */
+  async test(id: string): Promise<ServerTestResult> {
+    const server = await this.servers.getServer(id);
+    const client = this.clientFor(server);
+    const endpoint = formatEndpoint(server.grpc_hostname, server.grpc_port);
+    const started = performance.now();
+    try {
+      const flavor = await client.detectFlavor();
+      await client.getSysStats(); // a real round trip even when the flavor is already known
+      const latency = Math.round((performance.now() - started) * 10) / 10;
+      await this.recordReachable(server.id, flavor, client.version);
+      return {
+        connected: true,
+        endpoint,
+        core: flavor,
+        core_version: client.version,
+        latency_ms: latency,
+        error: null,
+      };
+    } catch (error) {
+      const message = error instanceof AppError ? error.message : "unexpected error talking to the core";
+      const isDown = error instanceof AppError && ["core_unavailable", "core_timeout"].includes(error.code);
+      await this.recordUnreachable(server.id, isDown ? "offline" : "error", message);
+      return {
+        connected: false,
+        endpoint,
+        core: server.core,
+        core_version: server.core_version,
+        latency_ms: null,
+        error: message,
+      };
+    }
+  }
+
+  async stats(id: string): Promise<ServerStats> {
+    const server = await this.servers.getServer(id);
+    const client = this.clientFor(server);
+    const flavor = await client.detectFlavor();
+    const sys = await client.getSysStats();
+    const counters = await client.queryStats("", false);
+    return {
+      server_id: id,
+      ...aggregateStats(sys, counters, flavor, API_INBOUND_TAGS),
+      collected_at: this.now().toISOString(),
+    };
+  }
+
+  async clientOf(id: string): Promise<CoreClient> {
+    return this.clientFor(await this.servers.getServer(id));
+  }
+
+  /** The pooled client for a server (replaced when its address or credentials change). */
+  clientFor(server: ServerRow): CoreClient {
+    const credentials =
+      server.sealedCredentials === null
+        ? undefined
+        : (JSON.parse(this.secretBox.open(server.sealedCredentials)) as ApiCredentials);
+    return this.cores.get({
+      serverId: server.id,
+      address: formatEndpoint(server.grpc_hostname, server.grpc_port),
+      ...(credentials === undefined ? {} : { credentials }),
+      flavor: server.core,
+    });
+  }
+
+  async recordReachable(id: string, flavor: "xray" | "v2ray", version: string | null): Promise<void> {
+    const now = this.now().toISOString();
+    await this.servers.updateServer(
+      id,
+      { status: "online", core: flavor, core_version: version, last_error: null, last_seen_at: now },
+      now,
+    );
+  }
+
+  async recordUnreachable(id: string, status: "offline" | "error", message: string): Promise<void> {
+    await this.servers.updateServer(id, { status, last_error: message }, this.now().toISOString());
+  }
+
+  /** What the reconciler's poll saw, when it changed: status bookkeeping, not an edit (updated_at stays). */
+  async recordObserved(
+    id: string,
+    status: "online" | "offline" | "error",
+    error: string | null,
+  ): Promise<void> {
+    const seen = status === "online" ? { last_seen_at: this.now().toISOString() } : {};
+    await this.servers.setStatus(id, { status, last_error: error, ...seen });
+  }
+
+  #seal(text: string): string {
+    const parsed = parseApiCredentials(text);
+    return this.secretBox.seal(JSON.stringify(parsed));
+  }
+
+  async #checkNameFree(name: string): Promise<void> {
+    if (await this.servers.findServerByName(name))
+      throw new ConflictError(`a server named ${name} exists already`, "server_name_taken");
+  }
+
+  async #checkCertificate(id: string | null | undefined): Promise<void> {
+    if (id === null || id === undefined) return;
+    if (!(await this.certificates.exists(id))) {
+      throw new ValidationError(`certificate ${id} does not exist`, [
+        { path: "body.default_certificate_id", message: "no such certificate" },
+      ]);
+    }
+  }
+}
+
+function checkHost(field: string, value: string): string {
+  if (!isHostname(value)) {
+    throw new ValidationError(`${field} is not a DNS name or IP address`, [
+      { path: `body.${field}`, message: "must be a DNS name or IP address" },
+    ]);
+  }
+  return value;
+}
+
+export function formatEndpoint(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+function publicView(server: ServerRow): Server {
+  const { sealedCredentials: _, ...rest } = server;
+  return rest;
+}

@@ -1,0 +1,324 @@
+// The subscription cache never shows what the database no longer says: every change an operator
+// can make (grant, revoke, bulk grant, user rename and delete, inbound update, deactivation and
+// delete, server rename, template update, certificate renewal) reaches the very next response of
+// the instance that made it, and reaches another instance on the same database within its polling
+// bound. Runs on whichever dialect DATABASE_URL selects.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
+import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { decodeLink } from "../../../test/support/link-decoder.ts";
+import { freePort } from "../../../test/support/ports.ts";
+import {
+  apiCertificate,
+  createInbound,
+  grant,
+  registerServer,
+  templateFor,
+} from "../../../test/support/provisioning.ts";
+import { expectProblem, request } from "../../../test/support/templates.ts";
+import { CleanupStack } from "../../../test/support/v2ray.ts";
+import { startJobs } from "../../jobs/runner.ts";
+import { subscriptionCacheJob } from "../../jobs/subscription-cache.ts";
+
+const stack = new CleanupStack();
+let t: TestApp;
+let serverId: string;
+let certificateId: string;
+
+before(async () => {
+  t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "1000" });
+  certificateId = (await apiCertificate(t, stack.add, "vpn.example.com")).id;
+  // Nobody runs this core: everything stays 'pending', links are what the database says.
+  const body = { name: "Cache 1", hostname: "vpn.example.com", default_certificate_id: certificateId };
+  serverId = (await registerServer(t, await freePort(), body)).id;
+});
+after(async () => {
+  await t.close();
+  await stack.run();
+});
+
+const get = (app: TestApp, id: string, headers: Record<string, string> = {}) =>
+  app.app.inject({ method: "GET", url: `/sub/${id}`, headers });
+
+function linksOf(body: string): string[] {
+  return Buffer.from(body, "base64")
+    .toString("utf8")
+    .split("\n")
+    .filter((line) => !line.startsWith("#"));
+}
+
+/** The user's links, asserted to come from the cache: the second of two reads is a hit. */
+async function cachedLinks(app: TestApp, userId: string): Promise<string[]> {
+  const first = await get(app, userId);
+  assert.equal(first.statusCode, 200, first.body);
+  const { hits } = app.deps.services.subscriptions.stats();
+  const second = await get(app, userId);
+  assert.equal(app.deps.services.subscriptions.stats().hits, hits + 1, "served from the cache");
+  assert.equal(second.body, first.body);
+  return linksOf(second.body);
+}
+
+async function links(app: TestApp, userId: string): Promise<string[]> {
+  const res = await get(app, userId);
+  assert.equal(res.statusCode, 200, res.body);
+  return linksOf(res.body);
+}
+
+// Nothing listens on these: distinct numbers are all an inbound's port needs here.
+let lastPort = 20_000 + Math.floor(Math.random() * 20_000);
+const nextPort = () => ++lastPort;
+
+const vlessWs = { protocol: "vless", network: "ws", tls: false } as const;
+const trojanTls = { protocol: "trojan", network: "tcp", tls: true } as const;
+
+async function newInbound(kind: typeof vlessWs | typeof trojanTls = vlessWs, onServer = serverId) {
+  const template = await templateFor(t, kind);
+  return {
+    template,
+    inbound: await createInbound(t, onServer, { template_id: template.id, port: await freePort() }),
+  };
+}
+
+async function newUser(name: string): Promise<string> {
+  return ((await request(t, "POST", "/api/users", { name })).json() as { id: string }).id;
+}
+
+describe("one instance: a change reaches the next response", () => {
+  test("grant, revoke and bulk grant", async () => {
+    const [a, b, c] = [await newInbound(), await newInbound(), await newInbound()];
+    const user = await newUser("Grants");
+    await grant(t, serverId, a.inbound.id, { user_id: user });
+    assert.equal((await cachedLinks(t, user)).length, 1);
+    await grant(t, serverId, b.inbound.id, { user_id: user });
+    assert.equal((await cachedLinks(t, user)).length, 2);
+    const revoked = await request(
+      t,
+      "DELETE",
+      `/api/servers/${serverId}/inbounds/${b.inbound.id}/users/${user}`,
+    );
+    assert.equal(revoked.statusCode, 204, revoked.body);
+    assert.deepEqual(
+      (await cachedLinks(t, user)).map((link) => decodeLink(link).remark),
+      [`Cache 1 ${a.inbound.tag}`],
+    );
+    const bulk = await request(t, "POST", `/api/servers/${serverId}/inbounds/${c.inbound.id}/users/bulk`, {
+      user_ids: [user],
+    });
+    assert.equal(bulk.statusCode, 200, bulk.body);
+    assert.equal((await links(t, user)).length, 2);
+  });
+
+  test("a rename changes the profile headers and the ETag; a deleted user is 404", async () => {
+    const { inbound } = await newInbound();
+    const user = await newUser("Before");
+    await grant(t, serverId, inbound.id, { user_id: user });
+    await cachedLinks(t, user);
+    const before = await get(t, user);
+    assert.equal((await request(t, "PUT", `/api/users/${user}`, { name: "Afterwards" })).statusCode, 200);
+    const renamed = await get(t, user);
+    assert.equal(renamed.headers["content-disposition"], 'attachment; filename="Afterwards"');
+    assert.notEqual(renamed.headers.etag, before.headers.etag);
+    assert.equal(renamed.body, before.body, "the links did not change");
+    assert.equal((await request(t, "DELETE", `/api/users/${user}`)).statusCode, 204);
+    expectProblem(await get(t, user), 404, "not_found");
+  });
+
+  test("an inbound's port, is_active and deletion", async () => {
+    const { inbound } = await newInbound();
+    const user = await newUser("Inbound Changes");
+    await grant(t, serverId, inbound.id, { user_id: user });
+    await cachedLinks(t, user);
+    const port = nextPort();
+    const url = `/api/servers/${serverId}/inbounds/${inbound.id}`;
+    assert.equal((await request(t, "PUT", url, { port_override: port })).statusCode, 200);
+    assert.equal(decodeLink((await cachedLinks(t, user))[0] ?? "").port, port);
+    assert.equal((await request(t, "PUT", url, { is_active: false })).statusCode, 200);
+    assert.deepEqual(await cachedLinks(t, user), []);
+    assert.equal((await request(t, "PUT", url, { is_active: true })).statusCode, 200);
+    assert.equal((await cachedLinks(t, user)).length, 1);
+    assert.equal((await request(t, "DELETE", url)).statusCode, 204);
+    assert.deepEqual(await links(t, user), []);
+  });
+
+  test("a server rename, a new hostname and a template update", async () => {
+    const server = await registerServer(t, await freePort(), {
+      name: "Old Name",
+      hostname: "old.example.com",
+    });
+    const { template, inbound } = await newInbound(vlessWs, server.id);
+    const user = await newUser("Follows");
+    await grant(t, server.id, inbound.id, { user_id: user });
+    const target = async () => {
+      const link = decodeLink((await cachedLinks(t, user))[0] ?? "");
+      assert.ok(link.protocol === "vless" && link.transport.type === "ws");
+      return [link.host, link.remark, link.transport.path];
+    };
+    assert.deepEqual(await target(), ["old.example.com", `Old Name ${inbound.tag}`, "/vless-ws"]);
+    const renamed = { name: "New Name", hostname: "new.example.com" };
+    assert.equal((await request(t, "PUT", `/api/servers/${server.id}`, renamed)).statusCode, 200);
+    assert.deepEqual(await target(), ["new.example.com", `New Name ${inbound.tag}`, "/vless-ws"]);
+    const variables = [{ name: "ws_path", default: "/moved" }];
+    assert.equal((await request(t, "PUT", `/api/templates/${template.id}`, { variables })).statusCode, 200);
+    assert.deepEqual(await target(), ["new.example.com", `New Name ${inbound.tag}`, "/moved"]);
+  });
+
+  test("a certificate renewal recomputes the link parameters, and the response follows", async () => {
+    const { inbound } = await newInbound(trojanTls);
+    const user = await newUser("Renewal");
+    await grant(t, serverId, inbound.id, { user_id: user });
+    // As if the parameters were out of date: the next renewal must compute them again.
+    await sql`UPDATE server_inbounds SET link_params = replace(link_params, 'vpn.example.com', 'stale.example.com')
+      WHERE id = ${inbound.id}`.execute(t.deps.database.db);
+    await t.deps.services.subscriptions.catchUp();
+    assert.equal(decodeLink((await cachedLinks(t, user))[0] ?? "").host, "stale.example.com");
+    const renewed = await request(t, "POST", `/api/certificates/${certificateId}/renew`);
+    assert.equal(renewed.statusCode, 200, renewed.body);
+    assert.equal(decodeLink((await links(t, user))[0] ?? "").host, "vpn.example.com");
+  });
+
+  test("a write outside the API (another process, SQL) is picked up by the next catch-up", async () => {
+    const { inbound } = await newInbound();
+    const user = await newUser("Outside");
+    await grant(t, serverId, inbound.id, { user_id: user });
+    await cachedLinks(t, user);
+    await sql`UPDATE users SET name = 'RenamedElsewhere' WHERE id = ${user}`.execute(t.deps.database.db);
+    assert.equal((await get(t, user)).headers["content-disposition"], 'attachment; filename="Outside"');
+    await t.deps.services.subscriptions.catchUp();
+    const res = await get(t, user);
+    assert.equal(res.headers["content-disposition"], 'attachment; filename="RenamedElsewhere"');
+  });
+});
+
+describe("conditional requests and HEAD", () => {
+  test("a strong ETag; If-None-Match gives 304 without a body, with the current traffic", async () => {
+    const { inbound } = await newInbound();
+    const user = await newUser("Etags");
+    await grant(t, serverId, inbound.id, { user_id: user });
+    const first = await get(t, user);
+    const etag = String(first.headers.etag);
+    assert.match(etag, /^"[A-Za-z0-9_-]{22}"$/);
+    assert.equal(first.headers["cache-control"], "no-cache");
+    for (const ifNoneMatch of [etag, `W/${etag}`, `"nope", ${etag}`, "*"]) {
+      const res = await get(t, user, { "if-none-match": ifNoneMatch });
+      assert.equal(res.statusCode, 304, ifNoneMatch);
+      assert.equal(res.body, "");
+      assert.equal(res.headers.etag, etag);
+      assert.equal(res.headers["subscription-userinfo"], first.headers["subscription-userinfo"]);
+    }
+    assert.equal((await get(t, user, { "if-none-match": '"other"' })).statusCode, 200);
+    await grant(t, serverId, (await newInbound()).inbound.id, { user_id: user });
+    const changed = await get(t, user, { "if-none-match": etag });
+    assert.equal(changed.statusCode, 200);
+    assert.notEqual(changed.headers.etag, etag);
+  });
+
+  test("HEAD answers GET's headers without the body, from the cache", async () => {
+    const { inbound } = await newInbound();
+    const user = await newUser("Heads");
+    await grant(t, serverId, inbound.id, { user_id: user });
+    const body = await get(t, user);
+    const { hits } = t.deps.services.subscriptions.stats();
+    const head = await t.app.inject({ method: "HEAD", url: `/sub/${user}` });
+    assert.equal(head.statusCode, 200);
+    assert.equal(head.body, "");
+    assert.equal(t.deps.services.subscriptions.stats().hits, hits + 1);
+    for (const name of ["content-type", "content-length", "etag", "subscription-userinfo", "profile-title"]) {
+      assert.equal(head.headers[name], body.headers[name], name);
+    }
+    assert.equal((await t.app.inject({ method: "HEAD", url: "/sub/not-a-uuid" })).statusCode, 404);
+  });
+
+  test("traffic totals are refreshed after the maximum age, without changing the ETag", async () => {
+    const fast = await createTestApp({ PORTCULLIS_SUB_CACHE_MAX_AGE_MS: "1000" }, { sameDatabaseAs: t });
+    try {
+      const { inbound } = await newInbound();
+      const user = await newUser("Traffic");
+      const access = await grant(t, serverId, inbound.id, { user_id: user });
+      const first = await get(fast, user);
+      await sql`UPDATE user_access SET uplink_bytes = 7, downlink_bytes = 9 WHERE id = ${access.id}`.execute(
+        t.deps.database.db,
+      );
+      const expected = "upload=7; download=9; total=0; expire=0";
+      const deadline = Date.now() + 10_000;
+      let res = await get(fast, user);
+      while (res.headers["subscription-userinfo"] !== expected && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        res = await get(fast, user);
+      }
+      assert.equal(res.headers["subscription-userinfo"], expected);
+      assert.equal(res.headers.etag, first.headers.etag);
+    } finally {
+      await fast.close();
+    }
+  });
+});
+
+describe("several instances on one database", () => {
+  test("a revoke on one instance reaches another within its polling interval", async () => {
+    const other = await createTestApp({ PORTCULLIS_SUB_CACHE_SYNC_MS: "200" }, { sameDatabaseAs: t });
+    const subscriptions = other.deps.services.subscriptions;
+    const jobs = startJobs(
+      [subscriptionCacheJob({ subscriptions, logger: other.deps.logger, intervalMs: 200, warm: false })],
+      other.deps.logger,
+    );
+    try {
+      const [a, b] = [await newInbound(), await newInbound()];
+      const user = await newUser("Two Instances");
+      await grant(t, serverId, a.inbound.id, { user_id: user });
+      await grant(t, serverId, b.inbound.id, { user_id: user });
+      await subscriptions.catchUp();
+      assert.equal((await cachedLinks(other, user)).length, 2);
+      const started = Date.now();
+      const url = `/api/servers/${serverId}/inbounds/${b.inbound.id}/users/${user}`;
+      assert.equal((await request(t, "DELETE", url)).statusCode, 204);
+      while ((await links(other, user)).length !== 1) {
+        assert.ok(Date.now() - started < 5000, "not seen within 5 s");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const elapsedMs = Date.now() - started;
+      // One interval plus one read of the feed; the slack is for a loaded test machine.
+      assert.ok(elapsedMs < 200 + 1000, `seen after ${elapsedMs} ms`);
+    } finally {
+      await jobs.stop();
+      await other.close();
+    }
+  });
+});
+
+describe("rendering only reads", () => {
+  test("misses, hits, 304s and HEADs write nothing to the database", async () => {
+    const { inbound } = await newInbound();
+    const user = await newUser("Read Only");
+    await grant(t, serverId, inbound.id, { user_id: user });
+    await t.deps.services.subscriptions.catchUp();
+    const before = await fingerprint(t);
+    const miss = await get(t, user);
+    await get(t, user);
+    await get(t, user, { "if-none-match": String(miss.headers.etag) });
+    await t.app.inject({ method: "HEAD", url: `/sub/${user}` });
+    expectProblem(await get(t, "00000000-0000-4000-8000-000000000000"), 404, "not_found");
+    assert.deepEqual(await fingerprint(t), before);
+  });
+});
+
+/**
+ * Something that changes with any write. SQLite: total_changes() of the one connection the service
+ * uses. PostgreSQL: every row of every table of the test schema with its xmin (an update writes a
+ * new row version even when the values stay), hashed per table.
+ */
+async function fingerprint(app: TestApp): Promise<unknown> {
+  const db = app.deps.database.db;
+  if (app.deps.database.dialect === "sqlite") {
+    return (await sql<{ n: number }>`SELECT total_changes() AS n`.execute(db)).rows[0]?.n;
+  }
+  const tables = await sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables
+    WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`.execute(db);
+  const out: Record<string, string | null> = {};
+  for (const { name } of tables.rows) {
+    const { rows } = await sql<{ h: string | null }>`SELECT md5(string_agg(t::text || ':' || t.xmin::text, ','
+      ORDER BY t::text)) AS h FROM ${sql.table(name)} t`.execute(db);
+    out[name] = rows[0]?.h ?? null;
+  }
+  return out;
+}

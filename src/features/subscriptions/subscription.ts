@@ -1,0 +1,90 @@
+// GET /sub/{user_id} as a pure function of the rows: the base64 body of the user's share links and
+// the headers client apps read (share-links.md §5). No I/O: the response cache renders through it
+// and keeps the result (subscription-cache.ts).
+import { encodeSubscription } from "../../links/subscription.ts";
+import { type LinkSource, linksOf } from "../access/links.ts";
+import type { LinkParams } from "../inbounds/link-params.ts";
+
+export type SubscriptionGrant = {
+  credential: string;
+  /** null: the grant's inbound is inactive, so it gives no link (its traffic still counts). */
+  link_params: LinkParams | null;
+  uplink_bytes: number;
+  downlink_bytes: number;
+};
+
+export type SubscriptionData = { userName: string; grants: SubscriptionGrant[] };
+
+/** The values of the headers that differ between users (cached-response.ts writes all of them). */
+export type ProfileHeaders = {
+  /** Subscription-Userinfo */
+  userinfo: string;
+  /** Profile-Title */
+  title: string;
+  /** Content-Disposition */
+  disposition: string;
+};
+
+export type RenderedSubscription = {
+  body: string;
+  /** Per grant, in grant order: its link, or undefined (inactive inbound, or a link that cannot be written). */
+  links: readonly (string | undefined)[];
+  headers: ProfileHeaders;
+  /** Grants whose link could not be written (logged by the caller, left out of the body). */
+  skipped: number;
+};
+
+/** Hours between client refreshes (Profile-Update-Interval). */
+export const UPDATE_INTERVAL_HOURS = 12;
+
+export function renderSubscription(data: SubscriptionData): RenderedSubscription {
+  const sources = data.grants.flatMap((grant): LinkSource[] =>
+    grant.link_params === null ? [] : [{ link_params: grant.link_params, credential: grant.credential }],
+  );
+  const built = linksOf(sources);
+  let next = 0;
+  const links = data.grants.map((grant) => (grant.link_params === null ? undefined : built[next++]));
+  const written = links.filter((link): link is string => link !== undefined);
+  const upload = data.grants.reduce((sum, grant) => sum + grant.uplink_bytes, 0);
+  const download = data.grants.reduce((sum, grant) => sum + grant.downlink_bytes, 0);
+  return {
+    body: encodeSubscription(written),
+    links,
+    headers: {
+      userinfo: userinfo(upload, download),
+      title: `base64:${Buffer.from(`Portcullis – ${data.userName}`, "utf8").toString("base64")}`,
+      disposition: contentDisposition(data.userName),
+    },
+    skipped: sources.length - written.length,
+  };
+}
+
+const NO_TRAFFIC = "upload=0; download=0; total=0; expire=0";
+
+/** Subscription-Userinfo: 0 total and expire mean unlimited and never. */
+function userinfo(upload: number, download: number): string {
+  if (upload === 0 && download === 0) return NO_TRAFFIC;
+  return `upload=${upload}; download=${download}; total=0; expire=0`;
+}
+
+/** An ASCII filename for every client, plus the UTF-8 name (RFC 6266) when the ASCII one loses something. */
+function contentDisposition(name: string): string {
+  const ascii = asciiFileName(name);
+  const plain = `attachment; filename="${ascii}"`;
+  return ascii === name ? plain : `${plain}; filename*=UTF-8''${rfc5987(name)}`;
+}
+
+/** Letters without their accents, digits, dot, dash and underscore; runs of anything else become "-". */
+function asciiFileName(name: string): string {
+  const ascii = name
+    .normalize("NFKD")
+    .replace(/\p{M}/gu, "")
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/^[-.]+|-+$/g, "");
+  return ascii === "" ? "subscription" : ascii;
+}
+
+/** encodeURIComponent leaves ' ( ) * raw, which RFC 5987 values may not contain. */
+function rfc5987(text: string): string {
+  return encodeURIComponent(text).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}

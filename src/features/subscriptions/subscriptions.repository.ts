@@ -1,0 +1,192 @@
+// What subscriptions read: a user's name and active grants (by user_id, or a page of users for the
+// cache's warm-up), the link parameters of the inbounds those grants are on (few, shared by all
+// users, read once and kept by the cache), and the change feed that tells the cache what to drop.
+import { type Kysely, sql } from "kysely";
+import { type DialectName, read } from "../../db/dialect.ts";
+import type { Database } from "../../db/types.ts";
+import type { LinkParams } from "../inbounds/link-params.ts";
+import type { Change, ChangeSource, ChangesRead } from "./change-feed.ts";
+
+export type GrantRow = { inboundId: string; credential: string; uplinkBytes: number; downlinkBytes: number };
+/** A user and their active grants in the order they were given. */
+export type SubscriptionRows = { userId: string; userName: string; grants: GrantRow[] };
+export type InboundLinkRow = { id: string; isActive: boolean; linkParams: LinkParams };
+/** Where the warm-up's walk over users (by created_at, id) goes on. */
+export type WarmCursor = { createdAt: string | Date; id: string };
+export type SubscriptionsPage = { users: SubscriptionRows[]; next: WarmCursor | undefined };
+
+const GRANT_COLUMNS = ["a.server_inbound_id", "a.credential", "a.uplink_bytes", "a.downlink_bytes"] as const;
+
+type JoinedRow = {
+  user_id: string;
+  name: string;
+  server_inbound_id: string | null;
+  credential: string | null;
+  uplink_bytes: number | string | null;
+  downlink_bytes: number | string | null;
+};
+
+export class SubscriptionsRepository implements ChangeSource {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
+  ) {}
+
+  /** undefined when the user does not exist. */
+  async findSubscription(userId: string): Promise<SubscriptionRows | undefined> {
+    const rows = await this.#withGrants(
+      this.db.selectFrom("users").select(["id", "name"]).where("id", "=", userId),
+    )
+      .orderBy("a.created_at")
+      .orderBy("a.id")
+      .execute();
+    return groupByUser(rows)[0];
+  }
+
+  /** Up to `limit` users after `after`, oldest first (the warm-up walks all of them; created_at is indexed). */
+  async listSubscriptionsAfter(after: WarmCursor | undefined, limit: number): Promise<SubscriptionsPage> {
+    let users = this.db
+      .selectFrom("users")
+      .select(["id", "name", "created_at"])
+      .orderBy("created_at")
+      .orderBy("id")
+      .limit(limit);
+    if (after !== undefined) {
+      users = users.where((eb) =>
+        eb(eb.refTuple("created_at", "id"), ">", eb.tuple(after.createdAt, after.id)),
+      );
+    }
+    const rows = await this.db
+      .selectFrom(users.as("u"))
+      .leftJoin("user_access as a", (join) =>
+        join.onRef("a.user_id", "=", "u.id").on("a.is_active", "=", true),
+      )
+      .select(["u.id as user_id", "u.name", "u.created_at", ...GRANT_COLUMNS])
+      .orderBy("u.created_at")
+      .orderBy("u.id")
+      .orderBy("a.created_at")
+      .orderBy("a.id")
+      .execute();
+    const last = rows.at(-1);
+    const next = last === undefined ? undefined : { createdAt: last.created_at, id: last.user_id };
+    return { users: groupByUser(rows), next };
+  }
+
+  /** The users among `userIds` that exist. */
+  async listSubscriptionsOf(userIds: readonly string[]): Promise<SubscriptionRows[]> {
+    if (userIds.length === 0) return [];
+    const users = this.db.selectFrom("users").select(["id", "name"]).where("id", "in", userIds);
+    const rows = await this.#withGrants(users)
+      .orderBy("u.id")
+      .orderBy("a.created_at")
+      .orderBy("a.id")
+      .execute();
+    return groupByUser(rows);
+  }
+
+  async listInbounds(ids: readonly string[]): Promise<InboundLinkRow[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .selectFrom("server_inbounds")
+      .select(["id", "is_active", "link_params"])
+      .where("id", "in", ids)
+      .execute();
+    return rows.map((row) => ({
+      id: row.id,
+      isActive: read.bool(row.is_active),
+      linkParams: JSON.parse(row.link_params) as LinkParams,
+    }));
+  }
+
+  async startingPoint(): Promise<number> {
+    const query =
+      this.dialect === "postgres"
+        ? sql<{ n: string }>`SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS n`
+        : sql<{ n: number }>`SELECT coalesce(max(seq), 0) + 1 AS n FROM subscription_changes`;
+    const { rows } = await query.execute(this.db);
+    return read.bigint(rows[0]?.n ?? 0);
+  }
+
+  async changesFrom(watermark: number): Promise<ChangesRead> {
+    if (this.dialect === "sqlite") {
+      const rows = await this.db
+        .selectFrom("subscription_changes")
+        .select(["seq", "user_id", "inbound_id"])
+        .where("seq", ">=", watermark)
+        .orderBy("seq")
+        .execute();
+      const changes = rows.map((row) => change(row.seq, row.seq, row));
+      return { changes, settled: (changes.at(-1)?.seq ?? watermark - 1) + 1 };
+    }
+    // The snapshot's xmin and the rows come from one statement, so they describe the same snapshot.
+    const { rows } = await sql<{
+      xmin: string;
+      seq: string | null;
+      txid: string | null;
+      user_id: string | null;
+      inbound_id: string | null;
+    }>`WITH snapshot AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS xmin)
+       SELECT snapshot.xmin, c.seq, c.txid, c.user_id, c.inbound_id
+       FROM snapshot LEFT JOIN subscription_changes c ON c.txid >= ${watermark}
+       ORDER BY c.seq`.execute(this.db);
+    const changes = rows.flatMap((row) =>
+      row.seq === null || row.txid === null ? [] : [change(row.seq, row.txid, row)],
+    );
+    return { changes, settled: read.bigint(rows[0]?.xmin ?? watermark) };
+  }
+
+  /** Changes older than every reader's polling interval; returns how many were deleted. */
+  async deleteChangesOlderThan(seconds: number): Promise<number> {
+    const cutoff =
+      this.dialect === "postgres"
+        ? sql<string>`now() - make_interval(secs => ${seconds})`
+        : sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${`-${seconds} seconds`})`;
+    const result = await this.db
+      .deleteFrom("subscription_changes")
+      .where("created_at", "<", cutoff)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /** Users (the query given) left-joined with their active grants. */
+  #withGrants(users: ReturnType<typeof usersQuery>) {
+    return this.db
+      .selectFrom(users.as("u"))
+      .leftJoin("user_access as a", (join) =>
+        join.onRef("a.user_id", "=", "u.id").on("a.is_active", "=", true),
+      )
+      .select(["u.id as user_id", "u.name", ...GRANT_COLUMNS]);
+  }
+}
+
+function usersQuery(db: Kysely<Database>) {
+  return db.selectFrom("users").select(["id", "name"]);
+}
+
+function change(
+  seq: number | string,
+  order: number | string,
+  row: { user_id: string | null; inbound_id: string | null },
+): Change {
+  return { seq: read.bigint(seq), order: read.bigint(order), userId: row.user_id, inboundId: row.inbound_id };
+}
+
+/** Rows ordered by user → one entry per user, grants in row order (a user without grants has one null row). */
+function groupByUser(rows: readonly JoinedRow[]): SubscriptionRows[] {
+  const users: SubscriptionRows[] = [];
+  let current: SubscriptionRows | undefined;
+  for (const row of rows) {
+    if (current?.userId !== row.user_id) {
+      current = { userId: row.user_id, userName: row.name, grants: [] };
+      users.push(current);
+    }
+    if (row.server_inbound_id === null || row.credential === null) continue;
+    current.grants.push({
+      inboundId: row.server_inbound_id,
+      credential: row.credential,
+      uplinkBytes: read.bigint(row.uplink_bytes ?? 0),
+      downlinkBytes: read.bigint(row.downlink_bytes ?? 0),
+    });
+  }
+  return users;
+}

@@ -1,0 +1,314 @@
+// The one place where database rows become core calls: an inbound and its active grants are built by
+// the inbound builder (desired.ts) and pushed to the server's pooled CoreClient, and the outcome is
+// written back as sync_state. A core that cannot be reached leaves the change stored and 'pending';
+// a removal that cannot reach its core is queued in core_removals for the reconciler.
+import type { Logger } from "pino";
+import type { CoreClient } from "../../cores/core-client.ts";
+import type { CoreFlavor } from "../../cores/core-types.ts";
+import type { BuiltUser } from "../../cores/inbound-builder/built.ts";
+import type { SyncState } from "../../db/types.ts";
+import { AppError, CoreUnavailableError, NotFoundError, UnprocessableError } from "../../lib/errors.ts";
+import { KeyedLock } from "../../lib/keyed-lock.ts";
+import { type Limiter, limiter } from "../../lib/limiter.ts";
+import type { SecretBox } from "../../lib/secret-box.ts";
+import type { AccessRepository, AccessRow } from "../access/access.repository.ts";
+import type { CertificatesRepository } from "../certificates/certificates.repository.ts";
+import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
+import type { ServersService } from "../servers/servers.service.ts";
+import type { InboundSecrets } from "../templates/prepare.ts";
+import type { TemplatesService } from "../templates/templates.service.ts";
+import { CoreRemovals } from "./core-removals.ts";
+import {
+  type CertificateMaterial,
+  type DesiredInbound,
+  type DesiredResult,
+  desiredInbound,
+  holdsUserInline,
+} from "./desired.ts";
+import { InboundMaterial } from "./material.ts";
+import {
+  type PushOutcome,
+  pushUsers,
+  removeInboundIfPresent,
+  removeUserIfPresent,
+  statusesOf,
+  USER_PUSH_PARALLELISM,
+  type UserPush,
+} from "./push.ts";
+import type { RemovalsRepository } from "./removals.repository.ts";
+import { SyncRecorder } from "./sync-recorder.ts";
+
+export type SyncStatus = { state: SyncState; error: string | null };
+
+export type CoreSyncDeps = {
+  inbounds: InboundsRepository;
+  access: AccessRepository;
+  removals: RemovalsRepository;
+  templates: TemplatesService;
+  servers: ServersService;
+  certificates: CertificatesRepository;
+  secretBox: SecretBox;
+  logger: Logger;
+  now?: () => Date;
+};
+
+export type Connected = { client: CoreClient; flavor: CoreFlavor };
+
+const SYNCED: SyncStatus = { state: "synced", error: null };
+
+export class CoreSync {
+  readonly #lock = new KeyedLock();
+  readonly #now: () => Date;
+  readonly #recorder: SyncRecorder;
+  readonly #material: InboundMaterial;
+  readonly #removals: CoreRemovals;
+
+  constructor(private readonly deps: CoreSyncDeps) {
+    this.#now = deps.now ?? (() => new Date());
+    this.#recorder = new SyncRecorder(deps.access, deps.removals);
+    this.#material = new InboundMaterial(deps.templates, deps.certificates, deps.secretBox);
+    this.#removals = new CoreRemovals(deps, {
+      connect: (serverId) => this.connect(serverId),
+      exclusive: (inboundId, task) => this.exclusive(inboundId, task),
+      now: this.#now,
+    });
+  }
+
+  /** Runs `task` alone for this inbound: checks, database writes and core calls do not interleave. */
+  exclusive<T>(inboundId: string, task: () => Promise<T>): Promise<T> {
+    return this.#lock.run(inboundId, task);
+  }
+
+  /** The server's core flavor: stored, or detected now (and stored); null when the core does not answer. */
+  async flavorOf(serverId: string): Promise<CoreFlavor | null> {
+    try {
+      return (await this.connect(serverId)).flavor;
+    } catch (error) {
+      if (error instanceof AppError) return null;
+      throw error;
+    }
+  }
+
+  certificateMaterial(id: string): Promise<CertificateMaterial> {
+    return this.#material.certificate(id);
+  }
+
+  sealSecrets(secrets: InboundSecrets): string {
+    return this.#material.seal(secrets);
+  }
+
+  openSecrets(sealed: string): InboundSecrets {
+    return this.#material.open(sealed);
+  }
+
+  /**
+   * Puts the inbound on its core exactly as stored (or takes it off when inactive), with every active
+   * grant, `limit` user adds in flight. Grants added or revoked meanwhile (by another instance) are
+   * caught up before it returns.
+   */
+  async applyInbound(
+    inboundId: string,
+    limit: Limiter = limiter(USER_PUSH_PARALLELISM),
+  ): Promise<SyncStatus> {
+    const inbound = await this.#inbound(inboundId);
+    const grants = inbound.is_active ? await this.deps.access.listByInbound(inbound.id, true) : [];
+    const perGrant = new Map<string, SyncStatus>();
+    const status = await this.#whenReachable(inbound, async (connected) => {
+      if (!inbound.is_active) return removeInboundIfPresent(connected.client, inbound.tag);
+      const desired = orThrow(desiredInbound(await this.#material.specOf(inbound, grants), connected.flavor));
+      if (desired.inbound === undefined) return removeInboundIfPresent(connected.client, inbound.tag);
+      await connected.client.replaceInbound(desired.inbound);
+      await this.#pushAll(connected, inbound, grants, desired, limit, perGrant);
+    });
+    const stamp = status.state === "synced" ? this.#now().toISOString() : undefined;
+    await this.deps.inbounds.setSyncState(inbound.id, status.state, status.error, stamp);
+    const settled = grants.map((grant) => ({ id: grant.id, status: perGrant.get(grant.id) ?? status }));
+    await this.#recorder.grants(settled);
+    if (status.state === "synced") await this.deps.removals.clearTag(inbound.server_id, inbound.tag);
+    return status;
+  }
+
+  /** The users of a freshly added inbound, then whatever changed in the database meanwhile. */
+  async #pushAll(
+    connected: Connected,
+    inbound: InboundRow,
+    grants: readonly AccessRow[],
+    desired: DesiredInbound,
+    limit: Limiter,
+    perGrant: Map<string, SyncStatus>,
+  ): Promise<void> {
+    const ref = desired.inbound?.ref;
+    if (ref === undefined || holdsUserInline(ref.protocol, connected.flavor)) return;
+    const pushes = grants.map((grant, index) => userPush(grant, desired.users[index]));
+    const outcome = await pushUsers(connected.client, ref, pushes, limit);
+    if (outcome.down !== undefined) throw outcome.down;
+    if (outcome.isInboundMissing)
+      throw new CoreUnavailableError(`the core lost inbound ${ref.tag} while it was applied`);
+    for (const [id, status] of statusesOf(outcome)) perGrant.set(id, status);
+    const current = new Set(await this.deps.access.listActiveIds(inbound.id));
+    const known = new Set(grants.map((grant) => grant.id));
+    for (const grant of grants.filter((g) => !current.has(g.id))) {
+      await removeUserIfPresent(connected.client, ref.tag, grant.proxy_user_id);
+    }
+    const added = await this.deps.access.findByIds([...current].filter((id) => !known.has(id)));
+    if (added.length > 0) {
+      const later = orThrow(desiredInbound(await this.#material.specOf(inbound, added), connected.flavor));
+      const more = await pushUsers(
+        connected.client,
+        ref,
+        added.map((g, i) => userPush(g, later.users[i])),
+        limit,
+      );
+      if (more.down !== undefined) throw more.down;
+    }
+  }
+
+  /** Adds one new grant's user to the core; falls back to a full apply where a user cannot be added alone. */
+  async addGrant(accessId: string): Promise<SyncStatus> {
+    const grant = await this.deps.access.findById(accessId);
+    if (grant === undefined) throw new NotFoundError("access grant", accessId);
+    const inbound = await this.#inbound(grant.server_inbound_id);
+    const statuses = await this.pushGrants(inbound, [grant], limiter(1));
+    return statuses.get(grant.id) ?? SYNCED;
+  }
+
+  /**
+   * Adds these grants' users to a core that holds their inbound, `limit` at a time, and records each
+   * grant's state. An inbound that is not on the core yet (pending, lost in a restart, or a V2Ray
+   * shadowsocks inbound holding its user inline) is applied as a whole instead.
+   */
+  async pushGrants(
+    inbound: InboundRow,
+    grants: readonly AccessRow[],
+    limit: Limiter,
+    options: { replaceFirst?: ReadonlySet<string>; signal?: AbortSignal } = {},
+  ): Promise<Map<string, SyncStatus>> {
+    const live = grants.filter((grant) => inbound.is_active && grant.is_active);
+    const idle = grants.filter((grant) => !(inbound.is_active && grant.is_active));
+    await this.#recorder.grants(idle.map((grant) => ({ id: grant.id, status: SYNCED })));
+    if (live.length === 0) return new Map(grants.map((grant) => [grant.id, SYNCED]));
+    if (inbound.sync_state !== "synced") return this.#applyFor(inbound, grants, limit);
+    let outcome: PushOutcome | undefined;
+    const stream = this.#recorder.whileRunning();
+    const status = await this.#attempt(inbound.server_id, async (connected) => {
+      const desired = orThrow(desiredInbound(await this.#material.specOf(inbound, live), connected.flavor));
+      const ref = desired.inbound?.ref;
+      if (ref === undefined || holdsUserInline(ref.protocol, connected.flavor)) return;
+      const replace = options.replaceFirst ?? new Set<string>();
+      const pushes = live.map((grant, i) => ({
+        ...userPush(grant, desired.users[i]),
+        replaceFirst: replace.has(grant.id),
+      }));
+      const pushOptions = { onSynced: stream.onSynced, signal: options.signal };
+      outcome = await pushUsers(connected.client, ref, pushes, limit, pushOptions);
+    });
+    const written = await stream.done();
+    if (status.state === "synced" && (outcome === undefined || outcome.isInboundMissing)) {
+      return this.#applyFor(inbound, grants, limit);
+    }
+    if (outcome?.down !== undefined) await this.#recordDown(inbound.server_id, outcome.down);
+    const statuses = outcome === undefined ? new Map(live.map((g) => [g.id, status])) : statusesOf(outcome);
+    const rest = [...statuses].filter(([id]) => !written.has(id));
+    await this.#recorder.grants(rest.map(([id, s]) => ({ id, status: s })));
+    const synced = live.filter((grant) => statuses.get(grant.id)?.state === "synced");
+    await this.#recorder.usersBack(
+      inbound.server_id,
+      inbound.tag,
+      synced.map((grant) => grant.proxy_user_id),
+    );
+    return new Map(grants.map((grant) => [grant.id, statuses.get(grant.id) ?? SYNCED]));
+  }
+
+  async #applyFor(inbound: InboundRow, grants: readonly AccessRow[], limit: Limiter) {
+    const status = await this.applyInbound(inbound.id, limit);
+    const after = new Map((await this.deps.access.findByIds(grants.map((g) => g.id))).map((g) => [g.id, g]));
+    return new Map(
+      grants.map((grant) => {
+        const row = after.get(grant.id);
+        return [grant.id, row === undefined ? status : { state: row.sync_state, error: row.sync_error }];
+      }),
+    );
+  }
+
+  async #recordDown(serverId: string, error: AppError): Promise<void> {
+    await this.deps.servers.recordUnreachable(serverId, "offline", error.message);
+  }
+
+  /** Takes a revoked grant off its core. Best effort: a removal that fails is queued, never thrown. */
+  removeGrant(grant: AccessRow, inbound: InboundRow): Promise<void> {
+    return this.#removals.removeGrant(grant, inbound);
+  }
+
+  /** Takes an inbound (about to be deleted or renamed) off its core. Best effort, like removeGrant. */
+  removeInbound(inbound: Pick<InboundRow, "server_id" | "tag" | "is_active" | "sync_state">): Promise<void> {
+    return this.#removals.removeInbound(inbound);
+  }
+
+  /** Before a user is deleted: every grant off its core (queued where the core is unreachable). */
+  revokeUser(userId: string): Promise<void> {
+    return this.#removals.revokeUser(userId);
+  }
+
+  /** Before a server is deleted: its inbounds off the core, in parallel, without queueing (the server goes). */
+  removeServerInbounds(serverId: string): Promise<void> {
+    return this.#removals.removeServerInbounds(serverId);
+  }
+
+  /** An inactive inbound on a core that was never reached has nothing to take off it. */
+  async #whenReachable(
+    inbound: InboundRow,
+    work: (connected: Connected) => Promise<void>,
+  ): Promise<SyncStatus> {
+    if (!inbound.is_active && (await this.deps.servers.get(inbound.server_id)).core === null) return SYNCED;
+    return this.#attempt(inbound.server_id, work);
+  }
+
+  async #attempt(serverId: string, work: (connected: Connected) => Promise<void>): Promise<SyncStatus> {
+    try {
+      await work(await this.connect(serverId));
+      return SYNCED;
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      if (isCoreDown(error)) {
+        await this.deps.servers.recordUnreachable(serverId, "offline", error.message);
+        return { state: "pending", error: error.message };
+      }
+      this.deps.logger.warn({ server_id: serverId, code: error.code }, "core refused a sync");
+      return { state: "error", error: error.message };
+    }
+  }
+
+  /** The server's pooled client and its flavor, detected (and stored) on the first contact. */
+  async connect(serverId: string): Promise<Connected> {
+    const server = await this.deps.servers.get(serverId);
+    const client = await this.deps.servers.clientOf(serverId);
+    if (server.core !== null) return { client, flavor: server.core };
+    const flavor = await client.detectFlavor();
+    await this.deps.servers.recordReachable(serverId, flavor, client.version);
+    return { client, flavor };
+  }
+
+  async #inbound(id: string): Promise<InboundRow> {
+    const inbound = await this.deps.inbounds.findInboundById(id);
+    if (inbound === undefined) throw new NotFoundError("inbound", id);
+    return inbound;
+  }
+}
+
+export function isCoreDown(error: unknown): boolean {
+  return error instanceof AppError && (error.code === "core_unavailable" || error.code === "core_timeout");
+}
+
+/** The builder's refusal as the API's 422: nothing is sent to the core. */
+export function orThrow(result: DesiredResult): DesiredInbound {
+  if (result.ok) return result.value;
+  const listed = result.problems.map((p) => `${p.path} ${p.message}`).join("; ");
+  const summary =
+    result.code === "core_capacity" ? "the core cannot take this" : "the inbound does not build";
+  throw new UnprocessableError(`${summary}: ${listed}`, result.problems, result.code);
+}
+
+function userPush(grant: AccessRow, user: BuiltUser | undefined): UserPush {
+  if (user === undefined) throw new Error(`no built user for grant ${grant.id}`);
+  return { accessId: grant.id, email: grant.proxy_user_id, user, replaceFirst: false };
+}

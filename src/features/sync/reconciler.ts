@@ -1,0 +1,263 @@
+// Brings one server's core to the database, tick by tick: poll GetSysStats, keep the server's status
+// with reality, recognise a restart (watch.ts), decide what kind of reconcile is due, plan it
+// (plan.ts) and carry it out (execute-plan.ts). One server never runs two reconciles at once in this
+// instance (a per-server lock), and across instances only the lease holder calls tick().
+import type { Logger } from "pino";
+import type { CoreFlavor } from "../../cores/core-types.ts";
+import { AppError, CoreUnavailableError, NotFoundError } from "../../lib/errors.ts";
+import { KeyedLock } from "../../lib/keyed-lock.ts";
+import { limiter } from "../../lib/limiter.ts";
+import type { AccessRepository } from "../access/access.repository.ts";
+import type { InboundsRepository } from "../inbounds/inbounds.repository.ts";
+import type { ServersService } from "../servers/servers.service.ts";
+import type { CoreSync } from "./core-sync.ts";
+import { listManaged, readDesired } from "./desired-state.ts";
+import { type ActionError, type ExecutionResult, executePlan } from "./execute-plan.ts";
+import type { ServerLeases } from "./leases.ts";
+import { type Observed, planReconcile } from "./plan.ts";
+import { USER_PUSH_PARALLELISM } from "./push.ts";
+import type { RemovalsRepository } from "./removals.repository.ts";
+import type { ServerSyncRepository, ServerSyncState } from "./server-sync.repository.ts";
+import { SyncRecorder } from "./sync-recorder.ts";
+import {
+  type CorePoll,
+  type CoreWatch,
+  decideTick,
+  NEW_WATCH,
+  observe,
+  statusToWrite,
+  type TickDecision,
+} from "./watch.ts";
+
+/** Xray: list the core this often even when nothing seems wrong, to catch drift made behind our back. */
+export const AUDIT_INTERVAL_MS = 60_000;
+/** Rows the core refused are retried this often (a port in use may have been freed). */
+export const ERROR_RETRY_INTERVAL_MS = 60_000;
+
+export type ReconcilerDeps = {
+  sync: CoreSync;
+  servers: ServersService;
+  inbounds: InboundsRepository;
+  access: AccessRepository;
+  removals: RemovalsRepository;
+  state: ServerSyncRepository;
+  leases: ServerLeases;
+  logger: Logger;
+  now?: () => Date;
+};
+
+export type ReconcileSummary = {
+  mode: "full" | "incremental";
+  reason: string;
+  inbounds: number;
+  users: number;
+  removed: number;
+  duration_ms: number;
+  errors: ActionError[];
+  is_complete: boolean;
+};
+
+type Full = Extract<TickDecision, { mode: "full" | "incremental" }>;
+type Timers = { auditAtMs: number; errorRetryAtMs: number };
+
+export class Reconciler {
+  readonly #watches = new Map<string, CoreWatch>();
+  readonly #timers = new Map<string, Timers>();
+  readonly #lock = new KeyedLock();
+  readonly #last = new Map<string, ReconcileSummary>();
+  readonly #now: () => Date;
+
+  constructor(private readonly deps: ReconcilerDeps) {
+    this.#now = deps.now ?? (() => new Date());
+  }
+
+  /** One background tick; undefined when nothing was due (or the core did not answer). */
+  tick(serverId: string, signal: AbortSignal): Promise<ReconcileSummary | undefined> {
+    return this.#lock.run(serverId, () => this.#tick(serverId, signal));
+  }
+
+  /**
+   * A full reconcile now (POST /api/servers/{id}/sync): Xray is listed and diffed, V2Ray re-applied.
+   * undefined when another instance holds the server: it is asked, through the database, to do it.
+   */
+  async syncNow(
+    serverId: string,
+    signal = new AbortController().signal,
+  ): Promise<ReconcileSummary | undefined> {
+    await this.deps.servers.get(serverId);
+    const held = await this.deps.leases.claim([serverId]);
+    if (!held.has(serverId)) {
+      await this.deps.state.update(serverId, { full_sync_requested_at: this.#now().toISOString() });
+      return undefined;
+    }
+    return this.#lock.run(serverId, async () => {
+      const polled = await this.#pollAndWatch(serverId);
+      if (polled === undefined) throw new NotFoundError("server", serverId);
+      if (polled.error !== undefined) throw polled.error;
+      if (polled.flavor === undefined)
+        throw new CoreUnavailableError(`core of server ${serverId} did not answer`);
+      const observe = polled.flavor === "xray" ? "listed" : "unknown";
+      const decision: Full = { mode: "full", observe, reason: "sync requested" };
+      return this.#reconcile(serverId, decision, polled.startedAtMs, false, signal);
+    });
+  }
+
+  /** What the database remembers about the server's core and its last reconcile. */
+  state(serverId: string): Promise<ServerSyncState> {
+    return this.deps.state.find(serverId);
+  }
+
+  /** The last reconcile this instance ran for the server (benchmarks, diagnostics). */
+  lastSummary(serverId: string): ReconcileSummary | undefined {
+    return this.#last.get(serverId);
+  }
+
+  /** This instance no longer acts for the server: its watch starts afresh if it comes back. */
+  forget(serverId: string): void {
+    this.#watches.delete(serverId);
+    this.#timers.delete(serverId);
+    this.#last.delete(serverId);
+  }
+
+  async #tick(serverId: string, signal: AbortSignal): Promise<ReconcileSummary | undefined> {
+    const polled = await this.#pollAndWatch(serverId);
+    if (polled?.flavor === undefined || polled.startedAtMs === undefined) return undefined;
+    const timers = this.#timersOf(serverId);
+    const nowMs = this.#now().getTime();
+    const retryErrors = nowMs >= timers.errorRetryAtMs;
+    const state = await this.deps.state.find(serverId);
+    const decision = decideTick({
+      verdict: polled.verdict,
+      flavor: polled.flavor,
+      appliedStartedAtMs: state.appliedCoreStartedAt === null ? null : Date.parse(state.appliedCoreStartedAt),
+      isFullSyncRequested: state.fullSyncRequestedAt !== null,
+      isAuditDue: nowMs >= timers.auditAtMs,
+      hasWork: await this.deps.state.hasWork(serverId, retryErrors),
+    });
+    if (decision.mode === "none") return undefined;
+    if (retryErrors) timers.errorRetryAtMs = nowMs + ERROR_RETRY_INTERVAL_MS;
+    if (decision.mode === "full" && decision.observe === "listed")
+      timers.auditAtMs = nowMs + AUDIT_INTERVAL_MS;
+    return this.#reconcile(serverId, decision, polled.startedAtMs, retryErrors, signal);
+  }
+
+  /** GetSysStats, folded into the watch; the server's status follows what it saw. */
+  async #pollAndWatch(serverId: string) {
+    const polled = await this.#poll(serverId);
+    if (polled === undefined) {
+      this.forget(serverId);
+      return undefined;
+    }
+    const verdict = observe(this.#watches.get(serverId) ?? NEW_WATCH, polled.poll);
+    this.#watches.set(serverId, verdict.watch);
+    const stored = await this.deps.servers.get(serverId).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === "not_found") return undefined;
+      throw error;
+    });
+    if (stored === undefined) return undefined; // deleted meanwhile
+    if (statusToWrite(stored, verdict))
+      await this.deps.servers.recordObserved(serverId, verdict.status, verdict.error);
+    return { ...polled, verdict, startedAtMs: verdict.startedAtMs };
+  }
+
+  async #poll(
+    serverId: string,
+  ): Promise<{ poll: CorePoll; flavor?: CoreFlavor; error?: AppError } | undefined> {
+    try {
+      const { client, flavor } = await this.deps.sync.connect(serverId);
+      const sys = await client.getSysStats();
+      const atMs = this.#now().getTime();
+      return {
+        poll: { ok: true, atMs, uptimeSeconds: sys.uptimeSeconds, totalAllocBytes: sys.totalAllocBytes },
+        flavor,
+      };
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      if (error.code === "not_found") return undefined; // the server was deleted
+      return {
+        poll: { ok: false, atMs: this.#now().getTime(), code: error.code, message: error.message },
+        error,
+      };
+    }
+  }
+
+  async #reconcile(
+    serverId: string,
+    decision: Full,
+    startedAtMs: number | undefined,
+    retryErrors: boolean,
+    signal: AbortSignal,
+  ): Promise<ReconcileSummary> {
+    const startedMs = performance.now();
+    let result: ExecutionResult;
+    try {
+      result = await this.#execute(serverId, decision, retryErrors, signal);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      result = { inbounds: 0, users: 0, removed: 0, isIncomplete: true, errors: [failure(error)] };
+    }
+    await this.#record(serverId, decision, result, startedAtMs);
+    const summary: ReconcileSummary = {
+      mode: decision.mode,
+      reason: decision.reason,
+      inbounds: result.inbounds,
+      users: result.users,
+      removed: result.removed,
+      duration_ms: Math.round(performance.now() - startedMs),
+      errors: result.errors,
+      is_complete: !result.isIncomplete,
+    };
+    this.#last.set(serverId, summary);
+    this.deps.logger.info({ server_id: serverId, ...summary, errors: summary.errors.length }, "reconciled");
+    return summary;
+  }
+
+  async #execute(serverId: string, decision: Full, retryErrors: boolean, signal: AbortSignal) {
+    const { client, flavor } = await this.deps.sync.connect(serverId);
+    const scope =
+      decision.mode === "full"
+        ? { kind: "all" as const }
+        : { kind: "unsynced" as const, withErrors: retryErrors };
+    const snapshot = await readDesired(this.deps, serverId, flavor, scope);
+    const limit = limiter(USER_PUSH_PARALLELISM);
+    let observed: Observed;
+    if (decision.mode === "incremental") observed = { kind: "tracked", retryErrors };
+    else if (decision.observe === "listed") {
+      observed = { kind: "listed", inbounds: await listManaged(client, snapshot.server, limit) };
+    } else observed = { kind: decision.observe };
+    const actions = planReconcile(snapshot.server, observed);
+    const { inbounds, access, removals, sync } = this.deps;
+    return executePlan(actions, {
+      ...{ client, sync, inbounds, access, removals, limit, signal, now: this.#now },
+      recorder: new SyncRecorder(access, removals),
+      skipSettled: decision.mode === "incremental",
+      plannedStates: snapshot.plannedStates,
+    });
+  }
+
+  /** A complete full reconcile marks the core process as holding the whole desired state. */
+  async #record(serverId: string, decision: Full, result: ExecutionResult, startedAtMs: number | undefined) {
+    const isFullDone = decision.mode === "full" && !result.isIncomplete && startedAtMs !== undefined;
+    const applied = isFullDone ? new Date(startedAtMs).toISOString() : undefined;
+    await this.deps.state
+      .update(serverId, {
+        last_reconciled_at: this.#now().toISOString(),
+        last_reconcile_error: result.errors[0]?.message ?? null,
+        ...(applied === undefined ? {} : { applied_core_started_at: applied, full_sync_requested_at: null }),
+      })
+      .catch((error: unknown) => {
+        // The server was deleted meanwhile (its row is gone); anything else is worth a log line.
+        this.deps.logger.warn({ server_id: serverId, err: error }, "reconcile outcome not recorded");
+      });
+  }
+
+  #timersOf(serverId: string): Timers {
+    const timers = this.#timers.get(serverId) ?? { auditAtMs: 0, errorRetryAtMs: 0 };
+    this.#timers.set(serverId, timers);
+    return timers;
+  }
+}
+
+function failure(error: AppError): ActionError {
+  return { tag: "", email: null, code: error.code, message: error.message };
+}

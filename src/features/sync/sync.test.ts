@@ -1,0 +1,257 @@
+// The pure parts of provisioning: proxy ids and credentials, generated tags, the desired state of an
+// inbound on each core flavor, link parameters read from a rendered template, and the keyed lock.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { KeyedLock } from "../../lib/keyed-lock.ts";
+import { buildLink } from "../../links/build.ts";
+import { isUuid, newCredential, proxyUserIdFor } from "../access/credentials.ts";
+import { computeLinkParams, linkTargetOf } from "../inbounds/link-params.ts";
+import { slugOf, tagCandidates } from "../inbounds/tags.ts";
+import { generateInboundSecrets } from "../templates/prepare.ts";
+import { generateRealityKeys, realityPublicKey } from "../templates/reality.ts";
+import type { JsonObject } from "../templates/render.ts";
+import { checkInbound, desiredInbound, type InboundSpec } from "./desired.ts";
+
+const SERVER = "11111111-1111-4111-8111-111111111111";
+const USER = "22222222-2222-4222-8222-222222222222";
+
+describe("proxy ids and credentials", () => {
+  test("the proxy id is u- + 16 hex of sha256(server:user): stable, per server", () => {
+    const id = proxyUserIdFor(SERVER, USER);
+    assert.match(id, /^u-[0-9a-f]{16}$/);
+    assert.equal(proxyUserIdFor(SERVER, USER), id);
+    assert.notEqual(proxyUserIdFor(USER, SERVER), id);
+  });
+
+  test("credentials: a UUID for vless/vmess, 24 base64url characters for trojan and AEAD, a sized key for SS-2022", () => {
+    assert.ok(isUuid(newCredential("vless")));
+    assert.ok(isUuid(newCredential("vmess")));
+    assert.match(newCredential("trojan"), /^[A-Za-z0-9_-]{24}$/);
+    assert.match(newCredential("shadowsocks", "chacha20-ietf-poly1305"), /^[A-Za-z0-9_-]{24}$/);
+    assert.equal(Buffer.from(newCredential("shadowsocks", "2022-blake3-aes-128-gcm"), "base64").length, 16);
+    assert.equal(Buffer.from(newCredential("shadowsocks", "2022-blake3-aes-256-gcm"), "base64").length, 32);
+    assert.notEqual(newCredential("trojan"), newCredential("trojan"));
+  });
+});
+
+describe("generated tags", () => {
+  test("the template name as a slug plus the port, then -2, -3…", () => {
+    assert.equal(slugOf("VLESS  WS+TLS (Zoë)"), "vless-ws-tls-zoe");
+    assert.equal(slugOf("!!!"), "inbound");
+    const candidates = tagCandidates("vmess-ws-tls", 443);
+    assert.deepEqual(
+      [candidates.next().value, candidates.next().value, candidates.next().value],
+      ["vmess-ws-tls-443", "vmess-ws-tls-443-2", "vmess-ws-tls-443-3"],
+    );
+  });
+});
+
+const ssConfig = (method: string, extra: JsonObject = {}): JsonObject => ({
+  listen: "127.0.0.1",
+  protocol: "shadowsocks",
+  settings: { method, network: "tcp", ...extra },
+});
+
+function spec(config: JsonObject, grants = 0, overrides: Partial<InboundSpec> = {}): InboundSpec {
+  const protocol = config.protocol as InboundSpec["protocol"];
+  const method = (config.settings as JsonObject | undefined)?.method;
+  return {
+    template: { config, variables: [], client_flow: "" },
+    protocol,
+    shadowsocksMethod: typeof method === "string" ? method : null,
+    tag: "t-1",
+    port: 10443,
+    values: {},
+    secrets: generateInboundSecrets({ config }),
+    grants: Array.from({ length: grants }, (_, i) => ({
+      proxyUserId: `u-${String(i).padStart(16, "0")}`,
+      credential: newCredential(protocol, typeof method === "string" ? method : undefined),
+      level: 0,
+    })),
+    ...overrides,
+  };
+}
+
+describe("the desired state of an inbound", () => {
+  test("V2Ray shadowsocks: nothing without a grant, the one user inside the inbound, a second is core_capacity", () => {
+    const none = desiredInbound(spec(ssConfig("aes-128-gcm")), "v2ray");
+    assert.ok(none.ok && none.value.inbound === undefined);
+    const one = desiredInbound(spec(ssConfig("aes-128-gcm"), 1), "v2ray");
+    assert.ok(one.ok && one.value.inbound !== undefined);
+    assert.deepEqual(one.value.inbound.emails, ["u-0000000000000000"]);
+    assert.deepEqual(one.value.users, []);
+    const two = desiredInbound(spec(ssConfig("aes-128-gcm"), 2), "v2ray");
+    assert.ok(!two.ok && two.code === "core_capacity");
+    assert.ok(checkInbound(spec(ssConfig("aes-128-gcm")), "v2ray").ok, "checked with a stand-in user");
+  });
+
+  test("Xray shadowsocks (2022 too) takes its users through AddUser", () => {
+    const config = ssConfig("2022-blake3-aes-128-gcm", { password: "{{ss2022_server_key}}" });
+    const result = desiredInbound(spec(config, 2), "xray");
+    assert.ok(result.ok, JSON.stringify(!result.ok && result.problems));
+    assert.deepEqual(result.value.inbound?.emails, []);
+    assert.equal(result.value.users.length, 2);
+    assert.equal(result.value.inbound?.ref.shadowsocksMethod, "2022-blake3-aes-128-gcm");
+  });
+
+  test("VLESS + REALITY + Vision builds on Xray; on V2Ray it is refused, naming the rendered config", () => {
+    const config: JsonObject = {
+      protocol: "vless",
+      settings: { clients: [], decryption: "none" },
+      streamSettings: {
+        network: "tcp",
+        security: "reality",
+        realitySettings: {
+          dest: "www.example.com:443",
+          serverNames: ["www.example.com"],
+          privateKey: "{{reality_private_key}}",
+          shortIds: ["{{reality_short_id}}"],
+        },
+      },
+    };
+    const vision = { config, variables: [], client_flow: "xtls-rprx-vision" as const };
+    const xray = desiredInbound(spec(config, 1, { template: vision }), "xray");
+    assert.ok(xray.ok, JSON.stringify(!xray.ok && xray.problems));
+    const v2ray = desiredInbound(spec(config, 1, { template: vision }), "v2ray");
+    assert.ok(!v2ray.ok && v2ray.code === "invalid_inbound");
+    assert.ok(v2ray.problems.some((p) => p.path.startsWith("config.streamSettings")));
+  });
+
+  test("variable problems name variable_values; builder problems name the rendered config", () => {
+    const config: JsonObject = {
+      protocol: "vmess",
+      settings: { clients: [] },
+      streamSettings: { network: "ws", wsSettings: { path: "{{ws_path}}" } },
+    };
+    const template = {
+      config,
+      variables: [{ name: "ws_path", description: "", default: "/ws", required: false }],
+      client_flow: "" as const,
+    };
+    const wrongType = desiredInbound(spec(config, 0, { template, values: { ws_path: 3 } }), "xray");
+    assert.ok(!wrongType.ok);
+    assert.equal(wrongType.problems[0]?.path, "variable_values.ws_path");
+    const reserved = desiredInbound(spec(config, 0, { template, tag: "api" }), "v2ray");
+    assert.ok(!reserved.ok);
+    assert.equal(reserved.problems[0]?.path, "config.tag");
+  });
+});
+
+describe("link parameters", () => {
+  const server = { name: "Berlin", hostname: "vpn.example.com" };
+
+  test("ws + TLS: SNI and Host from the certificate; a wildcard certificate gives the hostname", () => {
+    const json: JsonObject = {
+      protocol: "vless",
+      settings: { decryption: "none" },
+      streamSettings: {
+        network: "ws",
+        security: "tls",
+        wsSettings: { path: "/p?ed=2048" },
+        tlsSettings: { alpn: ["h2", "http/1.1"], fingerprint: "chrome" },
+      },
+    };
+    const input = { json, protocol: "vless" as const, clientFlow: "", server, tag: "ws-443", port: 443 };
+    const params = computeLinkParams({ ...input, certificateDomain: "cdn.example.com" });
+    assert.deepEqual(params.transport, { type: "ws", path: "/p?ed=2048", host: "cdn.example.com" });
+    assert.deepEqual(params.security, {
+      type: "tls",
+      sni: "cdn.example.com",
+      alpn: ["h2", "http/1.1"],
+      fingerprint: "chrome",
+    });
+    assert.equal(params.remark, "Berlin ws-443");
+    const wildcard = computeLinkParams({ ...input, certificateDomain: "*.example.com" });
+    assert.ok(wildcard.security.type === "tls");
+    assert.equal(wildcard.security.sni, "vpn.example.com");
+    const link = buildLink(linkTargetOf(params, "33333333-3333-4333-8333-333333333333"));
+    assert.match(link, /path=%2Fp%3Fed%3D2048/);
+  });
+
+  test("REALITY: the public key derived from the rendered private key, the first server name and short id", () => {
+    const keys = generateRealityKeys();
+    const json: JsonObject = {
+      protocol: "vless",
+      streamSettings: {
+        network: "tcp",
+        security: "reality",
+        realitySettings: {
+          serverNames: ["a.example", "b.example"],
+          privateKey: keys.privateKey,
+          shortIds: ["abcd", ""],
+        },
+      },
+    };
+    const params = computeLinkParams({
+      json,
+      protocol: "vless",
+      clientFlow: "xtls-rprx-vision",
+      server,
+      tag: "r",
+      port: 443,
+    });
+    assert.deepEqual(params.security, {
+      type: "reality",
+      sni: "a.example",
+      publicKey: realityPublicKey(keys.privateKey),
+      shortId: "abcd",
+      fingerprint: "chrome",
+    });
+    assert.equal(params.vlessFlow, "xtls-rprx-vision");
+  });
+
+  test("Shadowsocks 2022: the link password is serverKey:userKey; AEAD keeps the user's password", () => {
+    const json = ssConfig("2022-blake3-aes-128-gcm", { password: "AAAAAAAAAAAAAAAAAAAAAA==" });
+    const params = computeLinkParams({
+      json,
+      protocol: "shadowsocks",
+      clientFlow: "",
+      server,
+      tag: "s",
+      port: 8388,
+    });
+    const target = linkTargetOf(params, "BBBBBBBBBBBBBBBBBBBBBB==");
+    assert.ok(target.protocol === "shadowsocks");
+    assert.equal(target.credential.password, "AAAAAAAAAAAAAAAAAAAAAA==:BBBBBBBBBBBBBBBBBBBBBB==");
+    const aead = computeLinkParams({
+      json: ssConfig("aead_aes_256_gcm"),
+      protocol: "shadowsocks",
+      clientFlow: "",
+      server,
+      tag: "a",
+      port: 1,
+    });
+    const aeadTarget = linkTargetOf(aead, "pw");
+    assert.ok(aeadTarget.protocol === "shadowsocks");
+    assert.deepEqual(aeadTarget.credential, { method: "aes-256-gcm", password: "pw" });
+  });
+});
+
+describe("KeyedLock", () => {
+  test("runs tasks of one key one at a time, other keys alongside, and carries on after a failure", async () => {
+    const lock = new KeyedLock();
+    const log: string[] = [];
+    const step = (name: string, ms: number) => async () => {
+      log.push(`${name}+`);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      log.push(`${name}-`);
+      return name;
+    };
+    const failing = lock.run("a", async () => {
+      log.push("f");
+      throw new Error("boom");
+    });
+    const results = await Promise.allSettled([
+      failing,
+      lock.run("a", step("a1", 20)),
+      lock.run("a", step("a2", 1)),
+      lock.run("b", step("b1", 5)),
+    ]);
+    assert.equal(results[0]?.status, "rejected");
+    assert.deepEqual(
+      log.filter((entry) => entry.startsWith("a") || entry === "f"),
+      ["f", "a1+", "a1-", "a2+", "a2-"],
+    );
+    assert.ok(log.indexOf("b1+") < log.indexOf("a1-"), "another key does not wait");
+  });
+});

@@ -1,0 +1,56 @@
+// The starter templates shipped in ./starters (one JSON file each, documented in docs/TEMPLATES.md)
+// and their idempotent installation: a starter whose name is taken is skipped, never overwritten.
+import { readFileSync } from "node:fs";
+import { Type } from "typebox";
+import { Value } from "typebox/value";
+import type { CoreFlavor } from "../../cores/core-types.ts";
+import { TemplateCreate } from "./templates.schemas.ts";
+import type { TemplatesService } from "./templates.service.ts";
+
+export const STARTER_NAMES = [
+  "vless-reality-vision",
+  "vless-ws-tls",
+  "vmess-ws-tls",
+  "trojan-tcp-tls",
+  "shadowsocks-aead",
+  "shadowsocks-2022",
+] as const;
+
+export type Starter = { template: TemplateCreate; claimedCores: CoreFlavor[] };
+
+const Claim = Type.Object({
+  supported_cores: Type.Array(Type.Union([Type.Literal("xray"), Type.Literal("v2ray")]), { minItems: 1 }),
+});
+
+export function loadStarters(): Starter[] {
+  return STARTER_NAMES.map((name) => {
+    const url = new URL(`./starters/${name}.json`, import.meta.url);
+    const { supported_cores, ...template } = JSON.parse(readFileSync(url, "utf8")) as Record<string, unknown>;
+    const claim = { supported_cores };
+    if (!Value.Check(TemplateCreate, template) || !Value.Check(Claim, claim) || template.name !== name) {
+      throw new Error(`starter ${name}.json does not have the shape of a template with supported_cores`);
+    }
+    return { template, claimedCores: claim.supported_cores };
+  });
+}
+
+export type InstallOutcome =
+  | { name: string; status: "installed"; supportedCores: CoreFlavor[] }
+  | { name: string; status: "skipped"; reason: string };
+
+/** Creates every starter whose name is free; returns one outcome per starter, in order. */
+export async function installStarters(
+  templates: TemplatesService,
+  starters: Starter[] = loadStarters(),
+): Promise<InstallOutcome[]> {
+  const outcomes: InstallOutcome[] = [];
+  for (const { template } of starters) {
+    if (await templates.findByName(template.name)) {
+      outcomes.push({ name: template.name, status: "skipped", reason: "a template with this name exists" });
+      continue;
+    }
+    const created = await templates.create(template);
+    outcomes.push({ name: created.name, status: "installed", supportedCores: created.supported_cores });
+  }
+  return outcomes;
+}

@@ -1,0 +1,63 @@
+// Traffic collection: read a core's user and inbound counters with reset and add them to the totals
+// in the database, so a core restart loses at most what was counted since the last collection.
+// Deltas whose write failed are kept in memory and added to the next collection.
+import type { Logger } from "pino";
+import type { ServersService } from "../servers/servers.service.ts";
+import { API_INBOUND_TAGS } from "../servers/servers.service.ts";
+import type { CoreSync } from "../sync/core-sync.ts";
+import type { UsersService } from "../users/users.service.ts";
+import type { TrafficRepository } from "./traffic.repository.ts";
+import type { UserUsage } from "./traffic.schemas.ts";
+import { isEmpty, mergeTraffic, parseTraffic, type TrafficDeltas } from "./traffic.ts";
+
+export type Collected = { users: number; inbounds: number };
+
+export class TrafficService {
+  /** Per server: counted on the core (and reset there) but not written yet. */
+  readonly #unwritten = new Map<string, TrafficDeltas>();
+
+  constructor(
+    private readonly traffic: TrafficRepository,
+    private readonly sync: CoreSync,
+    private readonly servers: ServersService,
+    private readonly users: UsersService,
+    private readonly logger: Logger,
+  ) {}
+
+  async collect(serverId: string): Promise<Collected> {
+    const { client } = await this.sync.connect(serverId);
+    const stats = [
+      ...(await client.queryStats("user>>>", true)),
+      ...(await client.queryStats("inbound>>>", true)),
+    ];
+    const deltas = parseTraffic(stats, API_INBOUND_TAGS);
+    const carried = this.#unwritten.get(serverId);
+    const all = carried === undefined ? deltas : mergeTraffic(carried, deltas);
+    if (isEmpty(all)) return { users: 0, inbounds: 0 };
+    this.#unwritten.set(serverId, all);
+    const users = await this.traffic.addTraffic(serverId, all);
+    this.#unwritten.delete(serverId);
+    this.logger.debug({ server_id: serverId, users, inbounds: all.inbounds.size }, "traffic collected");
+    return { users, inbounds: all.inbounds.size };
+  }
+
+  /** A server this instance no longer collects for: what it could not write is dropped with it. */
+  forget(serverId: string): void {
+    this.#unwritten.delete(serverId);
+  }
+
+  async usage(userId: string): Promise<UserUsage> {
+    await this.users.get(userId);
+    const servers = await this.traffic.usageOfUser(userId);
+    return {
+      user_id: userId,
+      uplink_bytes: servers.reduce((sum, s) => sum + s.uplink_bytes, 0),
+      downlink_bytes: servers.reduce((sum, s) => sum + s.downlink_bytes, 0),
+      servers,
+    };
+  }
+
+  listServerIds(): Promise<string[]> {
+    return this.servers.list().then((servers) => servers.map((server) => server.id));
+  }
+}

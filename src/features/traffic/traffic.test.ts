@@ -1,0 +1,162 @@
+// Traffic collection on whichever dialect DATABASE_URL selects: counters become deltas (pure), the
+// batched write adds them to the user's first grant on that server and to the inbound (all or
+// nothing, beyond int4 and beyond one 500-row batch), and a collection from an Xray core (the
+// recording stand-in) resets its counters and shows on usage, access records and the subscription.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { bulkGrant, createUsers } from "../../../test/support/convergence.ts";
+import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
+import { startRecordingXray } from "../../../test/support/recording-grpc.ts";
+import { request } from "../../../test/support/templates.ts";
+import { CleanupStack } from "../../../test/support/v2ray.ts";
+import { TrafficRepository } from "./traffic.repository.ts";
+import { mergeTraffic, parseTraffic } from "./traffic.ts";
+
+const stack = new CleanupStack();
+let t: TestApp;
+
+before(async () => {
+  t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "2000" });
+});
+after(async () => {
+  await t.close();
+  await stack.run();
+});
+
+const stat = (name: string, value: number) => ({ name, value: BigInt(value) });
+
+describe("counters to deltas", () => {
+  test("user and inbound counters are summed per name; zeros, other counters and the API inbound are left out", () => {
+    const deltas = parseTraffic(
+      [
+        stat("user>>>u-1>>>traffic>>>uplink", 10),
+        stat("user>>>u-1>>>traffic>>>downlink", 20),
+        stat("user>>>u-2>>>traffic>>>downlink", 0),
+        stat("inbound>>>vless-443>>>traffic>>>downlink", 5),
+        stat("inbound>>>api>>>traffic>>>downlink", 999),
+        stat("outbound>>>direct>>>traffic>>>downlink", 999),
+      ],
+      ["api", "api-in"],
+    );
+    assert.deepEqual([...deltas.users], [["u-1", { uplinkBytes: 10, downlinkBytes: 20 }]]);
+    assert.deepEqual([...deltas.inbounds], [["vless-443", { uplinkBytes: 0, downlinkBytes: 5 }]]);
+    const merged = mergeTraffic(deltas, parseTraffic([stat("user>>>u-1>>>traffic>>>uplink", 1)], []));
+    assert.deepEqual(merged.users.get("u-1"), { uplinkBytes: 11, downlinkBytes: 20 });
+  });
+});
+
+describe("writing traffic totals", () => {
+  test("each user's bytes land on their first grant on the server, in batches, beyond 32 bits", async () => {
+    const server = await registerServer(t, 9); // nothing listens: grants stay pending, which is fine here
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const first = await createInbound(t, server.id, { template_id: template.id, port: 20_001 });
+    const second = await createInbound(t, server.id, { template_id: template.id, port: 20_002 });
+    const users = await createUsers(t.deps, 1200, "traffic");
+    const granted = await bulkGrant(t, server.id, first.id, users);
+    await bulkGrant(t, server.id, second.id, users.slice(0, 1));
+    const emailOf = new Map(granted.results.map((r) => [r.user_id, r.proxy_user_id]));
+    const users1 = new Map(
+      users.map((id, i) => [emailOf.get(id) ?? "", { uplinkBytes: i + 1, downlinkBytes: 5_000_000_000 }]),
+    );
+    users1.set("u-not-on-this-server", { uplinkBytes: 1, downlinkBytes: 1 });
+    const inbounds = new Map([[first.tag, { uplinkBytes: 7, downlinkBytes: 8 }]]);
+    const repository = new TrafficRepository(t.deps.database.db);
+    assert.equal(await repository.addTraffic(server.id, { users: users1, inbounds }), 1200);
+    await repository.addTraffic(server.id, {
+      users: new Map([[emailOf.get(users[0] ?? "") ?? "", { uplinkBytes: 100, downlinkBytes: 0 }]]),
+      inbounds: new Map(),
+    });
+
+    const records = (await request(t, "GET", `/api/users/${users[0]}/access`)).json();
+    assert.deepEqual(
+      records.map((r: { server_inbound_id: string; uplink_bytes: number; downlink_bytes: number }) => [
+        r.server_inbound_id,
+        r.uplink_bytes,
+        r.downlink_bytes,
+      ]),
+      [
+        [first.id, 101, 5_000_000_000],
+        [second.id, 0, 0],
+      ],
+      "the oldest grant carries the user's bytes on the server",
+    );
+    const last = (await request(t, "GET", `/api/users/${users[1199]}/usage`)).json();
+    assert.deepEqual(last, {
+      user_id: users[1199],
+      uplink_bytes: 1200,
+      downlink_bytes: 5_000_000_000,
+      servers: [
+        { server_id: server.id, server_name: server.name, uplink_bytes: 1200, downlink_bytes: 5_000_000_000 },
+      ],
+    });
+    const inbound = await t.deps.database.db
+      .selectFrom("server_inbounds")
+      .select(["uplink_bytes", "downlink_bytes"])
+      .where("id", "=", first.id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual([Number(inbound.uplink_bytes), Number(inbound.downlink_bytes)], [7, 8]);
+  });
+
+  test("revoking the grant that carries a user's bytes moves them to the user's next grant there", async () => {
+    const server = await registerServer(t, 9);
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const first = await createInbound(t, server.id, { template_id: template.id, port: 20_011 });
+    const second = await createInbound(t, server.id, { template_id: template.id, port: 20_012 });
+    const carrier = await grant(t, server.id, first.id, { name: "mover" });
+    await grant(t, server.id, second.id, { user_id: carrier.user_id });
+    const bytes = new Map([[carrier.proxy_user_id, { uplinkBytes: 5, downlinkBytes: 6 }]]);
+    await new TrafficRepository(t.deps.database.db).addTraffic(server.id, {
+      users: bytes,
+      inbounds: new Map(),
+    });
+    const revoke = await request(
+      t,
+      "DELETE",
+      `/api/servers/${server.id}/inbounds/${first.id}/users/${carrier.user_id}`,
+    );
+    assert.equal(revoke.statusCode, 204);
+    const records = (await request(t, "GET", `/api/users/${carrier.user_id}/access`)).json();
+    assert.deepEqual(
+      records.map((r: { server_inbound_id: string; uplink_bytes: number }) => [
+        r.server_inbound_id,
+        r.uplink_bytes,
+      ]),
+      [[second.id, 5]],
+    );
+    assert.equal((await request(t, "GET", `/api/users/${carrier.user_id}/usage`)).json().downlink_bytes, 6);
+  });
+
+  test("usage of an unknown user is 404", async () => {
+    const res = await request(t, "GET", "/api/users/00000000-0000-4000-8000-000000000000/usage");
+    assert.equal(res.statusCode, 404);
+  });
+});
+
+describe("collecting from a core", () => {
+  test("counters are read with reset and added once: usage, access records and Subscription-Userinfo show them", async () => {
+    const xray = await startRecordingXray(stack.add);
+    const port = Number(xray.address.split(":")[1]);
+    const server = await registerServer(t, port);
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const inbound = await createInbound(t, server.id, { template_id: template.id, port: 20_003 });
+    const access = await grant(t, server.id, inbound.id, { name: "counted" });
+    assert.equal(access.sync_state, "synced");
+    xray.counters.set(`user>>>${access.proxy_user_id}>>>traffic>>>uplink`, 300n);
+    xray.counters.set(`user>>>${access.proxy_user_id}>>>traffic>>>downlink`, 4000n);
+    xray.counters.set(`inbound>>>${inbound.tag}>>>traffic>>>downlink`, 4100n);
+
+    assert.deepEqual(await t.deps.services.traffic.collect(server.id), { users: 1, inbounds: 1 });
+    assert.equal(
+      xray.counters.get(`user>>>${access.proxy_user_id}>>>traffic>>>downlink`),
+      0n,
+      "reset on the core",
+    );
+    assert.deepEqual(await t.deps.services.traffic.collect(server.id), { users: 0, inbounds: 0 });
+
+    const usage = (await request(t, "GET", `/api/users/${access.user_id}/usage`)).json();
+    assert.deepEqual([usage.uplink_bytes, usage.downlink_bytes], [300, 4000]);
+    const sub = await t.app.inject({ method: "GET", url: `/sub/${access.user_id}` });
+    assert.equal(sub.headers["subscription-userinfo"], "upload=300; download=4000; total=0; expire=0");
+  });
+});

@@ -1,0 +1,41 @@
+// The user resource of the seed: name, optional comment and telegram_id.
+import { type Static, Type } from "typebox";
+import { Timestamp, Uuid } from "../../lib/schemas.ts";
+
+const Name = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: "\\S",
+  description: "1-128 characters, trimmed",
+});
+const Comment = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]);
+const TelegramId = Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]);
+
+export const User = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  comment: Type.Union([Type.String(), Type.Null()]),
+  telegram_id: Type.Union([Type.Integer(), Type.Null()]),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type User = Static<typeof User>;
+
+export const UserCreate = Type.Object(
+  { name: Name, comment: Type.Optional(Comment), telegram_id: Type.Optional(TelegramId) },
+  { additionalProperties: false },
+);
+export type UserCreate = Static<typeof UserCreate>;
+
+export const UserUpdate = Type.Object(
+  { name: Type.Optional(Name), comment: Type.Optional(Comment), telegram_id: Type.Optional(TelegramId) },
+  { additionalProperties: false },
+);
+export type UserUpdate = Static<typeof UserUpdate>;
+
+export const SearchQuery = Type.Object(
+  {
+    q: Type.String({ minLength: 1, maxLength: 128, description: "name substring, telegram_id or user uuid" }),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,80 @@
+// User use cases. Names are trimmed here; deleting a user first takes its grants off every core
+// (through the provisioning feature's revoker), then deletes the user and, by cascade, its grants.
+import { randomUUID } from "node:crypto";
+import { NotFoundError, ValidationError } from "../../lib/errors.ts";
+import type { UserPatch, UsersRepository } from "./users.repository.ts";
+import type { User, UserCreate, UserUpdate } from "./users.schemas.ts";
+
+export const SEARCH_LIMIT = 100;
+
+/** Takes every grant of a user off its core (best effort: unreachable cores get queued removals). */
+export interface UserAccessRevoker {
+  revokeUser(userId: string): Promise<void>;
+}
+
+export class UsersService {
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly revoker: UserAccessRevoker = { revokeUser: async () => {} },
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  list(
+    page: number,
+    perPage: number,
+  ): Promise<{ items: User[]; total: number; page: number; per_page: number }> {
+    return this.users.listUsers(page, perPage).then((result) => ({ ...result, page, per_page: perPage }));
+  }
+
+  search(q: string): Promise<User[]> {
+    return this.users.searchUsers(q.trim() || q, SEARCH_LIMIT);
+  }
+
+  get(id: string): Promise<User> {
+    return this.users.getUser(id);
+  }
+
+  existingIds(ids: readonly string[]): Promise<Set<string>> {
+    return this.users.listExistingIds(ids);
+  }
+
+  async create(input: UserCreate): Promise<User> {
+    const now = this.now().toISOString();
+    const user: User = {
+      id: randomUUID(),
+      name: trimName(input.name),
+      comment: input.comment ?? null,
+      telegram_id: input.telegram_id ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.users.insertUser(user);
+    return user;
+  }
+
+  async update(id: string, input: UserUpdate): Promise<User> {
+    const patch: UserPatch = {};
+    if (input.name !== undefined) patch.name = trimName(input.name);
+    if (input.comment !== undefined) patch.comment = input.comment;
+    if (input.telegram_id !== undefined) patch.telegram_id = input.telegram_id;
+    const updated = await this.users.updateUser(id, patch, this.now().toISOString());
+    if (updated === undefined) throw new NotFoundError("user", id);
+    return updated;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.users.getUser(id);
+    await this.revoker.revokeUser(id);
+    if (!(await this.users.deleteUser(id))) throw new NotFoundError("user", id);
+  }
+}
+
+function trimName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0) {
+    throw new ValidationError("name must not be blank", [
+      { path: "body.name", message: "must not be blank" },
+    ]);
+  }
+  return trimmed;
+}

@@ -1,0 +1,43 @@
+// Reads traffic counters (with reset) from the cores of the servers this instance holds and adds
+// them to the totals; a few servers at a time, each bounded by the core deadline. An unreachable
+// core is skipped quietly: the reconcile job reports it.
+import type { Logger } from "pino";
+import type { ServerLeases } from "../features/sync/leases.ts";
+import type { TrafficService } from "../features/traffic/traffic.service.ts";
+import { AppError } from "../lib/errors.ts";
+import { limiter, settleAll } from "../lib/limiter.ts";
+import type { Job } from "./runner.ts";
+
+export type CollectTrafficOptions = {
+  traffic: TrafficService;
+  leases: ServerLeases;
+  logger: Logger;
+  intervalMs: number;
+  concurrency: number;
+};
+
+export function collectTrafficJob(options: CollectTrafficOptions): Job {
+  const { traffic, leases, logger } = options;
+  const limit = limiter(options.concurrency);
+  return {
+    name: "collect-traffic",
+    intervalMs: options.intervalMs,
+    async run({ signal }) {
+      const ids = await traffic.listServerIds();
+      for (const id of ids) if (!leases.holds(id)) traffic.forget(id);
+      const held = ids.filter((id) => leases.holds(id));
+      const results = await settleAll(held, limit, async (id) => {
+        if (!signal.aborted && leases.holds(id)) await traffic.collect(id);
+      });
+      results.forEach((result, index) => {
+        if (result.status === "fulfilled") return;
+        const error = result.reason;
+        const level = error instanceof AppError && error.status >= 500 ? "debug" : "warn";
+        logger[level](
+          { job: "collect-traffic", server_id: held[index], err: error },
+          "traffic not collected",
+        );
+      });
+    },
+  };
+}

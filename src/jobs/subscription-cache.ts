@@ -1,0 +1,74 @@
+// Keeps this instance's cached subscriptions equal to the database: reads the change feed every
+// PORTCULLIS_SUB_CACHE_SYNC_MS (what other instances, CLI commands and background work wrote; API
+// writes of this instance are caught up before they answer) and prunes changes every reader has had
+// time to see. Also the warm-up: `serve` fills the cache before it listens (bounded in time, the rest
+// in this job), so a restart does not turn every poll into a database read.
+import type { Logger } from "pino";
+import type { SubscriptionsService } from "../features/subscriptions/subscriptions.service.ts";
+import type { Job } from "./runner.ts";
+
+export type SubscriptionCacheJobOptions = {
+  subscriptions: SubscriptionsService;
+  logger: Logger;
+  intervalMs: number;
+  /** Fill the cache after the first run (what warmBeforeListening left over). */
+  warm: boolean;
+};
+
+const PRUNE_INTERVAL_MS = 60_000;
+
+export function subscriptionCacheJob(options: SubscriptionCacheJobOptions): Job {
+  const { subscriptions, logger } = options;
+  let warming: Promise<void> | undefined;
+  let prunedAtMs = 0;
+  return {
+    name: "subscription-cache",
+    intervalMs: options.intervalMs,
+    async run({ signal }) {
+      await subscriptions.catchUp();
+      if (options.warm) warming ??= warm(subscriptions, logger, signal).then(() => undefined);
+      if (Date.now() - prunedAtMs >= PRUNE_INTERVAL_MS) {
+        prunedAtMs = Date.now();
+        const pruned = await subscriptions.pruneChanges();
+        if (pruned > 0) logger.debug({ job: "subscription-cache", pruned }, "subscription changes pruned");
+      }
+    },
+    drain: () => warming ?? Promise.resolve(),
+  };
+}
+
+/** Warms for at most `timeoutMs`; true when every user fitting the budget is cached. */
+export function warmBeforeListening(
+  subscriptions: SubscriptionsService,
+  logger: Logger,
+  timeoutMs: number,
+): Promise<boolean> {
+  return warm(subscriptions, logger, AbortSignal.timeout(timeoutMs));
+}
+
+async function warm(
+  subscriptions: SubscriptionsService,
+  logger: Logger,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const startedMs = performance.now();
+  try {
+    const users = await subscriptions.warm(signal);
+    const { entries, bytes, budgetBytes } = subscriptions.stats();
+    logger.info(
+      {
+        job: "subscription-cache",
+        users,
+        entries,
+        cache_mb: +(bytes / 2 ** 20).toFixed(1),
+        budget_mb: +(budgetBytes / 2 ** 20).toFixed(1),
+        seconds: +((performance.now() - startedMs) / 1000).toFixed(1),
+      },
+      signal.aborted ? "subscription cache partly warmed" : "subscription cache warmed",
+    );
+    return !signal.aborted;
+  } catch (error) {
+    logger.warn({ job: "subscription-cache", err: error }, "subscription cache not warmed");
+    return false;
+  }
+}

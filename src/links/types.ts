@@ -1,0 +1,103 @@
+// What a share link says, independent of any protocol's link syntax: the subscription service
+// maps an inbound + grant + server to a LinkTarget, and the builders in this folder render it.
+
+export const FINGERPRINTS = [
+  "chrome",
+  "firefox",
+  "safari",
+  "ios",
+  "android",
+  "edge",
+  "360",
+  "qq",
+  "random",
+  "randomized",
+] as const;
+export type Fingerprint = (typeof FINGERPRINTS)[number];
+
+export const VMESS_CIPHERS = ["auto", "aes-128-gcm", "chacha20-poly1305"] as const;
+export type VmessCipher = (typeof VMESS_CIPHERS)[number];
+
+/** "chacha20-poly1305" is Xray's alias of "chacha20-ietf-poly1305"; links always carry the ietf name. */
+export const SS_AEAD_METHODS = [
+  "aes-128-gcm",
+  "aes-256-gcm",
+  "chacha20-ietf-poly1305",
+  "chacha20-poly1305",
+] as const;
+export const SS_2022_METHODS = [
+  "2022-blake3-aes-128-gcm",
+  "2022-blake3-aes-256-gcm",
+  "2022-blake3-chacha20-poly1305",
+] as const;
+export type ShadowsocksMethod = (typeof SS_AEAD_METHODS)[number] | (typeof SS_2022_METHODS)[number];
+
+export const VLESS_FLOWS = ["xtls-rprx-vision"] as const;
+export type VlessFlow = (typeof VLESS_FLOWS)[number];
+
+/** RAW TCP; `http` is the HTTP header obfuscation (Xray `tcpSettings.header.type = "http"`). */
+export type TcpTransport = { type: "tcp"; http?: { host?: string[]; path?: string[] } };
+export type WsTransport = { type: "ws"; path?: string; host?: string };
+export type HttpUpgradeTransport = { type: "httpupgrade"; path?: string; host?: string };
+export type GrpcTransport = { type: "grpc"; serviceName: string; mode: "gun" | "multi"; authority?: string };
+export type Transport = TcpTransport | WsTransport | HttpUpgradeTransport | GrpcTransport;
+export type TransportType = Transport["type"];
+
+export type NoSecurity = { type: "none" };
+export type TlsSecurity = {
+  type: "tls";
+  sni?: string;
+  alpn?: string[];
+  fingerprint?: Fingerprint;
+  /** For self-signed test servers only; written as `allowInsecure=1&insecure=1`. */
+  allowInsecure?: boolean;
+};
+export type RealitySecurity = {
+  type: "reality";
+  sni: string;
+  /** X25519 public key, base64url without padding (43 characters). */
+  publicKey: string;
+  /** Hex, even length, at most 16 characters; may be empty. */
+  shortId: string;
+  fingerprint: Fingerprint;
+  spiderX?: string;
+};
+export type Security = NoSecurity | TlsSecurity | RealitySecurity;
+
+type Endpoint = {
+  /** The server's hostname: a domain (written in punycode), an IPv4 or a bare IPv6 literal. */
+  host: string;
+  /** The inbound's port. */
+  port: number;
+  remark: string;
+};
+
+export type VlessTarget = Endpoint & {
+  protocol: "vless";
+  /** `encryption` is the client side of the inbound's `decryption`; usually "none". */
+  credential: { id: string; encryption: string; flow?: VlessFlow };
+  transport: Transport;
+  security: Security;
+};
+export type VmessTarget = Endpoint & {
+  protocol: "vmess";
+  /** alterId is always 0 (AEAD); the cipher is the client's choice. */
+  credential: { id: string; cipher: VmessCipher };
+  transport: Transport;
+  security: NoSecurity | TlsSecurity;
+};
+export type TrojanTarget = Endpoint & {
+  protocol: "trojan";
+  credential: { password: string };
+  transport: Transport;
+  security: NoSecurity | TlsSecurity;
+};
+/** Xray Shadowsocks inbounds are plain TCP/UDP: no transport, no TLS, no plugin. */
+export type ShadowsocksTarget = Endpoint & {
+  protocol: "shadowsocks";
+  /** For 2022 multi-user inbounds the password is `serverKey:userKey`. */
+  credential: { method: ShadowsocksMethod; password: string };
+};
+
+export type LinkTarget = VlessTarget | VmessTarget | TrojanTarget | ShadowsocksTarget;
+export type LinkProtocol = LinkTarget["protocol"];

@@ -1,7 +1,5 @@
-// The service version, read once from package.json (the /health record and the OpenAPI info carry it).
-import { readFileSync } from "node:fs";
+// The service version from package.json (the /health record and the OpenAPI info carry it). Imported,
+// not read from disk, so the bundle `npm start` runs (scripts/build.mjs) carries it too.
+import pkg from "../../package.json" with { type: "json" };
 
-const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-  version: string;
-};
 export const packageVersion: string = pkg.version;

@@ -1,9 +1,15 @@
 // The starter templates shipped in ./starters (one JSON file each, documented in docs/TEMPLATES.md)
 // and their idempotent installation: a starter whose name is taken is skipped, never overwritten.
-import { readFileSync } from "node:fs";
 import { Type } from "typebox";
 import { Value } from "typebox/value";
 import type { CoreFlavor } from "../../cores/core-types.ts";
+// Imported, not read from disk, so the bundle `npm start` runs (scripts/build.mjs) carries them too.
+import shadowsocks2022 from "./starters/shadowsocks-2022.json" with { type: "json" };
+import shadowsocksAead from "./starters/shadowsocks-aead.json" with { type: "json" };
+import trojanTcpTls from "./starters/trojan-tcp-tls.json" with { type: "json" };
+import vlessRealityVision from "./starters/vless-reality-vision.json" with { type: "json" };
+import vlessWsTls from "./starters/vless-ws-tls.json" with { type: "json" };
+import vmessWsTls from "./starters/vmess-ws-tls.json" with { type: "json" };
 import { TemplateCreate } from "./templates.schemas.ts";
 import type { TemplatesService } from "./templates.service.ts";
 
@@ -16,6 +22,15 @@ export const STARTER_NAMES = [
   "shadowsocks-2022",
 ] as const;
 
+const FILES: Record<(typeof STARTER_NAMES)[number], unknown> = {
+  "vless-reality-vision": vlessRealityVision,
+  "vless-ws-tls": vlessWsTls,
+  "vmess-ws-tls": vmessWsTls,
+  "trojan-tcp-tls": trojanTcpTls,
+  "shadowsocks-aead": shadowsocksAead,
+  "shadowsocks-2022": shadowsocks2022,
+};
+
 export type Starter = { template: TemplateCreate; claimedCores: CoreFlavor[] };
 
 const Claim = Type.Object({
@@ -24,8 +39,8 @@ const Claim = Type.Object({
 
 export function loadStarters(): Starter[] {
   return STARTER_NAMES.map((name) => {
-    const url = new URL(`./starters/${name}.json`, import.meta.url);
-    const { supported_cores, ...template } = JSON.parse(readFileSync(url, "utf8")) as Record<string, unknown>;
+    // A copy: the imported module object is shared.
+    const { supported_cores, ...template } = structuredClone(FILES[name]) as Record<string, unknown>;
     const claim = { supported_cores };
     if (!Value.Check(TemplateCreate, template) || !Value.Check(Claim, claim) || template.name !== name) {
       throw new Error(`starter ${name}.json does not have the shape of a template with supported_cores`);

@@ -1,0 +1,22 @@
+// Builds what `npm start` runs: src/main.ts and everything it imports in one ES module,
+// dist/portcullis.mjs (packages stay in node_modules), with a source map for stack traces.
+// Running the bundle instead of the sources through tsx spares the service tsx's loader thread and
+// its compiled-source caches (about 35 MB of RSS) and the compile work at every start.
+import { rmSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+rmSync(`${root}/dist`, { recursive: true, force: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: ["src/main.ts"],
+  outfile: "dist/portcullis.mjs",
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  packages: "external",
+  sourcemap: true,
+  logLevel: "warning",
+});

@@ -1,6 +1,7 @@
 // buildApp(deps): the Fastify application with every route, the bearer-token hook and the
 // problem+json error mapping. It never listens; main.ts does, tests use inject().
 import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -17,7 +18,11 @@ import { certificatesRoutes } from "./features/certificates/certificates.routes.
 import { healthRoutes } from "./features/health/health.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
-import { subscriptionsRoutes } from "./features/subscriptions/subscriptions.routes.ts";
+import { withCacheFastPath } from "./features/subscriptions/fast-path.ts";
+import {
+  subscriptionCacheRoutes,
+  subscriptionsRoutes,
+} from "./features/subscriptions/subscriptions.routes.ts";
 import { syncRoutes } from "./features/sync/sync.routes.ts";
 import { templatesRoutes } from "./features/templates/templates.routes.ts";
 import { trafficRoutes } from "./features/traffic/traffic.routes.ts";
@@ -39,6 +44,20 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
+    // Cached subscriptions are answered before Fastify's routing (features/subscriptions/fast-path.ts).
+    serverFactory: (handler, options) => {
+      const server = createServer(withCacheFastPath(deps.services.subscriptions, handler));
+      // What Fastify sets on the server it makes itself (its defaults: 72 s, none, none).
+      const timeouts = options as {
+        keepAliveTimeout?: number;
+        requestTimeout?: number;
+        connectionTimeout?: number;
+      };
+      server.keepAliveTimeout = timeouts.keepAliveTimeout ?? 72_000;
+      server.requestTimeout = timeouts.requestTimeout ?? 0;
+      server.setTimeout(timeouts.connectionTimeout ?? 0);
+      return server;
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler());
   app.addSchema(Problem);
@@ -113,6 +132,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   syncRoutes(app, deps.services.reconciler);
   trafficRoutes(app, deps.services.traffic);
   subscriptionsRoutes(app, deps.services.subscriptions); // public: /sub/* has config auth: false
+  subscriptionCacheRoutes(app, deps.services.subscriptions);
 
   return Object.assign(app, { routeTable });
 }

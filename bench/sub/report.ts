@@ -7,7 +7,17 @@ import { socketErrors, totalErrors, type WrkResult, type WrkSettings } from "../
 
 export type Dialect = "sqlite" | "postgres";
 /** loadAverage: the machine's 1-minute load average when the measurement began (noise indicator). */
-export type Measured = { wrk: WrkResult; peakRssMB: number; loadAverage: number };
+export type Measured = { wrk: WrkResult; peakRssMB: number; loadAverage: number; cache?: CacheUse };
+/** The service's GET /api/subscriptions/cache after the run, and its hits/misses during the measurement. */
+export type CacheUse = {
+  entries: number;
+  bytes: number;
+  budgetBytes: number;
+  layouts: number;
+  hits: number;
+  misses: number;
+  evictions: number;
+};
 export type DialectResult = {
   dialect: Dialect;
   databaseVersion: string;
@@ -65,6 +75,17 @@ function acceptance(results: DialectResult[], connections: number): string[] {
   return lines;
 }
 
+function cacheLines(cache: CacheUse | undefined): string[] {
+  if (cache === undefined) return [];
+  const served = cache.hits + cache.misses;
+  const hitRate = served === 0 ? 0 : (100 * cache.hits) / served;
+  const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+  return [
+    `Response cache (GET /api/subscriptions/cache): ${cache.entries.toLocaleString("en")} entries in ${mb(cache.bytes)} of ${mb(cache.budgetBytes)} MiB, ${cache.layouts} layout(s); during the measurement ${cache.hits.toLocaleString("en")} hits, ${cache.misses.toLocaleString("en")} misses (${hitRate.toFixed(1)} % hits), ${cache.evictions.toLocaleString("en")} evictions.`,
+    "",
+  ];
+}
+
 export function renderReport(info: RunInfo, results: DialectResult[]): string {
   const { wrk } = info;
   const out = [
@@ -86,6 +107,7 @@ export function renderReport(info: RunInfo, results: DialectResult[]): string {
       "",
       `sub/ceiling: **${ratioOf(result).toFixed(2)}**`,
       "",
+      ...cacheLines(result.sub.cache),
     );
   }
   out.push(...acceptance(results, wrk.connections), "");

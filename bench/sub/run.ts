@@ -4,6 +4,7 @@
 // over every user id, and the ceiling: a bare Fastify process on CPU 0 sending a body of the same
 // size, with identical wrk settings. Reports requests/s, p50, p99, errors, peak RSS, sub/ceiling.
 // Exits 1 if any request errored; a body that is not 5 valid links aborts the run (CI: --smoke).
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -20,7 +21,14 @@ import { interrupted, type Pinned, startPinned, stop, waitForHttp } from "../lib
 import { sampleRss } from "../lib/rss.ts";
 import { prng } from "../lib/stats.ts";
 import { runWrk, totalErrors, type WrkResult, type WrkSettings } from "../lib/wrk.ts";
-import { type Dialect, type DialectResult, type Measured, renderReport, writeResults } from "./report.ts";
+import {
+  type CacheUse,
+  type Dialect,
+  type DialectResult,
+  type Measured,
+  renderReport,
+  writeResults,
+} from "./report.ts";
 import { LINKS_PER_USER, seed } from "./seed.ts";
 import { checkSubscriptions, type Sample } from "./validate.ts";
 
@@ -66,6 +74,11 @@ const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const LUA = join(HERE, "rotate.lua");
 const SECRET_KEY = "00".repeat(32);
+const ADMIN_PASSWORD = "bench-password";
+/** As `npm start` runs the service: the bundle scripts/build.mjs makes (built once per run, in main). */
+const START_ARGS = ["--enable-source-maps", join(ROOT, "dist/portcullis.mjs")];
+/** For a closer look at the service, e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
 const CHECKED_BODIES = 20;
 
 function shuffled<T>(items: readonly T[]): T[] {
@@ -84,6 +97,7 @@ async function measure(
   start: (port: number) => Pinned,
   pathsFile: string,
   beforeLoad: (baseUrl: string) => Promise<void> = async () => {},
+  readCache?: (baseUrl: string) => Promise<CacheUse>,
 ): Promise<Measured> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -97,21 +111,62 @@ async function measure(
     const rss = sampleRss(server.pid);
     let wrk: WrkResult;
     let memory: ReturnType<typeof rss.stop>;
+    let before: CacheUse | undefined;
     try {
       await runWrk({ ...WRK, durationSeconds: WARMUP_SECONDS }, baseUrl, LUA, scriptArgs);
+      before = await readCache?.(baseUrl);
       wrk = await runWrk(WRK, baseUrl, LUA, scriptArgs);
     } finally {
       memory = rss.stop();
     }
-    return { wrk, peakRssMB: memory.peakMB, loadAverage };
+    const after = await readCache?.(baseUrl);
+    const cache =
+      after === undefined || before === undefined
+        ? undefined
+        : {
+            ...after,
+            hits: after.hits - before.hits,
+            misses: after.misses - before.misses,
+            evictions: after.evictions - before.evictions,
+          };
+    return { wrk, peakRssMB: memory.peakMB, loadAverage, ...(cache === undefined ? {} : { cache }) };
   } finally {
     await stop(server);
   }
 }
 
+/** The service's cache statistics, through the admin API (one login per read). */
+async function readServiceCache(baseUrl: string): Promise<CacheUse> {
+  const signal = AbortSignal.timeout(10_000);
+  const login = await fetch(`${baseUrl}/api/auth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "admin", password: ADMIN_PASSWORD }),
+    signal,
+  });
+  if (!login.ok) throw new Error(`admin login for the cache statistics: ${login.status}`);
+  const { access_token: token } = (await login.json()) as { access_token: string };
+  const res = await fetch(`${baseUrl}/api/subscriptions/cache`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal,
+  });
+  if (!res.ok) throw new Error(`GET /api/subscriptions/cache: ${res.status}`);
+  const body = (await res.json()) as Record<string, number>;
+  const field = (name: string) => body[name] ?? Number.NaN;
+  return {
+    entries: field("entries"),
+    bytes: field("bytes"),
+    budgetBytes: field("budget_bytes"),
+    layouts: field("layouts"),
+    hits: field("hits"),
+    misses: field("misses"),
+    evictions: field("evictions"),
+  };
+}
+
 function startService(dataDir: string, databaseUrl: string | undefined) {
   return (port: number) =>
-    startPinned(process.execPath, ["--import", "tsx", join(ROOT, "src/main.ts"), "serve"], {
+    startPinned(process.execPath, [...SERVICE_NODE_ARGS, ...START_ARGS, "serve"], {
       cpu: SERVER_CPU,
       cwd: ROOT,
       env: {
@@ -122,7 +177,7 @@ function startService(dataDir: string, databaseUrl: string | undefined) {
         DATA_DIR: dataDir,
         ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
         LOG_LEVEL: "warn",
-        PORTCULLIS_ADMIN_PASSWORD: "bench-password",
+        PORTCULLIS_ADMIN_PASSWORD: ADMIN_PASSWORD,
         PORTCULLIS_SECRET_KEY: SECRET_KEY,
       },
     });
@@ -182,6 +237,7 @@ async function run(dialect: Dialect): Promise<DialectResult> {
       async (url) => {
         sample = await checkSubscriptions(url, paths.slice(0, CHECKED_BODIES), protocols);
       },
+      readServiceCache,
     );
     if (sample === undefined) throw new Error("no subscription body was checked");
     const ceiling = await measure("ceiling", startCeiling(sample), pathsFile);
@@ -201,6 +257,8 @@ async function run(dialect: Dialect): Promise<DialectResult> {
 
 async function main(): Promise<number> {
   const startedAt = new Date().toISOString();
+  const built = spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { stdio: "inherit" });
+  if (built.status !== 0) throw new Error("npm run build failed");
   const machine = describeMachine([describeCode(ROOT)]);
   const results: DialectResult[] = [];
   for (const dialect of DIALECTS) results.push(await run(dialect));

@@ -163,6 +163,22 @@ describe("one instance: a change reaches the next response", () => {
     assert.deepEqual(await target(), ["new.example.com", `New Name ${inbound.tag}`, "/moved"]);
   });
 
+  test("a deleted server takes its inbounds' links with it; the other server's stay", async () => {
+    const doomed = await registerServer(t, await freePort(), {
+      name: "Doomed",
+      hostname: "doomed.example.com",
+    });
+    const { inbound: gone } = await newInbound(vlessWs, doomed.id);
+    const { inbound: kept } = await newInbound(vlessWs);
+    const user = await newUser("Two servers");
+    await grant(t, doomed.id, gone.id, { user_id: user });
+    await grant(t, serverId, kept.id, { user_id: user });
+    const hosts = async () => (await cachedLinks(t, user)).map((link) => decodeLink(link).host);
+    assert.deepEqual(await hosts(), ["doomed.example.com", "vpn.example.com"]);
+    assert.equal((await request(t, "DELETE", `/api/servers/${doomed.id}`)).statusCode, 204);
+    assert.deepEqual(await hosts(), ["vpn.example.com"]);
+  });
+
   test("a certificate renewal recomputes the link parameters, and the response follows", async () => {
     const { inbound } = await newInbound(trojanTls);
     const user = await newUser("Renewal");
@@ -239,6 +255,9 @@ describe("conditional requests and HEAD", () => {
       await sql`UPDATE user_access SET uplink_bytes = 7, downlink_bytes = 9 WHERE id = ${access.id}`.execute(
         t.deps.database.db,
       );
+      // Traffic writes no change row: until the entry is older than the maximum age, the cache answers.
+      const cached = await get(fast, user);
+      assert.equal(cached.headers["subscription-userinfo"], first.headers["subscription-userinfo"]);
       const expected = "upload=7; download=9; total=0; expire=0";
       const deadline = Date.now() + 10_000;
       let res = await get(fast, user);
@@ -252,6 +271,25 @@ describe("conditional requests and HEAD", () => {
       await fast.close();
     }
   });
+});
+
+test("GET /api/subscriptions/cache counts this instance's hits and misses within its budget", async () => {
+  const { inbound } = await newInbound();
+  const user = await newUser("Stats");
+  await grant(t, serverId, inbound.id, { user_id: user });
+  const stats = async () => {
+    const res = await request(t, "GET", "/api/subscriptions/cache");
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  };
+  const before = await stats();
+  await get(t, user);
+  await get(t, user);
+  const after = await stats();
+  assert.equal(after.misses, before.misses + 1);
+  assert.equal(after.hits, before.hits + 1);
+  assert.ok(after.entries >= 1 && after.bytes <= after.budget_bytes, JSON.stringify(after));
+  assert.equal(after.budget_bytes, 64 * 2 ** 20);
 });
 
 describe("several instances on one database", () => {

@@ -21,8 +21,10 @@ export class CachePages {
   constructor(
     private readonly budgetBytes: number,
     readonly pageBytes: number,
-    /** Other memory the budget covers (the cache's reference bodies). */
+    /** Other memory the budget covers (the cache's reference bodies), at most `reservedBytes`. */
     private readonly otherBytes: () => number,
+    /** Kept free of pages for that other memory, so the total never exceeds the budget. */
+    private readonly reservedBytes: number,
   ) {}
 
   get entries(): number {
@@ -72,9 +74,14 @@ export class CachePages {
     return !this.#fitsHead(length) && !this.canGrow();
   }
 
-  /** Whether another page (and `extra` bytes of other memory) fits the budget. */
-  canGrow(extra = 0): boolean {
-    return this.pageBytes > 0 && this.bytes + this.pageBytes + extra <= this.budgetBytes;
+  /** Whether another page fits the budget beside the index and the reserved bytes. */
+  canGrow(): boolean {
+    return this.pageBytes > 0 && this.#committed() + this.pageBytes <= this.budgetBytes;
+  }
+
+  /** Pages, index and the reserve: what must stay within the budget. */
+  #committed(): number {
+    return this.#pages.length * this.pageBytes + this.#index.size * INDEX_ENTRY_BYTES + this.reservedBytes;
   }
 
   clear(): void {
@@ -88,6 +95,11 @@ export class CachePages {
     return this.#order[this.#order.length - 1];
   }
 
+  /** Whether one more index entry would pass the budget. */
+  #isOver(): boolean {
+    return this.#committed() + INDEX_ENTRY_BYTES > this.budgetBytes;
+  }
+
   #fitsHead(length: number): boolean {
     const head = this.#head();
     return head !== undefined && (this.#used[head] ?? 0) + length <= this.pageBytes;
@@ -99,6 +111,11 @@ export class CachePages {
    */
   #allocate(length: number): number | undefined {
     if (length > this.pageBytes) return undefined;
+    // More, smaller records than when the pages were made can grow the index past the budget:
+    // sweep (evicting, so the index shrinks) before writing. Two rounds clear every second chance.
+    for (let sweeps = 2 * this.#order.length; sweeps > 0 && this.#isOver(); sweeps--) {
+      this.#sweep(this.#order.shift() as number);
+    }
     for (;;) {
       const head = this.#head();
       if (head !== undefined && this.#fitsHead(length)) {

@@ -78,6 +78,10 @@ export function userIdAt(page: Buffer, at: number): string {
   return page.toString("latin1", at + USER_ID, at + USER_ID + USER_ID_LENGTH);
 }
 
+export function renderedAtSOf(page: Buffer, at: number): number {
+  return page.readUInt32LE(at + RENDERED_AT);
+}
+
 export function layoutSlotAt(page: Buffer, at: number): number {
   return page.readUInt32LE(at + LAYOUT);
 }

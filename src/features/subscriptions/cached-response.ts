@@ -11,9 +11,13 @@ import {
 
 export type SubscriptionResponse = {
   status: 200 | 304;
-  headers: Readonly<Record<string, string>>;
-  /** The base64 text as bytes (Node writes a fresh Buffer faster than a fresh string); undefined for 304. */
-  body: Buffer | undefined;
+  /** Names (lowercase) and values in one flat list, as Node's writeHead takes them. */
+  headers: readonly string[];
+  /**
+   * The base64 text; undefined for 304. A string, not a Buffer: Node sends a string body in the same
+   * write as the headers, a Buffer in a second one (writev), which cost more than the conversion.
+   */
+  body: string | undefined;
 };
 
 const CONTENT_TYPE = "text/plain; charset=utf-8";
@@ -38,21 +42,28 @@ export function etagOf(rendered: RenderedSubscription): string {
 }
 
 /** Everything GET /sub answers with, in the order clients have always seen. */
-function headersOf(profile: ProfileHeaders, etag: string): Record<string, string> {
-  return {
-    "content-type": CONTENT_TYPE,
-    "subscription-userinfo": profile.userinfo,
-    "profile-title": profile.title,
-    "profile-update-interval": UPDATE_INTERVAL,
-    "content-disposition": profile.disposition,
-    etag,
-    "cache-control": CACHE_CONTROL,
-  };
+function headersOf(profile: ProfileHeaders, etag: string): string[] {
+  return [
+    ...["content-type", CONTENT_TYPE],
+    ...["subscription-userinfo", profile.userinfo],
+    ...["profile-title", profile.title],
+    ...["profile-update-interval", UPDATE_INTERVAL],
+    ...["content-disposition", profile.disposition],
+    ...["etag", etag],
+    ...["cache-control", CACHE_CONTROL],
+  ];
 }
 
 /** What a 304 repeats (RFC 9110 §15.4.5), plus the current traffic for apps that read it from any answer. */
-function notModifiedHeaders(etag: string, userinfo: string): Record<string, string> {
-  return { etag, "cache-control": CACHE_CONTROL, "subscription-userinfo": userinfo };
+function notModifiedHeaders(etag: string, userinfo: string): string[] {
+  return ["etag", etag, "cache-control", CACHE_CONTROL, "subscription-userinfo", userinfo];
+}
+
+/** The flat header list as an object (for Fastify's reply.headers). */
+export function headerObject(headers: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < headers.length; i += 2) out[headers[i] as string] = headers[i + 1] as string;
+  return out;
 }
 
 /** What the cache stores for a render whose grants are on `inbounds` (in grant order). */
@@ -96,11 +107,10 @@ export function uncachedResponseOf(
   if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {
     return { status: 304, headers: notModifiedHeaders(etag, rendered.headers.userinfo), body: undefined };
   }
-  // The body is base64: ASCII, so latin1 gives the same bytes as UTF-8.
   return {
     status: 200,
     headers: headersOf(rendered.headers, etag),
-    body: Buffer.from(rendered.body, "latin1"),
+    body: rendered.body,
   };
 }
 

@@ -13,6 +13,7 @@ import {
   layoutSlotAt,
   type RecordFields,
   recordLength,
+  renderedAtSOf,
   setVisited,
   viewAt,
   writeRecord,
@@ -29,7 +30,7 @@ export type InboundRef = {
 };
 
 /** A set of users' inbounds, in grant order, and the body made of the inbounds' reference links. */
-type Layout = { slot: number; refs: readonly InboundRef[]; body: Buffer; isStale: boolean };
+type Layout = { slot: number; refs: readonly InboundRef[]; body: string; isStale: boolean };
 
 /** What a render stores. */
 export type SubscriptionEntry = {
@@ -52,7 +53,7 @@ export type CachedSubscription = {
   readonly page: Buffer;
   readonly bodyStart: number;
   readonly bodyEnd: number;
-  readonly reference: Buffer;
+  readonly reference: string;
 };
 
 export type CacheStats = {
@@ -64,18 +65,22 @@ export type CacheStats = {
   misses: number;
   evictions: number;
   layouts: number;
+  /** Times the reference bodies filled their share of the budget and every record was dropped. */
+  layoutResets: number;
 };
 
 const DEFAULT_PAGE_BYTES = 1 << 20;
 const PAGES_AT_LEAST = 8;
+/** Reference bodies get 1/16 of the budget (64 MiB: 4 MiB, some 2,500 distinct sets of 5 inbounds). */
+const LAYOUT_SHARE = 16;
 
 /** Decoding the encoded body gives the rendered one back (checked before anything is stored). */
 function isExact(encoded: string, layout: Layout, body: string): boolean {
   const source = Buffer.from(encoded, "latin1");
-  return decodeBody(source, 0, source.length, layout.body).equals(Buffer.from(body, "latin1"));
+  return decodeBody(source, 0, source.length, layout.body) === body;
 }
 
-export function bodyOf(entry: CachedSubscription): Buffer {
+export function bodyOf(entry: CachedSubscription): string {
   return decodeBody(entry.page, entry.bodyStart, entry.bodyEnd, entry.reference);
 }
 
@@ -86,6 +91,8 @@ export class SubscriptionCache {
   readonly #layouts = new Map<string, Layout>();
   readonly #layoutSlots = new Map<number, Layout>();
   #layoutBytes = 0;
+  readonly #layoutBudget: number;
+  #layoutResets = 0;
   #nextSlot = 1;
   #generation = 0;
   #hits = 0;
@@ -99,7 +106,8 @@ export class SubscriptionCache {
     // At least eight pages, so one sweep never empties much of the cache and the reference bodies
     // (a quarter of the budget at most) always leave room for pages.
     const pageSize = Math.min(pageBytes, Math.floor(budgetBytes / PAGES_AT_LEAST));
-    this.#pages = new CachePages(budgetBytes, pageSize, () => this.#layoutBytes);
+    this.#layoutBudget = Math.floor(budgetBytes / LAYOUT_SHARE);
+    this.#pages = new CachePages(budgetBytes, pageSize, () => this.#layoutBytes, this.#layoutBudget);
   }
 
   /** Changes whenever anything is invalidated: a render stores its result only if it did not. */
@@ -107,12 +115,15 @@ export class SubscriptionCache {
     return this.#generation;
   }
 
-  /** undefined when absent or when one of its inbounds changed since it was rendered. */
-  get(userId: string): CachedSubscription | undefined {
+  /**
+   * undefined when absent, when one of its inbounds changed since it was rendered, or when it was
+   * rendered before `notBeforeS` (whole seconds).
+   */
+  get(userId: string, notBeforeS = 0): CachedSubscription | undefined {
     const found = this.#pages.find(userId);
     const layout = found && this.#layoutSlots.get(layoutSlotAt(found.page, found.at));
-    if (found === undefined || layout === undefined) {
-      if (found !== undefined) this.#pages.delete(userId);
+    if (found === undefined || layout === undefined || renderedAtSOf(found.page, found.at) < notBeforeS) {
+      if (found !== undefined && layout === undefined) this.#pages.delete(userId);
       this.#misses++;
       return undefined;
     }
@@ -132,8 +143,10 @@ export class SubscriptionCache {
     };
   }
 
+  /** Whether a record is stored for the user and its layout is current. */
   has(userId: string): boolean {
-    return this.#pages.has(userId);
+    const found = this.#pages.find(userId);
+    return found !== undefined && this.#layoutSlots.has(layoutSlotAt(found.page, found.at));
   }
 
   /** Stores the entry unless something was invalidated since `generation` was read. */
@@ -205,6 +218,7 @@ export class SubscriptionCache {
       misses: this.#misses,
       evictions: this.#pages.evictions,
       layouts: this.#layouts.size,
+      layoutResets: this.#layoutResets,
     };
   }
 
@@ -217,14 +231,23 @@ export class SubscriptionCache {
       ref.params === null || ref.reference === undefined ? [] : [ref.reference],
     );
     const text = links.length === 0 ? EMPTY_SUBSCRIPTION_LINE : links.join("\n");
-    const body = Buffer.from(Buffer.from(text, "utf8").toString("base64"), "latin1");
-    // Reference bodies may take a quarter of the budget; past that, users of new layouts are not cached.
-    if (4 * (this.#layoutBytes + body.length + key.length) > this.budgetBytes) return undefined;
+    const body = Buffer.from(text, "utf8").toString("base64");
+    const bytes = body.length + key.length;
+    if (bytes > this.#layoutBudget) return undefined;
+    // Layouts nobody uses any more (grants changed) are not tracked one by one: when their share of
+    // the budget is full, every layout and record goes and the cache fills again from renders.
+    if (this.#layoutBytes + bytes > this.#layoutBudget) this.#resetLayouts();
     const layout: Layout = { slot: this.#nextSlot++, refs, body, isStale: false };
     this.#layouts.set(key, layout);
     this.#layoutSlots.set(layout.slot, layout);
-    this.#layoutBytes += body.length + key.length;
+    this.#layoutBytes += bytes;
     return layout;
+  }
+
+  #resetLayouts(): void {
+    this.#layoutResets++;
+    for (const [key, layout] of this.#layouts) this.#retire(key, layout);
+    this.#pages.clear();
   }
 
   #retire(key: string, layout: Layout): void {

@@ -72,18 +72,6 @@ export class SubscriptionsRepository implements ChangeSource {
     return { users: groupByUser(rows), next };
   }
 
-  /** The users among `userIds` that exist. */
-  async listSubscriptionsOf(userIds: readonly string[]): Promise<SubscriptionRows[]> {
-    if (userIds.length === 0) return [];
-    const users = this.db.selectFrom("users").select(["id", "name"]).where("id", "in", userIds);
-    const rows = await this.#withGrants(users)
-      .orderBy("u.id")
-      .orderBy("a.created_at")
-      .orderBy("a.id")
-      .execute();
-    return groupByUser(rows);
-  }
-
   async listInbounds(ids: readonly string[]): Promise<InboundLinkRow[]> {
     if (ids.length === 0) return [];
     const rows = await this.db

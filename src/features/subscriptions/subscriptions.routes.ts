@@ -4,7 +4,10 @@
 import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { App } from "../../lib/http.ts";
-import type { SubscriptionResponse } from "./cached-response.ts";
+import { problems } from "../../lib/schemas.ts";
+import { headerObject, type SubscriptionResponse } from "./cached-response.ts";
+import { wasCacheAsked } from "./fast-path.ts";
+import { CacheStats } from "./subscriptions.schemas.ts";
 import type { SubscriptionsService } from "./subscriptions.service.ts";
 
 // Not a uuid format: a malformed id is 404 like an unknown one, never 400.
@@ -35,15 +38,43 @@ export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsServic
     (request, reply) => {
       const id = request.params.user_id;
       const ifNoneMatch = request.headers["if-none-match"];
-      const cached = subscriptions.cached(id, ifNoneMatch);
+      // Over HTTP the fast path (fast-path.ts) already asked the cache; inject() did not.
+      const cached = wasCacheAsked(request.raw) ? undefined : subscriptions.cached(id, ifNoneMatch);
       if (cached !== undefined) return send(reply, cached);
       return subscriptions.respond(id, ifNoneMatch).then((response) => send(reply, response));
     },
   );
 }
 
+/** GET /api/subscriptions/cache (admin): what the response cache holds and how well it serves. */
+export function subscriptionCacheRoutes(app: App, subscriptions: SubscriptionsService): void {
+  app.get(
+    "/api/subscriptions/cache",
+    {
+      schema: {
+        tags: ["subscription"],
+        summary: "Statistics of this instance's subscription response cache",
+        response: { 200: CacheStats, ...problems() },
+      },
+    },
+    () => {
+      const stats = subscriptions.stats();
+      return {
+        entries: stats.entries,
+        bytes: stats.bytes,
+        budget_bytes: stats.budgetBytes,
+        hits: stats.hits,
+        misses: stats.misses,
+        evictions: stats.evictions,
+        layouts: stats.layouts,
+        layout_resets: stats.layoutResets,
+      };
+    },
+  );
+}
+
 function send(reply: FastifyReply, response: SubscriptionResponse): FastifyReply {
-  return reply.code(response.status).headers(response.headers).send(response.body);
+  return reply.code(response.status).headers(headerObject(response.headers)).send(response.body);
 }
 
 /** Request logging ("incoming request", "request completed") is info: this route logs warnings and worse. */

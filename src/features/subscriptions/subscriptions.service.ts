@@ -14,22 +14,19 @@ import type { CacheStats, InboundRef, SubscriptionCache, SubscriptionEntry } fro
 import type { SubscriptionRows, SubscriptionsRepository, WarmCursor } from "./subscriptions.repository.ts";
 
 export type SubscriptionsOptions = {
-  /** A cached response older than this is still served, and rendered again in the background. */
+  /** A cached response older than this is rendered again (its Subscription-Userinfo is at most this old). */
   maxAgeMs: number;
   now?: () => number;
 };
 
 /** Changes are kept this long for other instances; an instance that could not read them for half of it starts over. */
 export const CHANGES_RETENTION_SECONDS = 600;
-const USERS_PER_BATCH = 128;
 const WARM_USERS_PER_BATCH = 100;
 const WARM_RETRIES_PER_BATCH = 3;
 
 export class SubscriptionsService {
   readonly #feed: ChangeFeed;
   readonly #now: () => number;
-  readonly #stale = new Set<string>();
-  #refreshing: Promise<void> | undefined;
   /** False after a failed read of the feed: nothing is stored until one succeeds. */
   #feedHealthy = true;
   #lastCaughtUpMs: number | undefined;
@@ -44,12 +41,13 @@ export class SubscriptionsService {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The cached answer, or undefined (then call respond()). */
+  /**
+   * The cached answer, or undefined (then call respond()). An entry older than maxAgeMs is a miss:
+   * its links are still right (changes invalidate it), but its traffic totals may not be.
+   */
   cached(userId: string, ifNoneMatch: string | undefined): SubscriptionResponse | undefined {
-    const entry = this.cache.get(userId);
-    if (entry === undefined) return undefined;
-    if ((this.#nowS() - entry.renderedAtS) * 1000 > this.options.maxAgeMs) this.#refreshLater(userId);
-    return responseOf(entry, ifNoneMatch);
+    const entry = this.cache.get(userId, this.#nowS() - Math.floor(this.options.maxAgeMs / 1000));
+    return entry === undefined ? undefined : responseOf(entry, ifNoneMatch);
   }
 
   /** 404 for an unknown user and for anything that is not a uuid (never a 400 or 500 to a polling app). */
@@ -106,8 +104,8 @@ export class SubscriptionsService {
     return this.subscriptions.deleteChangesOlderThan(CHANGES_RETENTION_SECONDS);
   }
 
-  stats(): CacheStats & { pendingRefreshes: number } {
-    return { ...this.cache.stats(), pendingRefreshes: this.#stale.size };
+  stats(): CacheStats {
+    return this.cache.stats();
   }
 
   #nowS(): number {
@@ -177,28 +175,6 @@ export class SubscriptionsService {
         downlink_bytes: grant.downlinkBytes,
       })),
     };
-  }
-
-  /** Renders users whose cached response is older than maxAgeMs again, a batch at a time. */
-  #refreshLater(userId: string): void {
-    this.#stale.add(userId);
-    this.#refreshing ??= this.#refresh().finally(() => {
-      this.#refreshing = undefined;
-    });
-  }
-
-  async #refresh(): Promise<void> {
-    await yieldToRequests();
-    while (this.#stale.size > 0) {
-      const batch = [...this.#stale].slice(0, USERS_PER_BATCH);
-      for (const id of batch) this.#stale.delete(id);
-      try {
-        const generation = this.cache.generation;
-        await this.#renderAndStore(await this.subscriptions.listSubscriptionsOf(batch), generation);
-      } catch (error) {
-        this.logger.warn({ err: error }, "cached subscriptions not refreshed");
-      }
-    }
   }
 }
 

@@ -1,0 +1,148 @@
+// The cache fast path over real HTTP, on whichever dialect DATABASE_URL selects: a hit is answered
+// before Fastify with the same status, headers and bytes Fastify's route gives; everything else
+// (misses, HEAD of a miss, uppercase ids, query strings, unknown users, other routes, a client's own
+// X-Request-Id) falls through to Fastify exactly once, and a miss is counted once.
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, test } from "node:test";
+import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { freePort } from "../../../test/support/ports.ts";
+import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
+import { request } from "../../../test/support/templates.ts";
+import { withCacheFastPath } from "./fast-path.ts";
+
+let t: TestApp;
+let server: Server;
+let base: string;
+let userId: string;
+/** URLs the fast path handed to Fastify. */
+const fellThrough: string[] = [];
+
+before(async () => {
+  t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "1000" });
+  const serverId = (await registerServer(t, await freePort(), { hostname: "vpn.example.com" })).id;
+  const template = await templateFor(t, { protocol: "vless", network: "ws", tls: false });
+  const inbound = await createInbound(t, serverId, { template_id: template.id, port: await freePort() });
+  userId = ((await request(t, "POST", "/api/users", { name: "Zoë fast" })).json() as { id: string }).id;
+  await grant(t, serverId, inbound.id, { user_id: userId });
+  // The composition app.ts makes, with a counting hand-over to Fastify's own handler.
+  server = createServer(
+    withCacheFastPath(t.deps.services.subscriptions, (req, res) => {
+      fellThrough.push(`${req.method} ${req.url}`);
+      t.app.routing(req, res);
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await t.close();
+});
+
+type Answer = { status: number; headers: Record<string, string>; body: string };
+
+async function fetchSub(path: string, init: RequestInit = {}): Promise<Answer> {
+  const res = await fetch(`${base}${path}`, { ...init, signal: AbortSignal.timeout(5000) });
+  const headers: Record<string, string> = {};
+  res.headers.forEach((value, name) => {
+    if (name !== "date" && name !== "x-request-id") headers[name] = value;
+  });
+  assert.match(res.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
+  return { status: res.status, headers, body: await res.text() };
+}
+
+/** The request, and whether Fastify saw it. */
+async function viaWhich(path: string, init: RequestInit = {}) {
+  const before = fellThrough.length;
+  const answer = await fetchSub(path, init);
+  return { answer, fastify: fellThrough.length > before };
+}
+
+describe("the subscription cache fast path", () => {
+  test("a miss goes to Fastify (counted once); the hit after it is the same answer without Fastify", async () => {
+    const stats = () => t.deps.services.subscriptions.stats();
+    const { misses, hits } = stats();
+    const first = await viaWhich(`/sub/${userId}`);
+    assert.equal(first.fastify, true);
+    assert.equal(stats().misses, misses + 1, "the fast path's miss is not counted again by the route");
+    const second = await viaWhich(`/sub/${userId}`);
+    assert.equal(second.fastify, false);
+    assert.equal(stats().hits, hits + 1);
+    assert.equal(second.answer.status, 200);
+    assert.deepEqual(second.answer, first.answer);
+    assert.equal(second.answer.headers["content-length"], String(second.answer.body.length));
+    assert.ok(Buffer.from(second.answer.body, "base64").toString().startsWith("vless://"));
+  });
+
+  test("HEAD and If-None-Match are answered from the cache like the route answers them", async () => {
+    const get = await viaWhich(`/sub/${userId}`);
+    const head = await viaWhich(`/sub/${userId}`, { method: "HEAD" });
+    assert.equal(head.fastify, false);
+    assert.equal(head.answer.body, "");
+    // The route's HEAD (an uppercase id is not the fast path's) gives the same headers, keep-alive included.
+    const routedHead = await viaWhich(`/sub/${userId.toUpperCase()}`, { method: "HEAD" });
+    assert.equal(routedHead.fastify, true);
+    assert.deepEqual(head.answer, routedHead.answer);
+    assert.equal(head.answer.headers["content-length"], get.answer.headers["content-length"]);
+    assert.equal(head.answer.headers.etag, get.answer.headers.etag);
+    const etag = get.answer.headers.etag ?? "";
+    const conditional = await viaWhich(`/sub/${userId}`, { headers: { "if-none-match": etag } });
+    assert.equal(conditional.fastify, false);
+    assert.equal(conditional.answer.status, 304);
+    assert.equal(conditional.answer.body, "");
+    assert.deepEqual(
+      [conditional.answer.headers.etag, conditional.answer.headers["subscription-userinfo"]],
+      [etag, get.answer.headers["subscription-userinfo"]],
+    );
+    // The route's own 304 (inject skips the fast path) carries the same headers.
+    const routed = await t.app.inject({
+      method: "GET",
+      url: `/sub/${userId}`,
+      headers: { "if-none-match": etag },
+    });
+    assert.equal(routed.statusCode, 304);
+    for (const name of ["etag", "cache-control", "subscription-userinfo"]) {
+      assert.equal(conditional.answer.headers[name], routed.headers[name], name);
+    }
+  });
+
+  test("what the fast path does not answer reaches Fastify: uppercase ids, queries, unknown users, other routes", async () => {
+    const cached = await fetchSub(`/sub/${userId}`);
+    for (const path of [`/sub/${userId.toUpperCase()}`, `/sub/${userId}?flag=clash`, `/sub/${userId}/`]) {
+      const { answer, fastify } = await viaWhich(path);
+      assert.equal(fastify, true, path);
+      assert.deepEqual(answer, cached, path);
+    }
+    const unknown = await viaWhich("/sub/00000000-0000-4000-8000-000000000000");
+    assert.deepEqual([unknown.fastify, unknown.answer.status], [true, 404]);
+    assert.equal(unknown.answer.headers["content-type"], "application/problem+json; charset=utf-8");
+    const health = await viaWhich("/health");
+    assert.deepEqual([health.fastify, health.answer.status], [true, 200]);
+    const post = await viaWhich(`/sub/${userId}`, { method: "POST" });
+    assert.deepEqual([post.fastify, post.answer.status], [true, 404]);
+  });
+
+  test("a client's own X-Request-Id is left to Fastify, which echoes it", async () => {
+    const res = await fetch(`${base}/sub/${userId}`, {
+      headers: { "x-request-id": "trace-42" },
+      signal: AbortSignal.timeout(5000),
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("x-request-id"), "trace-42");
+    assert.equal(fellThrough.at(-1), `GET /sub/${userId}`);
+  });
+
+  test("the app's own server has the fast path and Fastify's keep-alive timeout", async () => {
+    await t.app.listen({ host: "127.0.0.1", port: 0 });
+    const address = t.app.server.address() as AddressInfo;
+    const { hits } = t.deps.services.subscriptions.stats();
+    const res = await fetch(`http://127.0.0.1:${address.port}/sub/${userId}`, {
+      signal: AbortSignal.timeout(5000),
+    });
+    assert.equal(res.status, 200);
+    assert.equal(t.deps.services.subscriptions.stats().hits, hits + 1);
+    assert.equal(res.headers.get("keep-alive"), "timeout=72");
+  });
+});

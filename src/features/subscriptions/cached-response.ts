@@ -11,8 +11,8 @@ import {
 
 export type SubscriptionResponse = {
   status: 200 | 304;
-  /** Names (lowercase) and values in one flat list, as Node's writeHead takes them. */
-  headers: readonly string[];
+  /** Names (lowercase) and values in one flat list, as Node's writeHead takes them; new for each response. */
+  headers: string[];
   /**
    * The base64 text; undefined for 304. A string, not a Buffer: Node sends a string body in the same
    * write as the headers, a Buffer in a second one (writev), which cost more than the conversion.
@@ -43,27 +43,21 @@ export function etagOf(rendered: RenderedSubscription): string {
 
 /** Everything GET /sub answers with, in the order clients have always seen. */
 function headersOf(profile: ProfileHeaders, etag: string): string[] {
+  // biome-ignore format: name, value pairs
   return [
-    ...["content-type", CONTENT_TYPE],
-    ...["subscription-userinfo", profile.userinfo],
-    ...["profile-title", profile.title],
-    ...["profile-update-interval", UPDATE_INTERVAL],
-    ...["content-disposition", profile.disposition],
-    ...["etag", etag],
-    ...["cache-control", CACHE_CONTROL],
+    "content-type", CONTENT_TYPE,
+    "subscription-userinfo", profile.userinfo,
+    "profile-title", profile.title,
+    "profile-update-interval", UPDATE_INTERVAL,
+    "content-disposition", profile.disposition,
+    "etag", etag,
+    "cache-control", CACHE_CONTROL,
   ];
 }
 
 /** What a 304 repeats (RFC 9110 §15.4.5), plus the current traffic for apps that read it from any answer. */
 function notModifiedHeaders(etag: string, userinfo: string): string[] {
   return ["etag", etag, "cache-control", CACHE_CONTROL, "subscription-userinfo", userinfo];
-}
-
-/** The flat header list as an object (for Fastify's reply.headers). */
-export function headerObject(headers: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < headers.length; i += 2) out[headers[i] as string] = headers[i + 1] as string;
-  return out;
 }
 
 /** What the cache stores for a render whose grants are on `inbounds` (in grant order). */

@@ -9,15 +9,6 @@ import type { SubscriptionsService } from "./subscriptions.service.ts";
 const PREFIX = "/sub/";
 /** "/sub/" and a uuid: the only URL shape answered here. */
 const URL_LENGTH = PREFIX.length + 36;
-const ASKED = Symbol("portcullis.subscriptionCacheAsked");
-
-type Marked = IncomingMessage & { [ASKED]?: true };
-
-/** Whether the fast path already asked the cache for this request (and missed). */
-export function wasCacheAsked(request: IncomingMessage): boolean {
-  return (request as Marked)[ASKED] === true;
-}
-
 /** True when the cached answer was written; false to let Fastify handle the request. */
 export function answerFromCache(
   subscriptions: SubscriptionsService,
@@ -29,13 +20,11 @@ export function answerFromCache(
   if (url === undefined || url.length !== URL_LENGTH || !url.startsWith(PREFIX)) return false;
   if (headers["x-request-id"] !== undefined) return false; // Fastify echoes (and checks) it
   const cached = subscriptions.cached(url.slice(PREFIX.length), headers["if-none-match"]);
-  if (cached === undefined) {
-    (request as Marked)[ASKED] = true;
-    return false;
-  }
-  const list = [...cached.headers, "x-request-id", randomUUID()];
-  if (cached.body !== undefined) list.push("content-length", String(cached.body.length)); // base64: ASCII
-  response.writeHead(cached.status, list);
+  if (cached === undefined) return false;
+  // The list is this response's own: append to it rather than copy it.
+  cached.headers.push("x-request-id", randomUUID());
+  if (cached.body !== undefined) cached.headers.push("content-length", String(cached.body.length)); // base64: ASCII
+  response.writeHead(cached.status, cached.headers);
   if (method === "GET" && cached.body !== undefined) response.end(cached.body, "latin1");
   else response.end();
   return true;

@@ -61,8 +61,8 @@ export type CacheStats = {
   /** Pages in use, the estimated index and the reference bodies: what the budget bounds. */
   bytes: number;
   budgetBytes: number;
+  /** Reads that found a current entry (a miss is counted where the database is read: the service). */
   hits: number;
-  misses: number;
   evictions: number;
   layouts: number;
   /** Times the reference bodies filled their share of the budget and every record was dropped. */
@@ -96,7 +96,6 @@ export class SubscriptionCache {
   #nextSlot = 1;
   #generation = 0;
   #hits = 0;
-  #misses = 0;
 
   /** budgetBytes 0 disables caching (every request renders). */
   constructor(
@@ -124,7 +123,6 @@ export class SubscriptionCache {
     const layout = found && this.#layoutSlots.get(layoutSlotAt(found.page, found.at));
     if (found === undefined || layout === undefined || renderedAtSOf(found.page, found.at) < notBeforeS) {
       if (found !== undefined && layout === undefined) this.#pages.delete(userId);
-      this.#misses++;
       return undefined;
     }
     setVisited(found.page, found.at, true);
@@ -215,7 +213,6 @@ export class SubscriptionCache {
       bytes: this.#pages.bytes,
       budgetBytes: this.budgetBytes,
       hits: this.#hits,
-      misses: this.#misses,
       evictions: this.#pages.evictions,
       layouts: this.#layouts.size,
       layoutResets: this.#layoutResets,

@@ -5,8 +5,7 @@ import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { App } from "../../lib/http.ts";
 import { problems } from "../../lib/schemas.ts";
-import { headerObject, type SubscriptionResponse } from "./cached-response.ts";
-import { wasCacheAsked } from "./fast-path.ts";
+import type { SubscriptionResponse } from "./cached-response.ts";
 import { CacheStats } from "./subscriptions.schemas.ts";
 import type { SubscriptionsService } from "./subscriptions.service.ts";
 
@@ -38,8 +37,8 @@ export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsServic
     (request, reply) => {
       const id = request.params.user_id;
       const ifNoneMatch = request.headers["if-none-match"];
-      // Over HTTP the fast path (fast-path.ts) already asked the cache; inject() did not.
-      const cached = wasCacheAsked(request.raw) ? undefined : subscriptions.cached(id, ifNoneMatch);
+      // Over HTTP the fast path (fast-path.ts) asked the cache already; asking again costs a lookup.
+      const cached = subscriptions.cached(id, ifNoneMatch);
       if (cached !== undefined) return send(reply, cached);
       return subscriptions.respond(id, ifNoneMatch).then((response) => send(reply, response));
     },
@@ -74,7 +73,9 @@ export function subscriptionCacheRoutes(app: App, subscriptions: SubscriptionsSe
 }
 
 function send(reply: FastifyReply, response: SubscriptionResponse): FastifyReply {
-  return reply.code(response.status).headers(headerObject(response.headers)).send(response.body);
+  const { headers } = response;
+  for (let i = 0; i + 1 < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
+  return reply.code(response.status).send(response.body);
 }
 
 /** Request logging ("incoming request", "request completed") is info: this route logs warnings and worse. */

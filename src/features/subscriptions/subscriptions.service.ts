@@ -19,6 +19,8 @@ export type SubscriptionsOptions = {
   now?: () => number;
 };
 
+export type SubscriptionStats = CacheStats & { misses: number };
+
 /** Changes are kept this long for other instances; an instance that could not read them for half of it starts over. */
 export const CHANGES_RETENTION_SECONDS = 600;
 const WARM_USERS_PER_BATCH = 100;
@@ -30,6 +32,8 @@ export class SubscriptionsService {
   /** False after a failed read of the feed: nothing is stored until one succeeds. */
   #feedHealthy = true;
   #lastCaughtUpMs: number | undefined;
+  /** Requests answered by a database read (a render, or 404): however often the cache was asked first. */
+  #misses = 0;
 
   constructor(
     private readonly subscriptions: SubscriptionsRepository,
@@ -58,6 +62,7 @@ export class SubscriptionsService {
     if (hit !== undefined) return hit;
     await this.#feed.ready();
     const generation = this.cache.generation;
+    this.#misses++;
     const rows = await this.subscriptions.findSubscription(id);
     if (rows === undefined) throw new NotFoundError("user", userId);
     const result = this.#render(rows, await this.#inbounds([rows], generation), generation);
@@ -104,8 +109,8 @@ export class SubscriptionsService {
     return this.subscriptions.deleteChangesOlderThan(CHANGES_RETENTION_SECONDS);
   }
 
-  stats(): CacheStats {
-    return this.cache.stats();
+  stats(): SubscriptionStats {
+    return { ...this.cache.stats(), misses: this.#misses };
   }
 
   #nowS(): number {

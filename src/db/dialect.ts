@@ -79,10 +79,3 @@ export const ROWS_PER_INSERT = 1000;
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
-
-/** The driver's message when `error` is a unique-constraint violation (it names the constraint or columns). */
-export function uniqueViolation(error: unknown): string | undefined {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  const isUnique = code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE";
-  return isUnique && typeof message === "string" ? message : undefined;
-}

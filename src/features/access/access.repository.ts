@@ -1,8 +1,9 @@
 // Access grants in SQL: one row per (user, inbound) with the user's id on the core, their secret and
 // the sync state. The unique indexes make a duplicate grant a 409 and a reused credential a retry.
 import { type Kysely, type Selectable, sql } from "kysely";
-import { IDS_PER_STATEMENT, ROWS_PER_INSERT, read, uniqueViolation } from "../../db/dialect.ts";
+import { IDS_PER_STATEMENT, ROWS_PER_INSERT, read } from "../../db/dialect.ts";
 import type { Database, SyncState, UserAccessTable } from "../../db/types.ts";
+import { UniqueViolationError } from "../../db/unique-violation.ts";
 import { ConflictError } from "../../lib/errors.ts";
 import { chunks } from "../../lib/limiter.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
@@ -81,9 +82,10 @@ export class AccessRepository {
       .values(row)
       .execute()
       .catch((error: unknown) => {
-        const message = uniqueViolation(error);
-        if (message === undefined) throw error;
-        if (message.includes("credential")) throw new CredentialTakenError(message);
+        if (!(error instanceof UniqueViolationError)) throw error;
+        if (error.is("user_access", ["server_inbound_id", "credential"])) {
+          throw new CredentialTakenError(error.message);
+        }
         throw accessExists(row.user_id);
       });
   }
@@ -203,12 +205,7 @@ export class AccessRepository {
         await trx
           .insertInto("user_access")
           .values([...part])
-          .execute()
-          .catch((error: unknown) => {
-            const message = uniqueViolation(error);
-            if (message === undefined) throw error;
-            throw new ConflictError(`a grant of this batch exists already: ${message}`, "access_exists");
-          });
+          .execute();
       }
     });
   }

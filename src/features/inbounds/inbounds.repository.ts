@@ -1,8 +1,9 @@
 // Server inbounds in SQL. variable_values and link_params are JSON text, the generated secrets stay
 // sealed; the unique (server, tag) and (server, port) indexes turn a race into a 409.
 import type { Kysely, Selectable } from "kysely";
-import { read, uniqueViolation } from "../../db/dialect.ts";
+import { read } from "../../db/dialect.ts";
 import type { Database, ServerInboundsTable, SyncState } from "../../db/types.ts";
+import { UniqueViolationError } from "../../db/unique-violation.ts";
 import { ConflictError, NotFoundError } from "../../lib/errors.ts";
 import type { JsonValue } from "../templates/render.ts";
 import type { LinkParams } from "./link-params.ts";
@@ -180,12 +181,13 @@ export class InboundsRepository {
   }
 }
 
-/** The service checks first; two requests racing for one tag or port meet the unique indexes here. */
+/** The service checks first; two requests racing for one tag or port meet the unique indexes here
+ * (db/unique-violation.ts makes it a 409 anyway; this names the port or tag in the detail). */
 function rethrowClash(error: unknown, wanted: { tag?: string; port?: number }): never {
-  const message = uniqueViolation(error);
-  if (message === undefined) throw error;
-  if (message.includes("port")) throw portTaken(wanted.port);
-  throw tagTaken(wanted.tag);
+  if (!(error instanceof UniqueViolationError)) throw error;
+  if (error.is("server_inbounds", ["server_id", "port"])) throw portTaken(wanted.port);
+  if (error.is("server_inbounds", ["server_id", "tag"])) throw tagTaken(wanted.tag);
+  throw error;
 }
 
 export function portTaken(port: number | undefined): ConflictError {

@@ -4,7 +4,7 @@ import type { Kysely, Selectable } from "kysely";
 import type { CoreFlavor } from "../../cores/core-types.ts";
 import { read } from "../../db/dialect.ts";
 import type { Database, TemplatesTable } from "../../db/types.ts";
-import { ConflictError, NotFoundError } from "../../lib/errors.ts";
+import { NotFoundError } from "../../lib/errors.ts";
 import { CLIENT_FLOWS, type ClientFlow, describeConfig } from "./definition.ts";
 import { type JsonObject, placeholdersOf, type TemplateVariable } from "./render.ts";
 import type { Template } from "./templates.schemas.ts";
@@ -58,8 +58,7 @@ export class TemplatesRepository {
         variables: JSON.stringify(variables),
         supported_cores: JSON.stringify(supported_cores),
       })
-      .execute()
-      .catch((error: unknown) => rethrowNameTaken(error, record.name));
+      .execute();
   }
 
   /** Applies only the given fields; returns the updated template or undefined when the id is unknown. */
@@ -68,8 +67,8 @@ export class TemplatesRepository {
       .updateTable("templates")
       .set({ ...patchRow(patch), updated_at: updatedAt })
       .where("id", "=", id)
-      .executeTakeFirst()
-      .catch((error: unknown) => rethrowNameTaken(error, patch.name ?? ""));
+      .executeTakeFirst();
+
     return Number(result.numUpdatedRows) === 0 ? undefined : this.findTemplate(id);
   }
 
@@ -77,15 +76,6 @@ export class TemplatesRepository {
     const result = await this.db.deleteFrom("templates").where("id", "=", id).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
-}
-
-/** The service checks names first; two saves racing for one name meet the unique index here. */
-function rethrowNameTaken(error: unknown, name: string): never {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE") {
-    throw new ConflictError(`a template named ${name} exists already`, "template_name_taken");
-  }
-  throw error;
 }
 
 function patchRow(

@@ -1,9 +1,9 @@
 // Admin sign-in: password login issuing opaque bearer tokens (stored as SHA-256 hashes, revocable,
 // expiring), named long-lived API keys, the first-admin bootstrap, and login throttling.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { ConflictError, NotFoundError, RateLimitedError, UnauthorizedError } from "../../lib/errors.ts";
+import { ConflictError, NotFoundError, UnauthorizedError } from "../../lib/errors.ts";
 import { hashPassword, randomPassword, verifyPassword } from "../../lib/password.ts";
-import type { AuthRepository, StoredToken } from "./auth.repository.ts";
+import type { Admin, AuthRepository, StoredToken } from "./auth.repository.ts";
 import type { LoginThrottle } from "./throttle.ts";
 
 export type Principal = { adminId: string; tokenId: string; kind: "session" | "api_key" };
@@ -66,15 +66,20 @@ export class AuthService {
   }
 
   async login(username: string, password: string, ip: string): Promise<IssuedToken> {
-    const wait = this.throttle.retryAfterSeconds(ip, username);
-    if (wait > 0) throw new RateLimitedError("too many failed logins; try again later", wait);
-    const admin = await this.repo.findAdminByUsername(username);
-    const ok = await verifyPassword(password, admin?.passwordHash ?? (await this.#dummyHash));
-    if (admin === undefined || !ok) {
-      this.throttle.recordFailure(ip, username);
-      throw new UnauthorizedError("wrong username or password", "invalid_credentials");
+    // Reserved before the first await: concurrent guesses count against the budget while they run.
+    const attempt = this.throttle.reserve(ip, username);
+    let admin: Admin | undefined;
+    try {
+      admin = await this.repo.findAdminByUsername(username);
+      const ok = await verifyPassword(password, admin?.passwordHash ?? (await this.#dummyHash));
+      if (admin === undefined || !ok) {
+        attempt.failed();
+        throw new UnauthorizedError("wrong username or password", "invalid_credentials");
+      }
+      attempt.succeeded();
+    } finally {
+      attempt.release();
     }
-    this.throttle.recordSuccess(username);
     const token = `pcs_${randomBytes(32).toString("base64url")}`;
     const now = this.now();
     await this.repo.deleteExpiredSessions(now.toISOString());

@@ -50,17 +50,39 @@ describe("token login", () => {
     }
   });
 
-  test("ten wrong passwords in a row are throttled with 429 and Retry-After, even for the right password", async () => {
+  test("five wrong passwords from one client throttle that client with 429 and Retry-After, even for the right password", async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 10; i++)
-      statuses.push((await login("throttled-admin", `guess-${i}`, `10.0.3.${i}`)).statusCode);
-    assert.deepEqual(statuses.slice(0, 5), [401, 401, 401, 401, 401]);
-    assert.deepEqual(statuses.slice(5), [429, 429, 429, 429, 429]);
-    const res = await login("throttled-admin", "guess-10", "10.0.3.99");
+    for (let i = 0; i < 7; i++)
+      statuses.push((await login("throttled-admin", `guess-${i}`, "10.0.3.1")).statusCode);
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429]);
+    const res = await login("throttled-admin", "guess-10", "10.0.3.1");
     assert.equal(res.statusCode, 429);
     assert.equal(res.json().code, "rate_limited");
     const retryAfter = Number(res.headers["retry-after"]);
     assert.ok(retryAfter > 0 && retryAfter <= 900, `Retry-After ${retryAfter}`);
+  });
+
+  test("an attacker's failures do not lock the admin out: the right password from another client signs in", async () => {
+    for (let i = 0; i < 6; i++) await login(ADMIN.username, `attacker-${i}`, "10.0.3.66");
+    assert.equal((await login(ADMIN.username, ADMIN.password, "10.0.3.66")).statusCode, 429);
+    assert.equal((await login(ADMIN.username, ADMIN.password, "10.0.3.67")).statusCode, 200);
+  });
+
+  test("40 concurrent wrong passwords for one username are evaluated at most 5 times", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => login("concurrent-admin", `guess-${i}`, "10.0.7.1")),
+    );
+    const statuses = answers.map((a) => a.statusCode);
+    assert.equal(statuses.filter((s) => s === 401).length, 5, statuses.join(","));
+    assert.equal(statuses.filter((s) => s === 429).length, 35);
+  });
+
+  test("40 concurrent guesses with the right password among them cannot beat the budget", async () => {
+    const guesses = Array.from({ length: 40 }, (_, i) => (i === 39 ? ADMIN.password : `guess-${i}`));
+    const answers = await Promise.all(guesses.map((g) => login(ADMIN.username, g, "10.0.7.2")));
+    const evaluated = answers.filter((a) => a.statusCode !== 429).length;
+    assert.ok(evaluated <= 5, `${evaluated} attempts were evaluated`);
+    assert.notEqual(answers[39]?.statusCode, 200, "the 40th guess was throttled, not evaluated");
   });
 
   test("one IP trying many usernames is throttled too", async () => {

@@ -86,6 +86,7 @@ export class ServersService {
       if (input[field] !== undefined) patch[field] = checkHost(field, input[field]);
     }
     if (input.grpc_port !== undefined) patch.grpc_port = input.grpc_port;
+    this.#checkTokenFollowsEndpoint(current, patch, input.api_credentials !== undefined);
     if (input.status !== undefined) patch.status = input.status;
     if (input.default_certificate_id !== undefined) {
       await this.#checkCertificate(input.default_certificate_id);
@@ -197,6 +198,26 @@ export class ServersService {
   ): Promise<void> {
     const seen = status === "online" ? { last_seen_at: this.now().toISOString() } : {};
     await this.servers.setStatus(id, { status, last_error: error, ...seen });
+  }
+
+  /**
+   * A bearer token without a pinned CA or server name is sent to whatever answers at the address;
+   * moving the address must not carry it along silently (an admin session, or a stolen one, could
+   * point the server at its own listener and read the token from the next call). The request that
+   * moves the address must send api_credentials again (the same ones, new ones, or null).
+   */
+  #checkTokenFollowsEndpoint(current: ServerRow, patch: ServerPatch, resent: boolean): void {
+    const moved =
+      (patch.grpc_hostname !== undefined && patch.grpc_hostname !== current.grpc_hostname) ||
+      (patch.grpc_port !== undefined && patch.grpc_port !== current.grpc_port);
+    if (!moved || resent || current.sealedCredentials === null) return;
+    const stored = JSON.parse(this.secretBox.open(current.sealedCredentials)) as ApiCredentials;
+    if (stored.token === undefined || stored.ca !== undefined || stored.server_name !== undefined) return;
+    throw new ConflictError(
+      "this server's api_credentials hold a bearer token that is not pinned to a CA or server name; " +
+        "send api_credentials again (or null) in the request that changes grpc_hostname or grpc_port",
+      "api_credentials_required",
+    );
   }
 
   #seal(text: string): string {

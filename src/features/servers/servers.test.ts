@@ -6,6 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { startRecordingXray } from "../../../test/support/recording-grpc.ts";
+import { CleanupStack } from "../../../test/support/v2ray.ts";
 
 let t: TestApp;
 let pem: { cert: string; key: string; otherKey: string };
@@ -193,5 +195,64 @@ describe("updating and deleting servers", () => {
     assert.equal((await api("GET", `/api/servers/${created.id}`)).statusCode, 404);
     assert.equal((await api("DELETE", `/api/servers/${created.id}`)).statusCode, 404);
     assert.equal((await api("POST", `/api/servers/${created.id}/test`)).statusCode, 404);
+  });
+});
+
+describe("api_credentials follow their endpoint", () => {
+  const stack = new CleanupStack();
+  after(() => stack.run());
+
+  test("a bearer token never reaches an address it was not entered for", async () => {
+    const [first, second] = [await startRecordingXray(stack.add), await startRecordingXray(stack.add)];
+    const portOf = (address: string) => Number(address.split(":")[1]);
+    const token = `${LEAK_TOKEN}-follow`;
+    const created = await api("POST", "/api/servers", {
+      name: "token-follow",
+      hostname: "127.0.0.1",
+      grpc_port: portOf(first.address),
+      api_credentials: JSON.stringify({ token }),
+    });
+    assert.equal(created.statusCode, 201);
+    const id = created.json().id;
+    assert.equal((await api("POST", `/api/servers/${id}/test`)).json().connected, true);
+    assert.ok(first.calls.some((call) => call.authorization === `Bearer ${token}`));
+
+    // Moving the address without sending the credentials again is refused, and nothing moved.
+    const moved = await api("PUT", `/api/servers/${id}`, { grpc_port: portOf(second.address) });
+    assert.equal(moved.statusCode, 409);
+    assert.equal(moved.json().code, "api_credentials_required");
+    assert.equal((await api("GET", `/api/servers/${id}`)).json().grpc_port, portOf(first.address));
+    await api("POST", `/api/servers/${id}/test`);
+    assert.equal(second.calls.length, 0);
+
+    // Sent again with the move (here: a new token), the new address gets only the new token.
+    const resent = await api("PUT", `/api/servers/${id}`, {
+      grpc_port: portOf(second.address),
+      api_credentials: JSON.stringify({ token: `${token}-new` }),
+    });
+    assert.equal(resent.statusCode, 200);
+    assert.equal((await api("POST", `/api/servers/${id}/test`)).json().connected, true);
+    assert.ok(second.calls.length > 0);
+    assert.ok(second.calls.every((call) => call.authorization === `Bearer ${token}-new`));
+
+    // Cleared with the move: the next address gets no authorization at all.
+    const cleared = await api("PUT", `/api/servers/${id}`, {
+      grpc_port: portOf(first.address),
+      api_credentials: null,
+    });
+    assert.equal(cleared.statusCode, 200);
+    const before = first.calls.length;
+    await api("POST", `/api/servers/${id}/test`);
+    assert.ok(first.calls.slice(before).every((call) => call.authorization === null));
+  });
+
+  test("a token pinned to a CA may move with the server", async () => {
+    const created = await api("POST", "/api/servers", {
+      name: "token-pinned",
+      hostname: "core.test",
+      api_credentials: JSON.stringify({ token: `${LEAK_TOKEN}-pinned`, ca: pem.cert }),
+    });
+    const res = await api("PUT", `/api/servers/${created.json().id}`, { grpc_hostname: "core2.test" });
+    assert.equal(res.statusCode, 200);
   });
 });

@@ -40,7 +40,13 @@ const result = spawnSync(
 
 /** What must never appear in a log line: key material, bearer secrets, the test admin password and
  * any value a test marks with "leakcheck" (e.g. a server's api_credentials token). */
-const SECRET_PATTERNS = [/PRIVATE KEY/, /pc[sk]_[A-Za-z0-9_-]{43}/, /correct horse battery/, /leakcheck/i];
+const SECRET_PATTERNS = [
+  /PRIVATE KEY/,
+  /pc[sk]_[A-Za-z0-9_-]{43}/,
+  /correct horse battery/,
+  /leakcheck/i,
+  /scrypt\$\d+\$/,
+];
 
 function scanLogs(): string[] {
   const leaks: string[] = [];

@@ -1,16 +1,10 @@
 // buildApp(deps): the Fastify application with every route, the bearer-token hook and the
 // problem+json error mapping. It never listens; main.ts does, tests use inject().
-import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyError,
-  type FastifyReply,
-  type FastifyRequest,
-} from "fastify";
+import Fastify, { type FastifyBaseLogger } from "fastify";
 import type { Deps } from "./deps.ts";
 import { accessRoutes } from "./features/access/access.routes.ts";
 import { authRoutes } from "./features/auth/auth.routes.ts";
@@ -27,10 +21,14 @@ import { syncRoutes } from "./features/sync/sync.routes.ts";
 import { templatesRoutes } from "./features/templates/templates.routes.ts";
 import { trafficRoutes } from "./features/traffic/traffic.routes.ts";
 import { usersRoutes } from "./features/users/users.routes.ts";
-import { AppError, RateLimitedError } from "./lib/errors.ts";
+import { AppError } from "./lib/errors.ts";
 import type { App } from "./lib/http.ts";
+import { guardInput } from "./lib/input-guard.ts";
+import { answerClientError, sendProblem } from "./lib/problem.ts";
+import { requestIdFrom } from "./lib/request-id.ts";
 import { Problem } from "./lib/schemas.ts";
-import { describeValidationErrors, validatorCompiler } from "./lib/validation.ts";
+import { applySecurityHeaders, htmlPolicyFor } from "./lib/security-headers.ts";
+import { validatorCompiler } from "./lib/validation.ts";
 import { packageVersion } from "./lib/version.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -40,10 +38,19 @@ export type RouteInfo = { method: string; url: string; isPublic: boolean };
 export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInfo[] }> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    requestIdHeader: "x-request-id",
-    genReqId: () => randomUUID(),
+    // A client's X-Request-Id is kept only when short and plain (lib/request-id.ts).
+    requestIdHeader: false,
+    genReqId: (request) => requestIdFrom(request.headers["x-request-id"]),
+    // Fastify also takes a hop count here; its types list only the other forms.
+    trustProxy: deps.config.trustProxy as boolean | string[],
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors raised before a route is chosen (bad percent-escape, over-long parameter) and before
+    // Fastify sees the request at all (unparsable HTTP) are problem+json too.
+    frameworkErrors: (error, request, reply) => {
+      sendProblem(error, request, reply);
+    },
+    clientErrorHandler: answerClientError,
     // Cached subscriptions are answered before Fastify's routing (features/subscriptions/fast-path.ts).
     serverFactory: (handler, options) => {
       const server = createServer(withCacheFastPath(deps.services.subscriptions, handler));
@@ -60,14 +67,18 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler());
+  // Every body is JSON: text/plain would reach the schemas as a string; 415 says what is expected.
+  app.removeContentTypeParser("text/plain");
   app.addSchema(Problem);
 
   const routeTable: RouteInfo[] = [];
   app.addHook("onRoute", (route) => {
     if (route.url.startsWith("/api/docs")) route.config = { ...route.config, auth: false };
+    const isPublic = route.config?.auth === false;
+    // The OpenAPI document says which operations need no token.
+    if (isPublic && route.schema !== undefined) route.schema = { ...route.schema, security: [] };
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods)
-      routeTable.push({ method, url: route.url, isPublic: route.config?.auth === false });
+    for (const method of methods) routeTable.push({ method, url: route.url, isPublic });
     // Read-your-writes: a write's response leaves only after cached subscriptions caught up with it.
     if (methods.some((method) => !READ_METHODS.has(method))) {
       const own = route.onSend === undefined ? [] : [route.onSend].flat();
@@ -82,25 +93,39 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   });
 
   app.decorateRequest("principal", undefined);
+  // Authentication is decided by the route the router matched (after it decoded %-escapes and took
+  // the path out of an absolute-form target), never by the raw URL: every route needs a token
+  // unless it was registered with `config: { auth: false }`; an unmatched request is a 404.
   // A callback, not an async function: public routes (GET /sub is the hottest) pay no promise for it.
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
-    if (!request.url.startsWith("/api/") || request.routeOptions.config.auth === false || request.is404) {
-      return done();
-    }
+    applySecurityHeaders(reply);
+    if (request.is404 || request.routeOptions.config.auth === false) return done();
     deps.services.auth.authenticate(request.headers.authorization).then((principal) => {
       request.principal = principal;
       done();
     }, done);
   });
+  // NUL characters, unpaired surrogates and deep nesting are refused before any schema sees them.
+  app.addHook("preValidation", (request, _reply, done) => {
+    // No route, or a route that answers any malformed id itself (/sub: 404): nothing to refuse here.
+    if (request.is404 || request.routeOptions.config.guardInput === false) return done();
+    try {
+      guardInput({ body: request.body, querystring: request.query, params: request.params });
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  });
+  app.addHook("onSend", (_request, reply, payload, done) => {
+    const policy = htmlPolicyFor(reply.getHeader("content-type"));
+    if (policy !== undefined) reply.header("content-security-policy", policy);
+    done(null, payload);
+  });
 
   app.setErrorHandler((error, request, reply) => sendProblem(error, request, reply));
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(
-      new AppError("route_not_found", `no route for ${request.method} ${request.url.split("?")[0]}`, 404),
-      request,
-      reply,
-    ),
+    sendProblem(new AppError("route_not_found", "no such route", 404), request, reply),
   );
 
   await app.register(swagger, {
@@ -135,87 +160,4 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   subscriptionCacheRoutes(app, deps.services.subscriptions);
 
   return Object.assign(app, { routeTable });
-}
-
-function sendProblem(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const problem = toProblem(error);
-  if (problem.status >= 500) request.log.error({ err: error }, "request failed");
-  if (error instanceof RateLimitedError) reply.header("retry-after", String(error.retryAfterSeconds));
-  return reply
-    .code(problem.status)
-    .type("application/problem+json")
-    .send({
-      type: "about:blank",
-      title: titleOf(problem.status),
-      instance: request.url.split("?")[0],
-      ...problem,
-    });
-}
-
-type ProblemBody = {
-  status: number;
-  code: string;
-  detail: string;
-  errors?: { path: string; message: string }[];
-};
-
-function toProblem(error: unknown): ProblemBody {
-  if (error instanceof AppError) {
-    return {
-      status: error.status,
-      code: error.code,
-      detail: error.message,
-      ...(error.details ? { errors: error.details } : {}),
-    };
-  }
-  const fastifyError = error as Partial<FastifyError>;
-  if (fastifyError.validation) {
-    const errors = describeValidationErrors(
-      fastifyError.validation as never,
-      fastifyError.validationContext ?? "request",
-    );
-    const detail = errors.map((e) => `${e.path} ${e.message}`).join("; ");
-    return { status: 400, code: "validation_failed", detail, errors };
-  }
-  const status = fastifyError.statusCode;
-  if (typeof status === "number" && status >= 400 && status < 500) {
-    return { status, code: fastifyCode(fastifyError.code), detail: fastifyError.message ?? "bad request" };
-  }
-  return {
-    status: 500,
-    code: "internal_error",
-    detail: "internal error; see the server log for this request id",
-  };
-}
-
-const FASTIFY_CODES: Record<string, string> = {
-  FST_ERR_CTP_INVALID_JSON_BODY: "malformed_json",
-  FST_ERR_CTP_EMPTY_JSON_BODY: "malformed_json",
-  FST_ERR_CTP_BODY_TOO_LARGE: "payload_too_large",
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: "unsupported_media_type",
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "bad_request",
-};
-
-function fastifyCode(code: string | undefined): string {
-  return (code && FASTIFY_CODES[code]) ?? "bad_request";
-}
-
-const TITLES: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  409: "Conflict",
-  413: "Payload Too Large",
-  415: "Unsupported Media Type",
-  422: "Unprocessable Content",
-  429: "Too Many Requests",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
-};
-
-function titleOf(status: number): string {
-  return TITLES[status] ?? "Error";
 }

@@ -36,6 +36,7 @@ import { TrafficRepository } from "./features/traffic/traffic.repository.ts";
 import { TrafficService } from "./features/traffic/traffic.service.ts";
 import { UsersRepository } from "./features/users/users.repository.ts";
 import { UsersService } from "./features/users/users.service.ts";
+import { serializeRequest } from "./lib/log-serializers.ts";
 import { SecretBox } from "./lib/secret-box.ts";
 
 export type Deps = {
@@ -82,7 +83,11 @@ export const REDACT_PATHS = [
 ];
 
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: "[redacted]" } });
+  return pino({
+    level: config.logLevel,
+    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+    serializers: { req: serializeRequest },
+  });
 }
 
 export async function createDeps(config: Config, options: DepsOptions = {}): Promise<Deps> {

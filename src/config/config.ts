@@ -1,5 +1,6 @@
 // The one place that reads process.env: every setting is parsed and checked once at start, and a
 // wrong value stops the start with one clear line per problem.
+import { isIP } from "node:net";
 import { resolve } from "node:path";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -17,6 +18,11 @@ export type Config = {
   /** 32 bytes; undefined → read or generate `${dataDir}/secret.key` */
   secretKey: Buffer | undefined;
   tokenTtlSeconds: number;
+  /**
+   * Which peers may say who the client is (X-Forwarded-For): false (default: the socket's address),
+   * true (any: only when nothing but the proxy can reach the port), a hop count, or addresses/CIDRs.
+   */
+  trustProxy: boolean | number | string[];
   coreTimeoutMs: number;
   convergence: ConvergenceConfig;
   subscriptions: SubscriptionsConfig;
@@ -161,6 +167,28 @@ function readSubscriptions(read: EnvReader): SubscriptionsConfig {
   };
 }
 
+function readTrustProxy(read: EnvReader): boolean | number | string[] {
+  const raw = read.optional("PORTCULLIS_TRUST_PROXY");
+  if (raw === undefined || raw === "false") return false;
+  if (raw === "true") return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw);
+  const entries = raw.split(",").map((entry) => entry.trim());
+  const bad = entries.filter((entry) => {
+    const [address = "", bits, ...rest] = entry.split("/");
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits);
+    return family === 0 || !okBits || rest.length > 0;
+  });
+  if (bad.length > 0) {
+    read.problems.push(
+      "PORTCULLIS_TRUST_PROXY must be true, false, a hop count, or comma-separated IP addresses/CIDRs",
+    );
+    return false;
+  }
+  return entries;
+}
+
 function parseSecretKey(raw: string | undefined, problems: string[]): Buffer | undefined {
   if (raw === undefined) return undefined;
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64");
@@ -199,6 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminPassword,
     secretKey: parseSecretKey(read.optional("PORTCULLIS_SECRET_KEY"), read.problems),
     tokenTtlSeconds: read.integer("PORTCULLIS_TOKEN_TTL_SECONDS", 12 * 3600, 60, 365 * 86400),
+    trustProxy: readTrustProxy(read),
     coreTimeoutMs: read.integer("PORTCULLIS_CORE_TIMEOUT_MS", 5000, 100, 120_000),
     convergence: readConvergence(read),
     subscriptions: readSubscriptions(read),

@@ -1,6 +1,6 @@
 // Opens the database for the configured dialect and runs migrations. SQLite: WAL, foreign keys on,
 // a busy timeout. PostgreSQL: a pg pool; `schema` (tests) isolates one test run in its own schema.
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
@@ -9,6 +9,7 @@ import pg from "pg";
 import { type DialectName, SqliteBooleanPlugin } from "./dialect.ts";
 import { migrations } from "./migrations/index.ts";
 import type { Database } from "./types.ts";
+import { translatingUniqueViolations } from "./unique-violation.ts";
 
 /**
  * better-sqlite3 12 (compiled from source) is the last line that runs on Node 20, but on Node 24 its
@@ -40,18 +41,32 @@ export type DatabaseOptions = {
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl !== undefined) return openPostgres(options.databaseUrl, options);
-  mkdirSync(options.dataDir, { recursive: true });
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const file = join(options.dataDir, "portcullis.db");
+  keepPrivate(file);
   const SQLite = loadSqlite();
-  const sqlite = new SQLite(join(options.dataDir, "portcullis.db"));
+  const sqlite = new SQLite(file);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
   sqlite.pragma("synchronous = NORMAL");
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: sqlite }),
+    dialect: translatingUniqueViolations(new SqliteDialect({ database: sqlite })),
     plugins: [new SqliteBooleanPlugin()],
   });
   return { db, dialect: "sqlite", close: () => db.destroy() };
+}
+
+/**
+ * The database holds sealed secrets and password hashes: owner-only, like the key file. Created
+ * 0600 before SQLite opens it (SQLite gives its -wal and -shm files the database file's mode);
+ * files an older version created are narrowed.
+ */
+function keepPrivate(file: string): void {
+  closeSync(openSync(file, "a", 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    if (existsSync(path) && (statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+  }
 }
 
 async function openPostgres(connectionString: string, options: DatabaseOptions): Promise<DatabaseHandle> {
@@ -63,7 +78,7 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
     statement_timeout: 30_000,
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema},public` }),
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: translatingUniqueViolations(new PostgresDialect({ pool })) });
   if (options.schema !== undefined) {
     await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(options.schema)}`.execute(db);
   }

@@ -25,6 +25,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** false: reachable without a bearer token (token endpoint, docs, health, subscriptions) */
     auth?: boolean;
+    /** false: NUL and nesting are not refused before the handler (it answers malformed input itself) */
+    guardInput?: boolean;
   }
 }
 

@@ -1,7 +1,10 @@
 // Schema pieces shared by every feature: ids, timestamps, pagination and the problem+json body.
 import { type TSchema, Type } from "typebox";
 
-export const Uuid = Type.String({ format: "uuid", description: "UUID" });
+export const Uuid = Type.String({
+  format: "uuid",
+  description: "UUID in lowercase canonical form (upper case and urn:uuid: are refused)",
+});
 export const Timestamp = Type.String({
   format: "date-time",
   description: "ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z",

@@ -11,6 +11,9 @@ const addFormats = addFormatsModule as unknown as {
 } & typeof addFormatsModule;
 const applyFormats = (addFormats.default ?? addFormats) as unknown as (ajv: Ajv) => Ajv;
 
+/** Lowercase 8-4-4-4-12 hex: the only form ids are stored, compared and answered in. */
+export const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 function makeAjv(options: Options): Ajv {
   const ajv = new Ajv({
     allErrors: true,
@@ -20,6 +23,9 @@ function makeAjv(options: Options): Ajv {
     ...options,
   });
   applyFormats(ajv);
+  // ajv-formats' uuid also takes upper case and a `urn:uuid:` prefix; SQLite compares ids as text and
+  // PostgreSQL parses them, so those forms answered differently. Only the form we store is accepted.
+  ajv.addFormat("uuid", CANONICAL_UUID);
   return ajv;
 }
 
@@ -49,6 +55,9 @@ function describe(error: ErrorObject, context: string): ErrorDetail {
     }
     if (error.keyword === "required") {
       return { path: `${base}.${String(params.missingProperty)}`, message: "is required" };
+    }
+    if (error.keyword === "format" && params.format === "uuid") {
+      return { path: base, message: "must be a UUID in lowercase canonical form (8-4-4-4-12 hex digits)" };
     }
     return { path: base, message: error.message ?? "is invalid" };
   }

@@ -10,6 +10,7 @@ import pino from "pino";
 import { buildApp } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config/config.ts";
 import { createDeps, type Deps, REDACT_PATHS } from "../../src/deps.ts";
+import { serializeRequest } from "../../src/lib/log-serializers.ts";
 
 export const ADMIN = { username: "admin", password: "correct horse battery" } as const;
 
@@ -26,7 +27,11 @@ export function testLogger(): pino.Logger {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${process.pid}-${randomBytes(4).toString("hex")}.log`);
   return pino(
-    { level: "info", redact: { paths: REDACT_PATHS, censor: "[redacted]" } },
+    {
+      level: "info",
+      redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+      serializers: { req: serializeRequest },
+    },
     pino.destination({ dest: file, sync: true }),
   );
 }

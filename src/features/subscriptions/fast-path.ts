@@ -4,6 +4,7 @@
 // X-Request-Id) goes on to the Fastify route unchanged, which renders and answers the same bytes.
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { SECURITY_HEADERS } from "../../lib/security-headers.ts";
 import type { SubscriptionsService } from "./subscriptions.service.ts";
 
 const PREFIX = "/sub/";
@@ -22,7 +23,7 @@ export function answerFromCache(
   const cached = subscriptions.cached(url.slice(PREFIX.length), headers["if-none-match"]);
   if (cached === undefined) return false;
   // The list is this response's own: append to it rather than copy it.
-  cached.headers.push("x-request-id", randomUUID());
+  cached.headers.push("x-request-id", randomUUID(), ...SECURITY_HEADERS);
   if (cached.body !== undefined) cached.headers.push("content-length", String(cached.body.length)); // base64: ASCII
   response.writeHead(cached.status, cached.headers);
   if (method === "GET" && cached.body !== undefined) response.end(cached.body, "latin1");

@@ -17,7 +17,7 @@ export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsServic
   app.get(
     "/sub/:user_id",
     {
-      config: { auth: false },
+      config: { auth: false, guardInput: false }, // any malformed id is a 404 like an unknown one
       childLoggerFactory: () => logger,
       schema: {
         tags: ["subscription"],

@@ -57,3 +57,17 @@ test("convergence settings: defaults, and a lease shorter than three reconcile i
       error instanceof ConfigError && /PORTCULLIS_LEASE_TTL_MS must be at least 3/.test(error.message),
   );
 });
+
+test("PORTCULLIS_TRUST_PROXY: off by default; true, a hop count, or addresses and CIDRs", () => {
+  assert.equal(loadConfig({}).trustProxy, false);
+  assert.equal(loadConfig({ PORTCULLIS_TRUST_PROXY: "true" }).trustProxy, true);
+  assert.equal(loadConfig({ PORTCULLIS_TRUST_PROXY: "2" }).trustProxy, 2);
+  assert.deepEqual(loadConfig({ PORTCULLIS_TRUST_PROXY: "127.0.0.1, 10.0.0.0/8,::1" }).trustProxy, [
+    "127.0.0.1",
+    "10.0.0.0/8",
+    "::1",
+  ]);
+  for (const bad of ["yes", "10.0.0.0/33", "proxy.example", "1.2.3.4/8/9"]) {
+    assert.throws(() => loadConfig({ PORTCULLIS_TRUST_PROXY: bad }), /PORTCULLIS_TRUST_PROXY/, bad);
+  }
+});

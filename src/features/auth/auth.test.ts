@@ -179,3 +179,35 @@ describe("every /api route needs a token", () => {
     }
   });
 });
+
+describe("behind a reverse proxy", () => {
+  const attempt = (app: TestApp, password: string, forwardedFor: string) =>
+    app.app.inject({
+      method: "POST",
+      url: "/api/auth/token",
+      payload: { username: ADMIN.username, password },
+      remoteAddress: "127.0.0.1",
+      headers: { "x-forwarded-for": forwardedFor },
+    });
+
+  test("with PORTCULLIS_TRUST_PROXY the forwarded address is the client: one client's failures do not block another", async () => {
+    const proxied = await createTestApp({ PORTCULLIS_TRUST_PROXY: "127.0.0.1" });
+    try {
+      for (let i = 0; i < 5; i++) await attempt(proxied, `wrong-${i}`, "203.0.113.1");
+      assert.equal((await attempt(proxied, ADMIN.password, "203.0.113.1")).statusCode, 429);
+      assert.equal((await attempt(proxied, ADMIN.password, "203.0.113.2")).statusCode, 200);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  test("without it, X-Forwarded-For is ignored: a client cannot pick a fresh address per guess", async () => {
+    const direct = await createTestApp();
+    try {
+      for (let i = 0; i < 5; i++) await attempt(direct, `wrong-${i}`, `203.0.113.${10 + i}`);
+      assert.equal((await attempt(direct, ADMIN.password, "203.0.113.99")).statusCode, 429);
+    } finally {
+      await direct.close();
+    }
+  });
+});

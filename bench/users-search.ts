@@ -107,7 +107,10 @@ async function measure(dialect: "sqlite" | "postgres"): Promise<Row[]> {
     const { ids, names } = await seed(deps);
     await deps.services.auth.ensureFirstAdmin("bench", "bench-password");
     const app = await buildApp(deps);
-    const { access_token } = await deps.services.auth.login("bench", "bench-password", "127.0.0.1");
+    const { access_token } = await deps.services.auth.login(
+      { username: "bench", password: "bench-password" },
+      "127.0.0.1",
+    );
     const headers = { authorization: `Bearer ${access_token}` };
     const get = (url: string) => app.inject({ url, headers });
     const sampleNames = Array.from({ length: SAMPLES }, () => pick(names));

@@ -7,6 +7,8 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger } from "fastify";
 import type { Deps } from "./deps.ts";
 import { accessRoutes } from "./features/access/access.routes.ts";
+import { adminsRoutes } from "./features/admins/admins.routes.ts";
+import { can, routePermission } from "./features/admins/permissions.ts";
 import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
@@ -21,7 +23,7 @@ import { syncRoutes } from "./features/sync/sync.routes.ts";
 import { templatesRoutes } from "./features/templates/templates.routes.ts";
 import { trafficRoutes } from "./features/traffic/traffic.routes.ts";
 import { usersRoutes } from "./features/users/users.routes.ts";
-import { AppError } from "./lib/errors.ts";
+import { AppError, ForbiddenError } from "./lib/errors.ts";
 import type { App } from "./lib/http.ts";
 import { guardInput } from "./lib/input-guard.ts";
 import { answerClientError, sendProblem } from "./lib/problem.ts";
@@ -75,6 +77,19 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   app.addHook("onRoute", (route) => {
     if (route.url.startsWith("/api/docs")) route.config = { ...route.config, auth: false };
     const isPublic = route.config?.auth === false;
+    // Every protected route needs a permission in features/admins/permissions.ts: registering one
+    // without fails at start, so a new route cannot be open to every role by omission.
+    if (!isPublic) {
+      const methods = [route.method].flat();
+      const needed = methods.map((method) => routePermission(method, route.url));
+      const permission = needed[0];
+      if (permission === undefined || needed.some((p) => p !== permission)) {
+        throw new Error(
+          `${methods.join(",")} ${route.url} has no permission in features/admins/permissions.ts`,
+        );
+      }
+      route.config = { ...route.config, permission };
+    }
     // The OpenAPI document says which operations need no token.
     if (isPublic && route.schema !== undefined) route.schema = { ...route.schema, security: [] };
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -103,6 +118,10 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
     if (request.is404 || request.routeOptions.config.auth === false) return done();
     deps.services.auth.authenticate(request.headers.authorization).then((principal) => {
       request.principal = principal;
+      const permission = request.routeOptions.config.permission;
+      if (permission === undefined || !can(principal.role, permission)) {
+        return done(new ForbiddenError(`the ${principal.role} role may not do this (${permission})`));
+      }
       done();
     }, done);
   });
@@ -148,6 +167,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
 
   healthRoutes(app, deps);
   authRoutes(app, deps.services.auth);
+  adminsRoutes(app, deps.services.admins);
   usersRoutes(app, deps.services.users);
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);

@@ -10,9 +10,12 @@ import { type DatabaseHandle, migrateToLatest, openDatabase } from "./db/connect
 import { AccessRepository } from "./features/access/access.repository.ts";
 import { AccessService } from "./features/access/access.service.ts";
 import { BulkGrants } from "./features/access/bulk-grant.ts";
+import { AdminsRepository } from "./features/admins/admins.repository.ts";
+import { AdminsService } from "./features/admins/admins.service.ts";
 import { AuthRepository } from "./features/auth/auth.repository.ts";
 import { AuthService } from "./features/auth/auth.service.ts";
 import { LoginThrottle } from "./features/auth/throttle.ts";
+import { TwoFactor } from "./features/auth/two-factor.ts";
 import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.repository.ts";
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
@@ -46,6 +49,7 @@ export type Deps = {
   secretBox: SecretBox;
   services: {
     auth: AuthService;
+    admins: AdminsService;
     certificates: CertificatesService;
     users: UsersService;
     templates: TemplatesService;
@@ -105,7 +109,15 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     throw error;
   }
   const secretBox = new SecretBox(config.secretKey ?? loadOrCreateKey(config.dataDir));
-  const auth = new AuthService(new AuthRepository(database.db), new LoginThrottle(), config.tokenTtlSeconds);
+  const adminsRepository = new AdminsRepository(database.db, database.dialect);
+  const auth = new AuthService(
+    new AuthRepository(database.db),
+    adminsRepository,
+    new TwoFactor(adminsRepository, secretBox, () => new Date()),
+    new LoginThrottle(),
+    config.tokenTtlSeconds,
+  );
+  const admins = new AdminsService(adminsRepository, auth);
   const certificatesRepository = new CertificatesRepository(database.db);
   const certificates = new CertificatesService(
     certificatesRepository,
@@ -177,6 +189,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     secretBox,
     services: {
       auth,
+      admins,
       certificates,
       users,
       templates,

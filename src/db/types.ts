@@ -13,8 +13,48 @@ export interface AdminsTable {
   id: string;
   username: string;
   password_hash: string;
+  /** owner | operator | support | viewer (features/admins/permissions.ts) */
+  role: ColumnType<string, string | undefined, string>;
+  is_disabled: ColumnType<boolean | number, boolean | undefined, boolean>;
+  /** Secret-box sealed base32 TOTP secret: set at enrolment, live once totp_enabled_at is set. */
+  totp_secret_sealed: ColumnType<string | null, string | null | undefined, string | null>;
+  totp_enabled_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
+  /** The last accepted 30-second step: a code is never accepted twice. */
+  totp_last_step: ColumnType<number | string | null, number | null | undefined, number | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+export interface AdminRecoveryCodesTable {
+  id: string;
+  admin_id: string;
+  code_hash: string;
+  created_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+/** One state-changing call (migration 0009): inserted before it runs, its outcome after. */
+export interface AuditLogTable {
+  id: string;
+  at: Timestamp;
+  /** session | api_key | cli | anonymous (a login) */
+  actor_kind: string;
+  actor_id: string | null;
+  actor_name: string;
+  token_id: string | null;
+  action: string;
+  method: string | null;
+  route: string | null;
+  /** JSON object: path parameters and the created id */
+  targets: string;
+  /** JSON array of the body's field names (never values) */
+  fields: string | null;
+  ip: string | null;
+  request_id: string | null;
+  /** pending | succeeded | failed | interrupted */
+  outcome: string;
+  status: number | null;
+  finished_at: Timestamp | null;
 }
 
 export interface AdminTokensTable {
@@ -23,6 +63,8 @@ export interface AdminTokensTable {
   kind: "session" | "api_key";
   name: string | null;
   token_hash: string;
+  /** An API key narrowed to a role below its admin's; null: the admin's role. */
+  role: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   expires_at: Timestamp | null;
   last_used_at: Timestamp | null;
@@ -197,6 +239,8 @@ export interface Database {
   servers: ServersTable;
   admins: AdminsTable;
   admin_tokens: AdminTokensTable;
+  admin_recovery_codes: AdminRecoveryCodesTable;
+  audit_log: AuditLogTable;
   users: UsersTable;
   certificates: CertificatesTable;
   acme_accounts: AcmeAccountsTable;

@@ -8,6 +8,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
+import type { Permission } from "../features/admins/permissions.ts";
 import type { Principal } from "../features/auth/auth.service.ts";
 
 export type App = FastifyInstance<
@@ -27,6 +28,8 @@ declare module "fastify" {
     auth?: boolean;
     /** false: NUL and nesting are not refused before the handler (it answers malformed input itself) */
     guardInput?: boolean;
+    /** What the caller's role must hold; set from features/admins/permissions.ts when registered. */
+    permission?: Permission;
   }
 }
 

@@ -61,7 +61,14 @@ before(async () => {
     headers: t.auth,
     payload: { name: "fuzz-key" },
   });
+  const admin = await t.app.inject({
+    method: "POST",
+    url: "/api/admins",
+    headers: t.auth,
+    payload: { username: "fuzz-viewer", password: "fuzz-viewer-password", role: "viewer" },
+  });
   const ids = {
+    admin: admin.json().id as string,
     user: access.user_id,
     server: server.id,
     inbound: inbound.id,
@@ -72,6 +79,7 @@ before(async () => {
   };
   pathValues = {
     "/api/api-keys": { id: ids.apiKey },
+    "/api/admins": { id: ids.admin },
     "/api/users": { id: ids.user },
     "/api/certificates": { id: ids.certificate },
     "/api/templates": { id: ids.template },
@@ -119,6 +127,7 @@ async function expiredToken(): Promise<string> {
     adminId: principal.adminId,
     kind: "session",
     name: null,
+    role: null,
     tokenHash: createHash("sha256").update(token).digest("hex"),
     createdAt: "2026-01-01T00:00:00.000Z",
     expiresAt: "2026-01-01T01:00:00.000Z",

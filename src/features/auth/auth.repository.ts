@@ -1,65 +1,26 @@
-// Admin accounts and their bearer credentials (session tokens and named API keys), stored hashed.
+// Bearer credentials of admins (session tokens and named API keys), stored hashed. Admin accounts
+// themselves are in features/admins/admins.repository.ts.
 import type { Kysely, Selectable } from "kysely";
 import { read } from "../../db/dialect.ts";
 import type { AdminTokensTable, Database } from "../../db/types.ts";
-
-export type Admin = { id: string; username: string; passwordHash: string };
 
 export type StoredToken = {
   id: string;
   adminId: string;
   kind: "session" | "api_key";
   name: string | null;
+  /** An API key narrowed to this role; null: the admin's own role. */
+  role: string | null;
   createdAt: string;
   expiresAt: string | null;
   lastUsedAt: string | null;
 };
 
+/** A token with what authorising a request needs about its admin, read in one query. */
+export type TokenWithAdmin = StoredToken & { username: string; adminRole: string; adminDisabled: boolean };
+
 export class AuthRepository {
   constructor(private readonly db: Kysely<Database>) {}
-
-  async countAdmins(): Promise<number> {
-    const row = await this.db
-      .selectFrom("admins")
-      .select((eb) => eb.fn.countAll().as("n"))
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
-  }
-
-  async findAdminByUsername(username: string): Promise<Admin | undefined> {
-    const row = await this.db
-      .selectFrom("admins")
-      .select(["id", "username", "password_hash"])
-      .where("username", "=", username)
-      .executeTakeFirst();
-    return row && { id: row.id, username: row.username, passwordHash: row.password_hash };
-  }
-
-  async insertAdmin(admin: {
-    id: string;
-    username: string;
-    passwordHash: string;
-    now: string;
-  }): Promise<void> {
-    await this.db
-      .insertInto("admins")
-      .values({
-        id: admin.id,
-        username: admin.username,
-        password_hash: admin.passwordHash,
-        created_at: admin.now,
-        updated_at: admin.now,
-      })
-      .execute();
-  }
-
-  async updatePassword(adminId: string, passwordHash: string, now: string): Promise<void> {
-    await this.db
-      .updateTable("admins")
-      .set({ password_hash: passwordHash, updated_at: now })
-      .where("id", "=", adminId)
-      .execute();
-  }
 
   async insertToken(token: StoredToken & { tokenHash: string }): Promise<void> {
     await this.db
@@ -70,6 +31,7 @@ export class AuthRepository {
         kind: token.kind,
         name: token.name,
         token_hash: token.tokenHash,
+        role: token.role,
         created_at: token.createdAt,
         expires_at: token.expiresAt,
         last_used_at: null,
@@ -77,13 +39,21 @@ export class AuthRepository {
       .execute();
   }
 
-  async findTokenByHash(tokenHash: string): Promise<StoredToken | undefined> {
+  async findTokenByHash(tokenHash: string): Promise<TokenWithAdmin | undefined> {
     const row = await this.db
-      .selectFrom("admin_tokens")
-      .selectAll()
-      .where("token_hash", "=", tokenHash)
+      .selectFrom("admin_tokens as t")
+      .innerJoin("admins as a", "a.id", "t.admin_id")
+      .selectAll("t")
+      .select(["a.username", "a.role as admin_role", "a.is_disabled as admin_disabled"])
+      .where("t.token_hash", "=", tokenHash)
       .executeTakeFirst();
-    return row && toToken(row);
+    if (row === undefined) return undefined;
+    return {
+      ...toToken(row),
+      username: row.username,
+      adminRole: row.admin_role,
+      adminDisabled: read.bool(row.admin_disabled),
+    };
   }
 
   async deleteToken(id: string): Promise<number> {
@@ -136,6 +106,7 @@ function toToken(row: Selectable<AdminTokensTable>): StoredToken {
     adminId: row.admin_id,
     kind: row.kind,
     name: row.name,
+    role: row.role,
     createdAt: read.timestamp(row.created_at),
     expiresAt: read.optionalTimestamp(row.expires_at),
     lastUsedAt: read.optionalTimestamp(row.last_used_at),

@@ -1,8 +1,20 @@
-// Token login/logout and API keys. The bearer check itself is a hook in app.ts.
+// Token login/logout, who am I, API keys, and the TOTP second factor. The bearer check and the
+// role check are hooks in app.ts.
 import { Type } from "typebox";
 import { type App, principalOf } from "../../lib/http.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
-import { ApiKey, ApiKeyCreate, CreatedApiKey, TokenRequest, TokenResponse } from "./auth.schemas.ts";
+import {
+  ApiKey,
+  ApiKeyCreate,
+  CreatedApiKey,
+  Me,
+  RecoveryCodes,
+  SecondFactor,
+  TokenRequest,
+  TokenResponse,
+  TotpConfirm,
+  TotpEnrolment,
+} from "./auth.schemas.ts";
 import type { AuthService } from "./auth.service.ts";
 
 export function authRoutes(app: App, auth: AuthService): void {
@@ -12,12 +24,69 @@ export function authRoutes(app: App, auth: AuthService): void {
       config: { auth: false },
       schema: {
         tags: ["auth"],
-        summary: "Exchange an admin username and password for a bearer token",
+        summary: "Exchange an admin username and password (and second factor) for a bearer token",
+        description:
+          "An admin with two-factor authentication also sends totp_code or recovery_code " +
+          "(401 totp_required without one, 401 invalid_totp for a wrong one).",
         body: TokenRequest,
         response: { 200: TokenResponse, ...problems(429) },
       },
     },
-    async (request) => auth.login(request.body.username, request.body.password, request.ip),
+    async (request) => auth.login(request.body, request.ip),
+  );
+
+  app.get(
+    "/api/auth/me",
+    {
+      schema: {
+        tags: ["auth"],
+        summary: "The admin and role this token acts as, and its permissions",
+        response: { 200: Me, ...problems() },
+      },
+    },
+    async (request) => auth.me(principalOf(request)),
+  );
+
+  app.post(
+    "/api/auth/totp/enroll",
+    {
+      schema: {
+        tags: ["auth"],
+        summary: "Start two-factor enrolment: a secret, its otpauth:// URI and a QR code",
+        description: "Pending until confirmed with a first code. Needs a session, not an API key.",
+        response: { 200: TotpEnrolment, ...problems(403, 409) },
+      },
+    },
+    async (request) => auth.enrollTotp(principalOf(request)),
+  );
+
+  app.post(
+    "/api/auth/totp/confirm",
+    {
+      schema: {
+        tags: ["auth"],
+        summary: "Turn two-factor on with a first code; answers ten one-time recovery codes",
+        body: TotpConfirm,
+        response: { 200: RecoveryCodes, ...problems(403, 409) },
+      },
+    },
+    async (request) => auth.confirmTotp(principalOf(request), request.body.code),
+  );
+
+  app.post(
+    "/api/auth/totp/disable",
+    {
+      schema: {
+        tags: ["auth"],
+        summary: "Turn two-factor off with a current code or a recovery code",
+        body: SecondFactor,
+        response: { 204: Type.Null(), ...problems(403) },
+      },
+    },
+    async (request, reply) => {
+      await auth.disableTotp(principalOf(request), request.body);
+      return reply.code(204).send(null);
+    },
   );
 
   app.post(
@@ -53,16 +122,13 @@ export function authRoutes(app: App, auth: AuthService): void {
       schema: {
         tags: ["auth"],
         summary: "Create a named long-lived API key; the secret is in this response only",
+        description: "role narrows the key to a role within the caller's (403 role_not_within otherwise).",
         body: ApiKeyCreate,
-        response: { 201: CreatedApiKey, ...problems() },
+        response: { 201: CreatedApiKey, ...problems(403) },
       },
     },
     async (request, reply) => {
-      const key = await auth.createApiKey(
-        principalOf(request).adminId,
-        request.body.name,
-        request.body.expires_in_days,
-      );
+      const key = await auth.createApiKey(principalOf(request), request.body);
       return reply.code(201).send(key);
     },
   );

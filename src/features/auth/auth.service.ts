@@ -1,20 +1,43 @@
-// Admin sign-in: password login issuing opaque bearer tokens (stored as SHA-256 hashes, revocable,
-// expiring), named long-lived API keys, the first-admin bootstrap, and login throttling.
+// Admin sign-in: password (and, when enrolled, a TOTP code or a recovery code) for opaque bearer
+// tokens (stored as SHA-256 hashes, revocable, expiring), named long-lived API keys that may be
+// narrowed to a lower role, the first-admin bootstrap, and login throttling. Every request's
+// principal carries its admin's current role, so a role change or a disabled admin applies at once.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { ConflictError, NotFoundError, UnauthorizedError } from "../../lib/errors.ts";
+import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "../../lib/errors.ts";
 import { hashPassword, randomPassword, verifyPassword } from "../../lib/password.ts";
-import type { Admin, AuthRepository, StoredToken } from "./auth.repository.ts";
+import type { AdminRecord, AdminsRepository } from "../admins/admins.repository.ts";
+import { isRole, isWithin, type Permission, permissionsOf, type Role } from "../admins/permissions.ts";
+import type { AuthRepository, StoredToken } from "./auth.repository.ts";
 import type { LoginThrottle } from "./throttle.ts";
+import type { Enrolment, SecondFactor, TwoFactor } from "./two-factor.ts";
 
-export type Principal = { adminId: string; tokenId: string; kind: "session" | "api_key" };
+export type Principal = {
+  adminId: string;
+  username: string;
+  tokenId: string;
+  kind: "session" | "api_key";
+  /** The role this request acts with: the admin's, or the API key's narrower one. */
+  role: Role;
+};
 export type IssuedToken = { access_token: string; token_type: "Bearer"; expires_in: number };
 export type ApiKey = {
   id: string;
   name: string;
+  role: Role | null;
   created_at: string;
   expires_at: string | null;
   last_used_at: string | null;
 };
+export type Me = {
+  id: string;
+  username: string;
+  role: Role;
+  admin_role: Role;
+  token_kind: "session" | "api_key";
+  permissions: Permission[];
+  totp_enabled: boolean;
+};
+export type LoginRequest = { username: string; password: string } & SecondFactor;
 
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -29,53 +52,85 @@ export class AuthService {
 
   constructor(
     private readonly repo: AuthRepository,
+    private readonly admins: AdminsRepository,
+    private readonly twoFactor: TwoFactor,
     private readonly throttle: LoginThrottle,
     private readonly tokenTtlSeconds: number,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** First start with no admin: create one; returns the generated password when none was given. */
+  /** First start with no admin: create an owner; returns the generated password when none was given. */
   async ensureFirstAdmin(
     username: string,
     password: string | undefined,
   ): Promise<{ generatedPassword?: string } | undefined> {
-    if ((await this.repo.countAdmins()) > 0) return undefined;
+    if ((await this.admins.countAdmins()) > 0) return undefined;
     const chosen = password ?? randomPassword();
-    await this.createAdmin(username, chosen);
+    await this.createAdmin(username, chosen, "owner");
     return password === undefined ? { generatedPassword: chosen } : {};
   }
 
-  async createAdmin(username: string, password: string): Promise<void> {
-    if (await this.repo.findAdminByUsername(username))
-      throw new ConflictError(`admin ${username} already exists`);
-    const now = this.now().toISOString();
-    await this.repo.insertAdmin({
-      id: randomUUID(),
+  async createAdmin(username: string, password: string, role: Role = "owner"): Promise<AdminRecord> {
+    if (await this.admins.findByUsername(username)) {
+      throw new ConflictError(`admin ${username} already exists`, "admin_username_taken");
+    }
+    const id = randomUUID();
+    await this.admins.insertAdmin({
+      id,
       username,
       passwordHash: await hashPassword(password),
-      now,
+      role,
+      now: this.now().toISOString(),
     });
+    return this.admins.getAdmin(id);
   }
 
   /** Sets a new password and revokes the admin's sessions (API keys stay). */
   async resetPassword(username: string, password: string): Promise<void> {
-    const admin = await this.repo.findAdminByUsername(username);
+    const admin = await this.admins.findByUsername(username);
     if (admin === undefined) throw new NotFoundError("admin", username);
-    await this.repo.updatePassword(admin.id, await hashPassword(password), this.now().toISOString());
-    await this.repo.deleteSessionsOf(admin.id);
+    await this.setPassword(admin.id, password);
   }
 
-  async login(username: string, password: string, ip: string): Promise<IssuedToken> {
+  async setPassword(adminId: string, password: string): Promise<void> {
+    await this.admins.updateAdmin(
+      adminId,
+      { passwordHash: await hashPassword(password) },
+      this.now().toISOString(),
+    );
+    await this.repo.deleteSessionsOf(adminId);
+  }
+
+  /** Ends every session of an admin (disabled, demoted by an owner, password changed). */
+  async revokeSessions(adminId: string): Promise<void> {
+    await this.repo.deleteSessionsOf(adminId);
+  }
+
+  async login(request: LoginRequest, ip: string): Promise<IssuedToken> {
     // Reserved before the first await: concurrent guesses count against the budget while they run.
-    const attempt = this.throttle.reserve(ip, username);
-    let admin: Admin | undefined;
+    const attempt = this.throttle.reserve(ip, request.username);
+    let admin: AdminRecord | undefined;
     try {
-      admin = await this.repo.findAdminByUsername(username);
-      const ok = await verifyPassword(password, admin?.passwordHash ?? (await this.#dummyHash));
+      admin = await this.admins.findByUsername(request.username);
+      const ok = await verifyPassword(request.password, admin?.passwordHash ?? (await this.#dummyHash));
       if (admin === undefined || !ok) {
         attempt.failed();
         throw new UnauthorizedError("wrong username or password", "invalid_credentials");
       }
+      if (this.twoFactor.isEnabled(admin)) {
+        if (request.totp_code === undefined && request.recovery_code === undefined) {
+          throw new UnauthorizedError(
+            "this admin signs in with a second factor: send totp_code (or recovery_code)",
+            "totp_required",
+          );
+        }
+        // A wrong second factor is a failed login like a wrong password: the same budgets.
+        if (!(await this.twoFactor.verify(admin, request))) {
+          attempt.failed();
+          throw new UnauthorizedError("the code is wrong or was used already", "invalid_totp");
+        }
+      }
+      if (admin.isDisabled) throw new UnauthorizedError("this admin is disabled", "admin_disabled");
       attempt.succeeded();
     } finally {
       attempt.release();
@@ -88,6 +143,7 @@ export class AuthService {
       adminId: admin.id,
       kind: "session",
       name: null,
+      role: null,
       tokenHash: hashToken(token),
       createdAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + this.tokenTtlSeconds * 1000).toISOString(),
@@ -104,8 +160,32 @@ export class AuthService {
     if (stored === undefined || (stored.expiresAt !== null && new Date(stored.expiresAt) <= now)) {
       throw new UnauthorizedError("the bearer token is unknown, revoked or expired", "invalid_token");
     }
+    if (stored.adminDisabled) throw new UnauthorizedError("this admin is disabled", "admin_disabled");
     await this.#touch(stored, now);
-    return { adminId: stored.adminId, tokenId: stored.id, kind: stored.kind };
+    const adminRole = isRole(stored.adminRole) ? stored.adminRole : "viewer";
+    // A key narrowed to a role its admin no longer covers (the admin was demoted) acts as the admin.
+    const keyRole = stored.role !== null && isRole(stored.role) ? stored.role : undefined;
+    const role = keyRole !== undefined && isWithin(keyRole, adminRole) ? keyRole : adminRole;
+    return {
+      adminId: stored.adminId,
+      username: stored.username,
+      tokenId: stored.id,
+      kind: stored.kind,
+      role,
+    };
+  }
+
+  async me(principal: Principal): Promise<Me> {
+    const admin = await this.admins.getAdmin(principal.adminId);
+    return {
+      id: admin.id,
+      username: admin.username,
+      role: principal.role,
+      admin_role: admin.role,
+      token_kind: principal.kind,
+      permissions: permissionsOf(principal.role),
+      totp_enabled: this.twoFactor.isEnabled(admin),
+    };
   }
 
   async logout(principal: Principal): Promise<void> {
@@ -114,22 +194,28 @@ export class AuthService {
   }
 
   async createApiKey(
-    adminId: string,
-    name: string,
-    expiresInDays: number | undefined,
+    principal: Principal,
+    input: { name: string; expires_in_days?: number | undefined; role?: Role | undefined },
   ): Promise<ApiKey & { key: string }> {
+    if (input.role !== undefined && !isWithin(input.role, principal.role)) {
+      throw new ForbiddenError(
+        `a key may be narrowed to a role within yours (${principal.role}), not ${input.role}`,
+        "role_not_within",
+      );
+    }
     const key = `pck_${randomBytes(32).toString("base64url")}`;
     const now = this.now();
     const stored: StoredToken = {
       id: randomUUID(),
-      adminId,
+      adminId: principal.adminId,
       kind: "api_key",
-      name,
+      name: input.name,
+      role: input.role ?? null,
       createdAt: now.toISOString(),
       expiresAt:
-        expiresInDays === undefined
+        input.expires_in_days === undefined
           ? null
-          : new Date(now.getTime() + expiresInDays * 86_400_000).toISOString(),
+          : new Date(now.getTime() + input.expires_in_days * 86_400_000).toISOString(),
       lastUsedAt: null,
     };
     await this.repo.insertToken({ ...stored, tokenHash: hashToken(key) });
@@ -146,6 +232,40 @@ export class AuthService {
     await this.repo.deleteToken(id);
   }
 
+  async enrollTotp(principal: Principal): Promise<Enrolment> {
+    return this.twoFactor.enroll(await this.#sessionAdmin(principal));
+  }
+
+  async confirmTotp(principal: Principal, code: string): Promise<{ recovery_codes: string[] }> {
+    return this.twoFactor.confirm(await this.#sessionAdmin(principal), code);
+  }
+
+  /** Turning the second factor off needs a current code (or a recovery code), not just a session. */
+  async disableTotp(principal: Principal, factor: SecondFactor): Promise<void> {
+    const admin = await this.#sessionAdmin(principal);
+    if (!this.twoFactor.isEnabled(admin)) return;
+    if (!(await this.twoFactor.verify(admin, factor))) {
+      throw new UnauthorizedError("the code is wrong or was used already", "invalid_totp");
+    }
+    await this.twoFactor.disable(admin);
+  }
+
+  /** An owner resets another admin's second factor (a lost phone). */
+  async resetTotp(adminId: string): Promise<void> {
+    await this.twoFactor.disable(await this.admins.getAdmin(adminId));
+  }
+
+  /** The second factor is managed from a signed-in session, never with an API key. */
+  async #sessionAdmin(principal: Principal): Promise<AdminRecord> {
+    if (principal.kind !== "session") {
+      throw new ForbiddenError(
+        "two-factor settings need a signed-in session, not an API key",
+        "session_required",
+      );
+    }
+    return this.admins.getAdmin(principal.adminId);
+  }
+
   async #touch(token: StoredToken, now: Date): Promise<void> {
     const last = this.#lastTouched.get(token.id) ?? 0;
     if (now.getTime() - last < TOUCH_INTERVAL_MS) return;
@@ -158,6 +278,7 @@ function toApiKey(token: StoredToken): ApiKey {
   return {
     id: token.id,
     name: token.name ?? "",
+    role: token.role !== null && isRole(token.role) ? token.role : null,
     created_at: token.createdAt,
     expires_at: token.expiresAt,
     last_used_at: token.lastUsedAt,

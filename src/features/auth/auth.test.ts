@@ -3,9 +3,11 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ADMIN, createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { AdminsRepository } from "../admins/admins.repository.ts";
 import { AuthRepository } from "./auth.repository.ts";
 import { AuthService } from "./auth.service.ts";
 import { LoginThrottle } from "./throttle.ts";
+import { TwoFactor } from "./two-factor.ts";
 
 let t: TestApp;
 before(async () => {
@@ -106,13 +108,17 @@ describe("token login", () => {
 
   test("a session token stops working when it expires", async () => {
     let nowMs = Date.parse("2026-01-01T00:00:00Z");
+    const clock = () => new Date(nowMs);
+    const admins = new AdminsRepository(t.deps.database.db, t.deps.database.dialect);
     const auth = new AuthService(
       new AuthRepository(t.deps.database.db),
+      admins,
+      new TwoFactor(admins, t.deps.secretBox, clock),
       new LoginThrottle(),
       60,
-      () => new Date(nowMs),
+      clock,
     );
-    const { access_token } = await auth.login(ADMIN.username, ADMIN.password, "10.0.6.1");
+    const { access_token } = await auth.login(ADMIN, "10.0.6.1");
     const principal = await auth.authenticate(`Bearer ${access_token}`);
     assert.equal(principal.kind, "session");
     nowMs += 61_000;

@@ -1,0 +1,149 @@
+// Who may do what: four roles, the permissions each holds, and the permission every protected route
+// needs — one table, so a reviewer reads the whole policy in one place. app.ts refuses to register
+// a protected route missing from ROUTE_PERMISSIONS (a new route cannot forget its permission) and
+// checks the caller's role against it on every request.
+
+export const ROLES = ["owner", "operator", "support", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
+
+export const PERMISSIONS = [
+  "self",
+  "admins.manage",
+  "audit.read",
+  "settings.read",
+  "settings.write",
+  "users.read",
+  "users.write",
+  "users.lifecycle",
+  "links.read",
+  "access.write",
+  "servers.read",
+  "servers.write",
+  "inbounds.read",
+  "inbounds.write",
+  "templates.read",
+  "templates.write",
+  "certificates.read",
+  "certificates.write",
+  "system.read",
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+const READ_ALL: Permission[] = [
+  "self",
+  "settings.read",
+  "users.read",
+  "links.read",
+  "servers.read",
+  "inbounds.read",
+  "templates.read",
+  "certificates.read",
+  "system.read",
+];
+
+const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
+  /** Everything, including admins, the audit log and settings. */
+  owner: new Set(PERMISSIONS),
+  /** Runs the fleet: users, grants, inbounds, templates, certificates, servers; not admins or settings. */
+  operator: new Set([
+    ...READ_ALL,
+    "users.write",
+    "users.lifecycle",
+    "access.write",
+    "servers.write",
+    "inbounds.write",
+    "templates.write",
+    "certificates.write",
+  ]),
+  /** Helps users: reads users and their links, resets usage, extends expiry; nothing else. */
+  support: new Set(["self", "users.read", "links.read", "users.lifecycle"]),
+  /** Reads everything an operator reads; changes nothing. */
+  viewer: new Set(READ_ALL),
+};
+
+export function isRole(value: string): value is Role {
+  return (ROLES as readonly string[]).includes(value);
+}
+
+export function can(role: Role, permission: Permission): boolean {
+  return ROLE_PERMISSIONS[role].has(permission);
+}
+
+/** An API key may be narrowed to `narrow` when that role can do nothing `role` cannot. */
+export function isWithin(narrow: Role, role: Role): boolean {
+  for (const permission of ROLE_PERMISSIONS[narrow]) if (!can(role, permission)) return false;
+  return true;
+}
+
+/** Permissions of a role, in the order of PERMISSIONS (GET /api/auth/me, the dashboard). */
+export function permissionsOf(role: Role): Permission[] {
+  return PERMISSIONS.filter((permission) => can(role, permission));
+}
+
+/** `METHOD url` as Fastify registers it (`:param`) → the permission it needs. HEAD follows GET. */
+const ROUTE_PERMISSIONS: Record<string, Permission> = {
+  "POST /api/auth/logout": "self",
+  "GET /api/auth/me": "self",
+  "POST /api/auth/totp/enroll": "self",
+  "POST /api/auth/totp/confirm": "self",
+  "POST /api/auth/totp/disable": "self",
+  "GET /api/api-keys": "self",
+  "POST /api/api-keys": "self",
+  "DELETE /api/api-keys/:id": "self",
+
+  "GET /api/admins": "admins.manage",
+  "POST /api/admins": "admins.manage",
+  "GET /api/admins/:id": "admins.manage",
+  "PUT /api/admins/:id": "admins.manage",
+  "DELETE /api/admins/:id": "admins.manage",
+  "GET /api/audit": "audit.read",
+
+  "GET /api/users": "users.read",
+  "POST /api/users": "users.write",
+  "GET /api/users/search": "users.read",
+  "GET /api/users/:id": "users.read",
+  "PUT /api/users/:id": "users.write",
+  "DELETE /api/users/:id": "users.write",
+  "GET /api/users/:id/usage": "links.read",
+  "GET /api/users/:id/access": "links.read",
+  "GET /api/users/:user_id/configs": "links.read",
+  "GET /api/users/:user_id/access/:inbound_id/config": "links.read",
+
+  "GET /api/certificates": "certificates.read",
+  "POST /api/certificates": "certificates.write",
+  "GET /api/certificates/:id": "certificates.read",
+  "PUT /api/certificates/:id": "certificates.write",
+  "DELETE /api/certificates/:id": "certificates.write",
+  "POST /api/certificates/:id/renew": "certificates.write",
+
+  "GET /api/templates": "templates.read",
+  "POST /api/templates": "templates.write",
+  "GET /api/templates/:id": "templates.read",
+  "PUT /api/templates/:id": "templates.write",
+  "DELETE /api/templates/:id": "templates.write",
+
+  "GET /api/servers": "servers.read",
+  "POST /api/servers": "servers.write",
+  "GET /api/servers/:id": "servers.read",
+  "PUT /api/servers/:id": "servers.write",
+  "DELETE /api/servers/:id": "servers.write",
+  "POST /api/servers/:id/test": "servers.write",
+  "GET /api/servers/:id/stats": "servers.read",
+  "POST /api/servers/:id/sync": "servers.write",
+
+  "GET /api/servers/:server_id/inbounds": "inbounds.read",
+  "POST /api/servers/:server_id/inbounds": "inbounds.write",
+  "GET /api/servers/:server_id/inbounds/:inbound_id": "inbounds.read",
+  "PUT /api/servers/:server_id/inbounds/:inbound_id": "inbounds.write",
+  "DELETE /api/servers/:server_id/inbounds/:inbound_id": "inbounds.write",
+  "GET /api/servers/:server_id/inbounds/:inbound_id/configs": "inbounds.read",
+  "POST /api/servers/:server_id/inbounds/:inbound_id/users": "access.write",
+  "POST /api/servers/:server_id/inbounds/:inbound_id/users/bulk": "access.write",
+  "DELETE /api/servers/:server_id/inbounds/:inbound_id/users/:email": "access.write",
+
+  "GET /api/subscriptions/cache": "system.read",
+};
+
+export function routePermission(method: string, url: string): Permission | undefined {
+  return ROUTE_PERMISSIONS[`${method === "HEAD" ? "GET" : method} ${url}`];
+}

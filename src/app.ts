@@ -4,11 +4,13 @@ import { createServer } from "node:http";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, { type FastifyBaseLogger } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyRequest } from "fastify";
 import type { Deps } from "./deps.ts";
 import { accessRoutes } from "./features/access/access.routes.ts";
 import { adminsRoutes } from "./features/admins/admins.routes.ts";
 import { can, routePermission } from "./features/admins/permissions.ts";
+import { auditRoutes } from "./features/audit/audit.routes.ts";
+import { beginAudit, finishAudit, isAudited } from "./features/audit/audit-hooks.ts";
 import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
@@ -108,6 +110,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   });
 
   app.decorateRequest("principal", undefined);
+  app.decorateRequest("auditId", undefined);
   // Authentication is decided by the route the router matched (after it decoded %-escapes and took
   // the path out of an absolute-form target), never by the raw URL: every route needs a token
   // unless it was registered with `config: { auth: false }`; an unmatched request is a 404.
@@ -116,15 +119,18 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
     reply.header("x-request-id", request.id);
     applySecurityHeaders(reply);
     if (request.is404 || request.routeOptions.config.auth === false) return done();
-    deps.services.auth.authenticate(request.headers.authorization).then((principal) => {
-      request.principal = principal;
-      const permission = request.routeOptions.config.permission;
-      if (permission === undefined || !can(principal.role, permission)) {
-        return done(new ForbiddenError(`the ${principal.role} role may not do this (${permission})`));
-      }
-      done();
-    }, done);
+    authorize(request).then(() => done(), done);
   });
+  /** Authenticates, records a write in the audit log before anything runs, then checks the role. */
+  async function authorize(request: FastifyRequest): Promise<void> {
+    const principal = await deps.services.auth.authenticate(request.headers.authorization);
+    request.principal = principal;
+    if (isAudited(request.method)) await beginAudit(deps.services.audit, request, principal);
+    const permission = request.routeOptions.config.permission;
+    if (permission === undefined || !can(principal.role, permission)) {
+      throw new ForbiddenError(`the ${principal.role} role may not do this (${permission})`);
+    }
+  }
   // NUL characters, unpaired surrogates and deep nesting are refused before any schema sees them.
   app.addHook("preValidation", (request, _reply, done) => {
     // No route, or a route that answers any malformed id itself (/sub: 404): nothing to refuse here.
@@ -136,10 +142,17 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
       done(error as Error);
     }
   });
-  app.addHook("onSend", (_request, reply, payload, done) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
     const policy = htmlPolicyFor(reply.getHeader("content-type"));
     if (policy !== undefined) reply.header("content-security-policy", policy);
-    done(null, payload);
+    if (request.auditId === undefined) return done(null, payload);
+    finishAudit(deps.services.audit, request, reply, payload).then(
+      () => done(null, payload),
+      (error: unknown) => {
+        request.log.error({ err: error }, "audit entry not completed");
+        done(null, payload);
+      },
+    );
   });
 
   app.setErrorHandler((error, request, reply) => sendProblem(error, request, reply));
@@ -168,6 +181,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   healthRoutes(app, deps);
   authRoutes(app, deps.services.auth);
   adminsRoutes(app, deps.services.admins);
+  auditRoutes(app, deps.services.audit);
   usersRoutes(app, deps.services.users);
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);

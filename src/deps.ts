@@ -12,6 +12,8 @@ import { AccessService } from "./features/access/access.service.ts";
 import { BulkGrants } from "./features/access/bulk-grant.ts";
 import { AdminsRepository } from "./features/admins/admins.repository.ts";
 import { AdminsService } from "./features/admins/admins.service.ts";
+import { AuditRepository } from "./features/audit/audit.repository.ts";
+import { AuditService } from "./features/audit/audit.service.ts";
 import { AuthRepository } from "./features/auth/auth.repository.ts";
 import { AuthService } from "./features/auth/auth.service.ts";
 import { LoginThrottle } from "./features/auth/throttle.ts";
@@ -50,6 +52,7 @@ export type Deps = {
   services: {
     auth: AuthService;
     admins: AdminsService;
+    audit: AuditService;
     certificates: CertificatesService;
     users: UsersService;
     templates: TemplatesService;
@@ -109,6 +112,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     throw error;
   }
   const secretBox = new SecretBox(config.secretKey ?? loadOrCreateKey(config.dataDir));
+  const audit = new AuditService(new AuditRepository(database.db), config.auditRetentionDays);
   const adminsRepository = new AdminsRepository(database.db, database.dialect);
   const auth = new AuthService(
     new AuthRepository(database.db),
@@ -116,6 +120,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     new TwoFactor(adminsRepository, secretBox, () => new Date()),
     new LoginThrottle(),
     config.tokenTtlSeconds,
+    audit,
   );
   const admins = new AdminsService(adminsRepository, auth);
   const certificatesRepository = new CertificatesRepository(database.db);
@@ -190,6 +195,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     services: {
       auth,
       admins,
+      audit,
       certificates,
       users,
       templates,

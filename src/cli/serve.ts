@@ -4,6 +4,7 @@ import { buildApp } from "../app.ts";
 import type { Config } from "../config/config.ts";
 import { createDeps, type Deps } from "../deps.ts";
 import { collectTrafficJob } from "../jobs/collect-traffic.ts";
+import { pruneAuditJob } from "../jobs/prune-audit.ts";
 import { reconcileJob } from "../jobs/reconcile.ts";
 import { renewCertificatesJob } from "../jobs/renew-certificates.ts";
 import { type Job, startJobs } from "../jobs/runner.ts";
@@ -47,6 +48,7 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
   const { reconcileIntervalMs, reconcileConcurrency, trafficIntervalMs } = config.convergence;
   return [
     renewCertificatesJob(deps.services.certificates, logger),
+    pruneAuditJob(deps.services.audit, logger),
     reconcileJob({
       ...{ reconciler: deps.services.reconciler, servers: deps.services.servers, leases, logger },
       ...{ intervalMs: reconcileIntervalMs, concurrency: reconcileConcurrency },

@@ -23,6 +23,8 @@ export type Config = {
    * true (any: only when nothing but the proxy can reach the port), a hop count, or addresses/CIDRs.
    */
   trustProxy: boolean | number | string[];
+  /** Audit log entries older than this are deleted (daily). */
+  auditRetentionDays: number;
   coreTimeoutMs: number;
   convergence: ConvergenceConfig;
   subscriptions: SubscriptionsConfig;
@@ -228,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: parseSecretKey(read.optional("PORTCULLIS_SECRET_KEY"), read.problems),
     tokenTtlSeconds: read.integer("PORTCULLIS_TOKEN_TTL_SECONDS", 12 * 3600, 60, 365 * 86400),
     trustProxy: readTrustProxy(read),
+    auditRetentionDays: read.integer("PORTCULLIS_AUDIT_RETENTION_DAYS", 365, 1, 36_500),
     coreTimeoutMs: read.integer("PORTCULLIS_CORE_TIMEOUT_MS", 5000, 100, 120_000),
     convergence: readConvergence(read),
     subscriptions: readSubscriptions(read),

@@ -22,6 +22,8 @@ export type App = FastifyInstance<
 declare module "fastify" {
   interface FastifyRequest {
     principal: Principal | undefined;
+    /** The audit entry of this write, between its start (onRequest) and its outcome (onSend). */
+    auditId: string | undefined;
   }
   interface FastifyContextConfig {
     /** false: reachable without a bearer token (token endpoint, docs, health, subscriptions) */

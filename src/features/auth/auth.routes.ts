@@ -32,7 +32,7 @@ export function authRoutes(app: App, auth: AuthService): void {
         response: { 200: TokenResponse, ...problems(429) },
       },
     },
-    async (request) => auth.login(request.body, request.ip),
+    async (request) => auth.login(request.body, request.ip, request.id),
   );
 
   app.get(

@@ -3,12 +3,19 @@
 // narrowed to a lower role, the first-admin bootstrap, and login throttling. Every request's
 // principal carries its admin's current role, so a role change or a disabled admin applies at once.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from "../../lib/errors.ts";
+import {
+  AppError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  UnauthorizedError,
+} from "../../lib/errors.ts";
 import { hashPassword, randomPassword, verifyPassword } from "../../lib/password.ts";
 import type { AdminRecord, AdminsRepository } from "../admins/admins.repository.ts";
 import { isRole, isWithin, type Permission, permissionsOf, type Role } from "../admins/permissions.ts";
+import type { AuditService } from "../audit/audit.service.ts";
 import type { AuthRepository, StoredToken } from "./auth.repository.ts";
-import type { LoginThrottle } from "./throttle.ts";
+import type { LoginAttempt, LoginThrottle } from "./throttle.ts";
 import type { Enrolment, SecondFactor, TwoFactor } from "./two-factor.ts";
 
 export type Principal = {
@@ -56,6 +63,7 @@ export class AuthService {
     private readonly twoFactor: TwoFactor,
     private readonly throttle: LoginThrottle,
     private readonly tokenTtlSeconds: number,
+    private readonly audit: Pick<AuditService, "record"> | undefined,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -106,41 +114,65 @@ export class AuthService {
     await this.repo.deleteSessionsOf(adminId);
   }
 
-  async login(request: LoginRequest, ip: string): Promise<IssuedToken> {
+  async login(request: LoginRequest, ip: string, requestId: string | null = null): Promise<IssuedToken> {
     // Reserved before the first await: concurrent guesses count against the budget while they run.
     const attempt = this.throttle.reserve(ip, request.username);
-    let admin: AdminRecord | undefined;
     try {
-      admin = await this.admins.findByUsername(request.username);
-      const ok = await verifyPassword(request.password, admin?.passwordHash ?? (await this.#dummyHash));
-      if (admin === undefined || !ok) {
-        attempt.failed();
-        throw new UnauthorizedError("wrong username or password", "invalid_credentials");
+      const admin = await this.admins.findByUsername(request.username);
+      let signedIn: AdminRecord;
+      try {
+        signedIn = await this.#checkCredentials(admin, request, attempt);
+      } catch (error) {
+        // Failed sign-ins of existing admins are recorded; unknown usernames are not (people type
+        // passwords into the username field).
+        if (admin !== undefined) await this.#recordLogin(admin, ip, requestId, statusOf(error));
+        throw error;
       }
-      if (this.twoFactor.isEnabled(admin)) {
-        if (request.totp_code === undefined && request.recovery_code === undefined) {
-          throw new UnauthorizedError(
-            "this admin signs in with a second factor: send totp_code (or recovery_code)",
-            "totp_required",
-          );
-        }
-        // A wrong second factor is a failed login like a wrong password: the same budgets.
-        if (!(await this.twoFactor.verify(admin, request))) {
-          attempt.failed();
-          throw new UnauthorizedError("the code is wrong or was used already", "invalid_totp");
-        }
-      }
-      if (admin.isDisabled) throw new UnauthorizedError("this admin is disabled", "admin_disabled");
       attempt.succeeded();
+      const issued = await this.#issueSession(signedIn.id);
+      await this.#recordLogin(signedIn, ip, requestId, 200);
+      return issued;
     } finally {
       attempt.release();
     }
+  }
+
+  /** Password, then the second factor, then the disabled flag; a wrong password or code is a failure.
+   * Returns the admin who signed in. */
+  async #checkCredentials(
+    admin: AdminRecord | undefined,
+    request: LoginRequest,
+    attempt: LoginAttempt,
+  ): Promise<AdminRecord> {
+    const ok = await verifyPassword(request.password, admin?.passwordHash ?? (await this.#dummyHash));
+    if (admin === undefined || !ok) {
+      attempt.failed();
+      throw new UnauthorizedError("wrong username or password", "invalid_credentials");
+    }
+    if (this.twoFactor.isEnabled(admin)) {
+      if (request.totp_code === undefined && request.recovery_code === undefined) {
+        throw new UnauthorizedError(
+          "this admin signs in with a second factor: send totp_code (or recovery_code)",
+          "totp_required",
+        );
+      }
+      // A wrong second factor is a failed login like a wrong password: the same budgets.
+      if (!(await this.twoFactor.verify(admin, request))) {
+        attempt.failed();
+        throw new UnauthorizedError("the code is wrong or was used already", "invalid_totp");
+      }
+    }
+    if (admin.isDisabled) throw new UnauthorizedError("this admin is disabled", "admin_disabled");
+    return admin;
+  }
+
+  async #issueSession(adminId: string): Promise<IssuedToken> {
     const token = `pcs_${randomBytes(32).toString("base64url")}`;
     const now = this.now();
     await this.repo.deleteExpiredSessions(now.toISOString());
     await this.repo.insertToken({
       id: randomUUID(),
-      adminId: admin.id,
+      adminId,
       kind: "session",
       name: null,
       role: null,
@@ -150,6 +182,26 @@ export class AuthService {
       lastUsedAt: null,
     });
     return { access_token: token, token_type: "Bearer", expires_in: this.tokenTtlSeconds };
+  }
+
+  async #recordLogin(
+    admin: AdminRecord,
+    ip: string,
+    requestId: string | null,
+    status: number,
+  ): Promise<void> {
+    await this.audit?.record(
+      {
+        actor: { kind: "anonymous", id: admin.id, name: admin.username, tokenId: null },
+        action: "auth.login",
+        method: "POST",
+        route: "/api/auth/token",
+        targets: { admin_id: admin.id },
+        ip,
+        requestId,
+      },
+      status,
+    );
   }
 
   async authenticate(authorization: string | undefined): Promise<Principal> {
@@ -272,6 +324,10 @@ export class AuthService {
     this.#lastTouched.set(token.id, now.getTime());
     await this.repo.touchToken(token.id, now.toISOString());
   }
+}
+
+function statusOf(error: unknown): number {
+  return error instanceof AppError ? error.status : 500;
 }
 
 function toApiKey(token: StoredToken): ApiKey {

@@ -116,6 +116,7 @@ describe("token login", () => {
       new TwoFactor(admins, t.deps.secretBox, clock),
       new LoginThrottle(),
       60,
+      undefined,
       clock,
     );
     const { access_token } = await auth.login(ADMIN, "10.0.6.1");

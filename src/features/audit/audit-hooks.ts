@@ -1,0 +1,74 @@
+// The API side of the audit log: every authenticated call that is not a read gets an entry before
+// its handler runs, completed in onSend (before the answer leaves, so a client that reads the log
+// right after its write sees the outcome) with the status, the created id and the body's field names.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Principal } from "../auth/auth.service.ts";
+import { actionOf } from "./actions.ts";
+import type { AuditService } from "./audit.service.ts";
+
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+export function isAudited(method: string): boolean {
+  return !READS.has(method);
+}
+
+/** Starts the entry of an authenticated write (also one about to be refused for its role). */
+export async function beginAudit(
+  audit: AuditService,
+  request: FastifyRequest,
+  principal: Principal,
+): Promise<void> {
+  const route = request.routeOptions.url ?? request.url;
+  request.auditId = await audit.begin({
+    actor: {
+      kind: principal.kind,
+      id: principal.adminId,
+      name: principal.username,
+      tokenId: principal.tokenId,
+    },
+    action: actionOf(request.method, route),
+    method: request.method,
+    route,
+    targets: stringValues(request.params),
+    ip: request.ip,
+    requestId: request.id,
+  });
+}
+
+/** onSend: completes the entry with the outcome before the answer is sent. */
+export async function finishAudit(
+  audit: AuditService,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+): Promise<void> {
+  if (request.auditId === undefined) return;
+  const id = request.auditId;
+  request.auditId = undefined;
+  const targets = stringValues(request.params);
+  if (reply.statusCode === 201 && typeof payload === "string") Object.assign(targets, createdIds(payload));
+  const body = request.body;
+  const fields = body !== null && typeof body === "object" && !Array.isArray(body) ? Object.keys(body) : null;
+  await audit.finish(id, reply.statusCode, targets, fields);
+}
+
+function stringValues(params: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (params === null || typeof params !== "object") return out;
+  for (const [key, value] of Object.entries(params))
+    if (typeof value === "string") out[key] = value.slice(0, 200);
+  return out;
+}
+
+/** The ids a created object carries (`id`, and a grant's `user_id`). */
+function createdIds(payload: string): Record<string, string> {
+  try {
+    const body = JSON.parse(payload) as Record<string, unknown>;
+    const out: Record<string, string> = {};
+    if (typeof body.id === "string") out.created_id = body.id;
+    if (typeof body.user_id === "string") out.user_id = body.user_id;
+    return out;
+  } catch {
+    return {};
+  }
+}

@@ -151,6 +151,8 @@ class FakeXray {
         Uptime: Math.floor((Date.now() - this.startedAt) / 1000),
         NumGoroutine: 12,
         Alloc: 1n << 20n,
+        // Go's cumulative allocation: it only grows within a process, so a restart shows as a drop.
+        TotalAlloc: (1n << 20n) + BigInt(this.calls.length) * 65_536n,
       })),
       [`${S}/QueryStats`]: this.route(
         stats.QueryStatsRequestSchema,

@@ -102,8 +102,8 @@ export class GrpcCoreClient implements CoreClient {
   /** Forgets what was known (a new core process may be another release) and probes again. */
   async redetectLayout(): Promise<CoreProfile> {
     await this.detecting?.catch(() => {});
+    // The inbounds this client added stay remembered: replaceInbound removes before it adds anyway.
     this.known = { layout: this.isPinned ? this.known.layout : null, capabilities: null };
-    this.added.clear();
     return this.detectLayout();
   }
 

@@ -60,7 +60,7 @@ const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(li
 
 /** The CoreClient alone: N pre-built users on a fresh inbound, 64 in flight; the inbound is removed after. */
 async function rawRate(core: V2rayServer, count: number, tag: string): Promise<number> {
-  const client = new GrpcCoreClient({ address: core.apiAddress, flavor: "v2ray" });
+  const client = new GrpcCoreClient({ address: core.apiAddress, layout: "v2ray-4" });
   try {
     const settings = { clients: [], decryption: "none" };
     const json = { tag, port: await freePort(), listen: "127.0.0.1", protocol: "vless", settings };

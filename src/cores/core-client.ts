@@ -10,16 +10,24 @@ import type {
   InboundRef,
 } from "./core-types.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
+import type { CoreCapability, CoreProfile, WireLayout } from "./wire-layout.ts";
 
 export interface CoreClient {
   readonly address: string;
-  /** Known after the first successful call (or when given); store it with the server. */
+  /** Known after detection (or when given); store it with the server. */
   readonly flavor: CoreFlavor | null;
+  /** The wire layout the core speaks (wire-layout.ts); null until detected or given. */
+  readonly layout: WireLayout | null;
+  readonly capabilities: readonly CoreCapability[] | null;
   /** The core's version when the API reveals it; neither V2Ray 4.x nor Xray does, so null. */
   readonly version: string | null;
 
-  /** Asks the core (GetSysStats on one namespace, then the other) which dialect it speaks. */
+  /** The flavor of detectLayout(). */
   detectFlavor(): Promise<CoreFlavor>;
+  /** The given/stored profile, or the layout probe's answer (layout-probe.ts); probed once. */
+  detectLayout(): Promise<CoreProfile>;
+  /** Probes again (unless the layout is pinned): the core process may be another release now. */
+  redetectLayout(): Promise<CoreProfile>;
   getSysStats(): Promise<CoreSysStats>;
   /** Counters whose name contains `pattern` (a substring match on V2Ray 4.x). */
   queryStats(pattern: string, reset: boolean): Promise<CoreStat[]>;
@@ -33,10 +41,12 @@ export interface CoreClient {
   addUser(inbound: InboundRef, user: BuiltUser): Promise<void>;
   removeUser(tag: string, email: string): Promise<void>;
 
-  /** Xray only; CoreUnsupportedError on V2Ray 4.x. */
+  /** Xray 25.x and later (capability listing); CoreUnsupportedError elsewhere. */
   listInbounds(): Promise<CoreInboundInfo[]>;
   listInboundUsers(tag: string): Promise<CoreInboundUser[]>;
   countInboundUsers(tag: string): Promise<number>;
+  /** Xray 26.x only (capability online_users): emails of users with a live connection. */
+  onlineUsers(): Promise<string[]>;
 
   close(): void;
 }

@@ -1,23 +1,28 @@
-// One client per server, reused across requests and jobs; a changed address or credentials
-// replaces the client, and close(serverId) / closeAll() release channels.
+// One client per server, reused across requests and jobs; a changed address, credentials, pin or
+// stored wire layout replaces the client, and close(serverId) / closeAll() release channels.
 
 import { type ApiCredentials, credentialsHash } from "./api-credentials.ts";
 import type { CoreClient } from "./core-client.ts";
-import type { CoreFlavor } from "./core-types.ts";
 import { GrpcCoreClient, type GrpcCoreClientOptions } from "./grpc-core-client.ts";
+import type { CoreCapability, WireLayout } from "./wire-layout.ts";
 
 export type CoreTarget = {
   serverId: string;
   address: string;
   credentials?: ApiCredentials;
-  /** The flavor stored with the server, if known. */
-  flavor?: CoreFlavor | null;
+  /** The layout stored with the server, if known, and whether the operator pinned it. */
+  layout?: WireLayout | null;
+  capabilities?: readonly CoreCapability[] | null;
+  isLayoutPinned?: boolean;
 };
 
-type PoolOptions = Omit<GrpcCoreClientOptions, "address" | "credentials" | "flavor">;
+type PoolOptions = Omit<
+  GrpcCoreClientOptions,
+  "address" | "credentials" | "layout" | "capabilities" | "isLayoutPinned"
+>;
 
 export class CorePool {
-  private readonly clients = new Map<string, { key: string; client: CoreClient }>();
+  private readonly clients = new Map<string, { key: string; isPinned: boolean; client: CoreClient }>();
 
   constructor(
     private readonly options: PoolOptions = {},
@@ -26,16 +31,26 @@ export class CorePool {
 
   get(target: CoreTarget): CoreClient {
     const key = `${target.address}\n${credentialsHash(target.credentials)}`;
+    const isPinned = target.isLayoutPinned === true;
     const entry = this.clients.get(target.serverId);
-    if (entry !== undefined && entry.key === key) return entry.client;
+    if (
+      entry !== undefined &&
+      entry.key === key &&
+      entry.isPinned === isPinned &&
+      fits(entry.client, target)
+    ) {
+      return entry.client;
+    }
     entry?.client.close();
     const client = this.create({
       ...this.options,
       address: target.address,
       credentials: target.credentials,
-      flavor: target.flavor ?? null,
+      layout: target.layout ?? null,
+      capabilities: target.capabilities ?? null,
+      isLayoutPinned: isPinned,
     });
-    this.clients.set(target.serverId, { key, client });
+    this.clients.set(target.serverId, { key, isPinned, client });
     return client;
   }
 
@@ -52,4 +67,14 @@ export class CorePool {
   get size(): number {
     return this.clients.size;
   }
+}
+
+/**
+ * A client stays while it agrees with the stored layout (or nothing is stored yet, or it has not
+ * detected yet). A stored layout it does not speak was detected elsewhere (another instance after a
+ * core upgrade) and wins: the stale client is replaced.
+ */
+function fits(client: CoreClient, target: CoreTarget): boolean {
+  const stored = target.layout ?? null;
+  return stored === null || client.layout === null || client.layout === stored;
 }

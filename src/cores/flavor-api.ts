@@ -32,6 +32,8 @@ export type FlavorApi = {
   listInbounds?(): PreparedCall<CoreInboundInfo[]>;
   listInboundUsers?(tag: string): PreparedCall<CoreInboundUser[]>;
   countInboundUsers?(tag: string): PreparedCall<number>;
+  /** Xray 26.x: emails of users with a live connection. */
+  onlineUsers?(): PreparedCall<string[]>;
 };
 
 export function ignoreResponse(): void {}
@@ -43,6 +45,15 @@ export function refuseIfAny(problems: Problem[], what: string): void {
 export function refuseFlavor(expected: CoreFlavor, actual: CoreFlavor, what: string): never {
   throw new CoreRequestRefusedError(`refused to send ${what}`, [
     { path: "flavor", message: `built for ${actual}, the core speaks ${expected}` },
+  ]);
+}
+
+export function refuseLayout(expected: string, actual: string, what: string): never {
+  throw new CoreRequestRefusedError(`refused to send ${what}`, [
+    {
+      path: "layout",
+      message: `built for wire layout ${actual}, the core speaks ${expected} (fields would land on other numbers)`,
+    },
   ]);
 }
 

@@ -1,5 +1,6 @@
-// CoreClient over gRPC: detects the flavor once, sends only builder output through the request
-// guards, and works around V2Ray 4.x's quirks (failed AddInbound still registers its tag).
+// CoreClient over gRPC: detects the core's wire layout once (layout-probe.ts) and again on demand
+// after a restart, sends only builder output for that layout through the request guards, and works
+// around V2Ray 4.x's quirks (failed AddInbound still registers its tag).
 
 import { AppError, CoreConflictError, CoreRequestRefusedError, CoreUnsupportedError } from "../lib/errors.ts";
 import type { CoreClient } from "./core-client.ts";
@@ -16,27 +17,50 @@ import { type FlavorApi, type PreparedCall, refuseIfAny } from "./flavor-api.ts"
 import { type ChannelSettings, CoreChannel } from "./grpc-channel.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
 import { summarizeBuiltInbound, userGuardProblems } from "./inbound-builder/guards.ts";
+import { probeCapabilities, probeXrayProfile } from "./layout-probe.ts";
 import { v2rayApi } from "./v2ray-api.ts";
-import { xrayApi } from "./xray-api.ts";
+import {
+  type CoreCapability,
+  type CoreProfile,
+  layoutFlavor,
+  NEWEST_XRAY_LAYOUT,
+  type WireLayout,
+} from "./wire-layout.ts";
+import { xrayApiFor } from "./xray-api.ts";
 
 export type GrpcCoreClientOptions = ChannelSettings & {
-  /** The flavor stored with the server; skips detection. */
-  flavor?: CoreFlavor | null;
-  /** The namespace tried first when detecting. Default "xray". */
-  preferFlavor?: CoreFlavor;
+  /**
+   * The layout stored with the server: used without probing until redetectLayout(). A bare flavor
+   * (tests, tools) stands for its newest layout.
+   */
+  layout?: WireLayout | null;
+  /** The capabilities stored with the layout; probed (read-only calls) when absent. */
+  capabilities?: readonly CoreCapability[] | null;
+  /** The operator pinned the layout: never probed, redetectLayout() keeps it. */
+  isLayoutPinned?: boolean;
   /** Tags never removed through this client: the core's API inbound. Default ["api"]. */
   protectedTags?: readonly string[];
 };
 
-const APIS: Record<CoreFlavor, FlavorApi> = { xray: xrayApi, v2ray: v2rayApi };
+const XRAY_APIS = new Map<WireLayout, FlavorApi>();
+
+function apiFor(layout: WireLayout): FlavorApi {
+  if (layoutFlavor(layout) === "v2ray") return v2rayApi;
+  let api = XRAY_APIS.get(layout);
+  if (api === undefined) {
+    api = xrayApiFor(layout);
+    XRAY_APIS.set(layout, api);
+  }
+  return api;
+}
 
 export class GrpcCoreClient implements CoreClient {
   readonly address: string;
   readonly version: string | null = null;
-  private detected: CoreFlavor | null;
-  private detecting: Promise<CoreFlavor> | null = null;
+  private known: { layout: WireLayout | null; capabilities: CoreCapability[] | null };
+  private detecting: Promise<CoreProfile> | null = null;
+  private readonly isPinned: boolean;
   private readonly channel: CoreChannel;
-  private readonly preferFlavor: CoreFlavor;
   private readonly protectedTags: readonly string[];
   /** Inbounds added through this client, to refuse duplicate tags and mismatched users. */
   private readonly added = new Map<string, InboundRef>();
@@ -44,40 +68,82 @@ export class GrpcCoreClient implements CoreClient {
   constructor(options: GrpcCoreClientOptions) {
     this.address = options.address;
     this.channel = new CoreChannel(options);
-    this.detected = options.flavor ?? null;
-    this.preferFlavor = options.preferFlavor ?? "xray";
+    this.known = { layout: options.layout ?? null, capabilities: options.capabilities?.slice() ?? null };
+    this.isPinned = options.isLayoutPinned === true && this.known.layout !== null;
     this.protectedTags = options.protectedTags ?? ["api"];
   }
 
   get flavor(): CoreFlavor | null {
-    return this.detected;
+    return this.known.layout === null ? null : layoutFlavor(this.known.layout);
   }
 
-  detectFlavor(): Promise<CoreFlavor> {
-    if (this.detected !== null) return Promise.resolve(this.detected);
-    this.detecting ??= this.probeFlavor().finally(() => {
+  get layout(): WireLayout | null {
+    return this.known.layout;
+  }
+
+  get capabilities(): readonly CoreCapability[] | null {
+    return this.known.capabilities;
+  }
+
+  async detectFlavor(): Promise<CoreFlavor> {
+    return layoutFlavor((await this.detectLayout()).layout);
+  }
+
+  /** The stored or pinned profile, or the probe's answer (probed once; concurrent callers share it). */
+  detectLayout(): Promise<CoreProfile> {
+    const { layout, capabilities } = this.known;
+    if (layout !== null && capabilities !== null) return Promise.resolve({ layout, capabilities });
+    this.detecting ??= this.probe(layout).finally(() => {
       this.detecting = null;
     });
     return this.detecting;
   }
 
-  /** GetSysStats on one namespace; UNIMPLEMENTED means the other dialect. */
-  private async probeFlavor(): Promise<CoreFlavor> {
-    const order: CoreFlavor[] = this.preferFlavor === "xray" ? ["xray", "v2ray"] : ["v2ray", "xray"];
-    for (const flavor of order) {
-      try {
-        await this.channel.call(APIS[flavor].getSysStats());
-        this.detected = flavor;
-        return flavor;
-      } catch (error) {
-        if (!(error instanceof CoreUnsupportedError)) throw error;
-      }
+  /** Forgets what was known (a new core process may be another release) and probes again. */
+  async redetectLayout(): Promise<CoreProfile> {
+    await this.detecting?.catch(() => {});
+    // The inbounds this client added stay remembered: replaceInbound removes before it adds anyway.
+    this.known = { layout: this.isPinned ? this.known.layout : null, capabilities: null };
+    return this.detectLayout();
+  }
+
+  /**
+   * GetSysStats on the xray namespace first: Xray also serves its API under the v2ray.core names
+   * (with Xray's messages), V2Ray 4.x only there. Then, on Xray, the layout probe.
+   */
+  private async probe(pinned: WireLayout | null): Promise<CoreProfile> {
+    const send = (call: PreparedCall<void>) => this.channel.call(call);
+    if (pinned !== null) {
+      const capabilities = layoutFlavor(pinned) === "xray" ? await probeCapabilities(send) : [];
+      return this.remember({ layout: pinned, capabilities });
+    }
+    if (await this.answers(apiFor(NEWEST_XRAY_LAYOUT).getSysStats())) {
+      return this.remember(await probeXrayProfile(send));
+    }
+    if (await this.answers(v2rayApi.getSysStats())) {
+      return this.remember({ layout: "v2ray-4", capabilities: [] });
     }
     throw new CoreUnsupportedError(`core ${this.address} speaks neither the Xray nor the V2Ray 4.x API`);
   }
 
+  /** Whether the call succeeds; false when the core does not implement it. */
+  private async answers(call: PreparedCall<unknown>): Promise<boolean> {
+    try {
+      await this.channel.call(call);
+      return true;
+    } catch (error) {
+      if (error instanceof CoreUnsupportedError) return false;
+      throw error;
+    }
+  }
+
+  private remember(profile: CoreProfile): CoreProfile {
+    this.known = { layout: profile.layout, capabilities: [...profile.capabilities] };
+    return profile;
+  }
+
   private async api(): Promise<FlavorApi> {
-    return APIS[await this.detectFlavor()];
+    return apiFor((await this.detectLayout()).layout);
   }
 
   private async send<T>(
@@ -151,8 +217,8 @@ export class GrpcCoreClient implements CoreClient {
   }
 
   async addUser(inbound: InboundRef, user: BuiltUser): Promise<void> {
-    const flavor = await this.detectFlavor();
-    const problems: Problem[] = userGuardProblems(flavor, inbound, user);
+    const { layout } = await this.detectLayout();
+    const problems: Problem[] = userGuardProblems(layout, inbound, user);
     const known = this.added.get(inbound.tag);
     if (
       known !== undefined &&
@@ -185,6 +251,10 @@ export class GrpcCoreClient implements CoreClient {
     return this.send((api) =>
       this.supported(api, api.countInboundUsers?.bind(api), "GetInboundUsersCount")(tag),
     );
+  }
+
+  onlineUsers(): Promise<string[]> {
+    return this.send((api) => this.supported(api, api.onlineUsers?.bind(api), "GetAllOnlineUsers")());
   }
 
   private supported<F>(api: FlavorApi, call: F | undefined, method: string): F {

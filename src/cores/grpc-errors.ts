@@ -36,6 +36,8 @@ export function mapGrpcError(error: unknown, context: CallContext): AppError {
   const cause = { cause: { code: error.code, details } };
   switch (error.code) {
     case GrpcStatus.UNAVAILABLE:
+    // A core that exits (restart, upgrade) cancels the calls on its closing connection.
+    case GrpcStatus.CANCELLED:
       return new CoreUnavailableError(`${where}: core unreachable: ${details}`, cause);
     case GrpcStatus.DEADLINE_EXCEEDED:
       return new CoreTimeoutError(`${where}: no answer before the deadline`, cause);

@@ -7,17 +7,22 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { AddInboundRequestSchema as V2AddInbound } from "../gen/v2ray/app/proxyman_command_pb.ts";
 import { AddInboundRequestSchema as XrayAddInbound } from "../gen/xray/app/proxyman_command_pb.ts";
 import type { CoreFlavor } from "./core-types.ts";
+import type { WireLayout } from "./wire-layout.ts";
+
+type XrayLayout = Exclude<WireLayout, "v2ray-4">;
+const XRAY_LAYOUTS = Object.keys(XRAY_GOLDEN_HEX_BY_LAYOUT) as XrayLayout[];
+
 import { buildInbound, buildUser } from "./inbound-builder/build.ts";
 import type { BuiltInbound } from "./inbound-builder/built.ts";
 import { v2rayApi } from "./v2ray-api.ts";
-import { xrayApi } from "./xray-api.ts";
-import { XRAY_GOLDEN_HEX, XRAY_GOLDEN_INPUTS } from "./xray-golden.fixture.ts";
+import { xrayApiFor } from "./xray-api.ts";
+import { XRAY_GOLDEN_HEX_BY_LAYOUT, XRAY_GOLDEN_INPUTS } from "./xray-golden.fixture.ts";
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 const UUID = "11111111-1111-4111-8111-111111111111";
 
-function built(json: unknown, flavor: CoreFlavor): BuiltInbound {
-  const result = buildInbound(json, flavor);
+function built(json: unknown, target: CoreFlavor | XrayLayout): BuiltInbound {
+  const result = buildInbound(json, target);
   assert.ok(result.ok, JSON.stringify(result));
   return result.value;
 }
@@ -64,20 +69,43 @@ describe("V2Ray output equals the probe's golden bytes", () => {
   });
 });
 
-describe("Xray output equals golden bytes", () => {
-  for (const [name, json] of Object.entries(XRAY_GOLDEN_INPUTS)) {
-    test(name, () => {
-      const inbound = built(json, "xray");
-      assert.equal(inbound.flavor, "xray");
-      if (inbound.flavor === "xray") {
-        assert.equal(
-          hex(toBinary(XrayAddInbound, create(XrayAddInbound, { inbound: inbound.config }))),
-          XRAY_GOLDEN_HEX[name],
-        );
-      }
-      assert.equal(hex(xrayApi.addInbound(inbound).request), XRAY_GOLDEN_HEX[name]);
-    });
+describe("Xray output equals the golden bytes of each wire layout", () => {
+  for (const layout of XRAY_LAYOUTS) {
+    for (const [name, json] of Object.entries(XRAY_GOLDEN_INPUTS)) {
+      test(`${layout}: ${name}`, () => {
+        const golden: Record<string, string> = XRAY_GOLDEN_HEX_BY_LAYOUT[layout];
+        const inbound = built(json, layout);
+        assert.equal(inbound.flavor, "xray");
+        assert.equal(inbound.layout, layout);
+        if (inbound.flavor === "xray") {
+          assert.equal(
+            hex(toBinary(XrayAddInbound, create(XrayAddInbound, { inbound: inbound.config }))),
+            golden[name],
+          );
+        }
+        assert.equal(hex(xrayApiFor(layout).addInbound(inbound).request), golden[name]);
+      });
+    }
   }
+
+  test('"xray" builds for the newest layout, xray-25.10', () => {
+    assert.equal(built(XRAY_GOLDEN_INPUTS.reality, "xray").layout, "xray-25.10");
+  });
+
+  test("bytes built for one layout are refused by the client API of another", () => {
+    const inbound = built(XRAY_GOLDEN_INPUTS.reality, "xray-25.10");
+    assert.throws(
+      () => xrayApiFor("xray-25.1").addInbound(inbound),
+      (error: { code?: string; details?: { message: string }[] }) => {
+        assert.equal(error.code, "core_request_refused");
+        assert.match(
+          error.details?.[0]?.message ?? "",
+          /built for wire layout xray-25.10, the core speaks xray-25.1/,
+        );
+        return true;
+      },
+    );
+  });
 
   test("Xray AlterInbound AddUser for SS-2022 carries the shadowsocks_2022 account", () => {
     const user = buildUser("shadowsocks", "xray", {
@@ -90,7 +118,7 @@ describe("Xray output equals golden bytes", () => {
     // tag "s"; operation {type "xray.app.proxyman.command.AddUserOperation", value {user {email "g@t",
     // account {type "xray.proxy.shadowsocks_2022.Account", value {key "AgIC…"}}}}}
     assert.equal(
-      hex(xrayApi.addUser("s", user.value).request),
+      hex(xrayApiFor("xray-25.10").addUser("s", user.value).request),
       "0a017312780a2a787261792e6170702e70726f78796d616e2e636f6d6d616e642e416464557365724f7065726174696f6e124a0a48120367" +
         "40741a410a23787261792e70726f78792e736861646f77736f636b735f323032322e4163636f756e74121a0a184167494341674943416749" +
         "43416749434167494341673d3d",

@@ -1,4 +1,5 @@
-// The Xray dialect: `xray.*` method paths and messages, including the listing calls V2Ray 4.x lacks.
+// The Xray dialect: `xray.*` method paths and messages, including the listing calls V2Ray 4.x and
+// Xray before 25.x lack. One per wire layout: listings are read with that layout's numbers.
 
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as cmd from "../gen/xray/app/proxyman_command_pb.ts";
@@ -10,12 +11,14 @@ import {
   type PreparedCall,
   refuseFlavor,
   refuseIfAny,
+  refuseLayout,
   toSysStats,
 } from "./flavor-api.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
 import { summarizeXrayInbound, summarizeXrayUser } from "./inbound-builder/inspect-xray.ts";
 import { typedXray } from "./inbound-builder/typed-message.ts";
 import { addInboundRequestProblems, alterInboundRequestProblems } from "./request-guards.ts";
+import type { WireLayout } from "./wire-layout.ts";
 
 const HANDLER = "/xray.app.proxyman.command.HandlerService";
 const STATS = "/xray.app.stats.command.StatsService";
@@ -29,8 +32,11 @@ function alter(tag: string, operation: cmd.AlterInboundRequest["operation"]): Pr
   return { method: "AlterInbound", path: `${HANDLER}/AlterInbound`, request, decode: ignoreResponse };
 }
 
-function inboundInfo(config: cmd.ListInboundsResponse["inbounds"][number]): CoreInboundInfo {
-  const summary = summarizeXrayInbound(config);
+function inboundInfo(
+  config: cmd.ListInboundsResponse["inbounds"][number],
+  layout: WireLayout,
+): CoreInboundInfo {
+  const summary = summarizeXrayInbound(config, layout);
   return {
     tag: summary.tag,
     protocol: summary.protocol,
@@ -56,7 +62,7 @@ function userRequest(tag: string): Uint8Array {
   );
 }
 
-export const xrayApi: FlavorApi = {
+export const xrayApiFor = (layout: WireLayout): FlavorApi => ({
   flavor: "xray",
   getSysStats: () => ({
     method: "GetSysStats",
@@ -79,6 +85,7 @@ export const xrayApi: FlavorApi = {
   }),
   addInbound: (built: BuiltInbound) => {
     if (built.flavor !== "xray") return refuseFlavor("xray", built.flavor, "AddInbound");
+    if (built.layout !== layout) return refuseLayout(layout, built.layout, "AddInbound");
     const request = toBinary(
       cmd.AddInboundRequestSchema,
       create(cmd.AddInboundRequestSchema, { inbound: built.config }),
@@ -93,6 +100,7 @@ export const xrayApi: FlavorApi = {
   },
   addUser: (tag, built: BuiltUser) => {
     if (built.flavor !== "xray") return refuseFlavor("xray", built.flavor, "AlterInbound");
+    if (built.layout !== layout) return refuseLayout(layout, built.layout, "AlterInbound");
     return alter(tag, typedXray(cmd.AddUserOperationSchema, { user: built.user }));
   },
   removeUser: (tag, email) => alter(tag, typedXray(cmd.RemoveUserOperationSchema, { email })),
@@ -103,7 +111,8 @@ export const xrayApi: FlavorApi = {
       cmd.ListInboundsRequestSchema,
       create(cmd.ListInboundsRequestSchema, { isOnlyTags: false }),
     ),
-    decode: (bytes) => fromBinary(cmd.ListInboundsResponseSchema, bytes).inbounds.map(inboundInfo),
+    decode: (bytes) =>
+      fromBinary(cmd.ListInboundsResponseSchema, bytes).inbounds.map((config) => inboundInfo(config, layout)),
   }),
   listInboundUsers: (tag) => ({
     method: "GetInboundUsers",
@@ -117,4 +126,10 @@ export const xrayApi: FlavorApi = {
     request: userRequest(tag),
     decode: (bytes) => Number(fromBinary(cmd.GetInboundUsersCountResponseSchema, bytes).count),
   }),
-};
+  onlineUsers: () => ({
+    method: "GetAllOnlineUsers",
+    path: `${STATS}/GetAllOnlineUsers`,
+    request: toBinary(stats.GetAllOnlineUsersRequestSchema, create(stats.GetAllOnlineUsersRequestSchema)),
+    decode: (bytes) => fromBinary(stats.GetAllOnlineUsersResponseSchema, bytes).users,
+  }),
+});

@@ -90,6 +90,11 @@ export interface ServersTable {
   api_credentials_sealed: string | null;
   core: "xray" | "v2ray" | null;
   core_version: string | null;
+  /** A WireLayout (cores/wire-layout.ts); null until detected. */
+  wire_layout: string | null;
+  wire_layout_pinned: ColumnType<boolean | number, boolean | undefined, boolean>;
+  /** JSON array of CoreCapability names; null until detected. */
+  core_capabilities: string | null;
   last_error: string | null;
   last_seen_at: Timestamp | null;
   created_at: Timestamp;
@@ -208,6 +213,8 @@ export interface ServerSyncTable {
   applied_core_started_at: Timestamp | null;
   /** POST /api/servers/{id}/sync on an instance that does not hold the server's lease. */
   full_sync_requested_at: Timestamp | null;
+  /** The wire layout the last complete full reconcile used (migration 0010). */
+  applied_wire_layout: string | null;
   last_reconciled_at: Timestamp | null;
   last_reconcile_error: string | null;
 }

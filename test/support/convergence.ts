@@ -71,7 +71,7 @@ export type ProbeGrant = { tag: string; protocol: CoreProtocol; email: string; c
  * lacks is added by the probe, so it is removed again at once and the core is left as it was.
  */
 export async function probeCore(address: string, grants: readonly ProbeGrant[]) {
-  const client = new GrpcCoreClient({ address, flavor: "v2ray", timeoutMs: 3000 });
+  const client = new GrpcCoreClient({ address, layout: "v2ray-4", timeoutMs: 3000 });
   const present: string[] = [];
   const absent: string[] = [];
   try {

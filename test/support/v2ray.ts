@@ -177,7 +177,8 @@ async function waitUntilApiAnswers(address: string, credentials: ApiCredentials 
   const client = new GrpcCoreClient({
     address,
     credentials,
-    flavor: "v2ray",
+    layout: "v2ray-4",
+    capabilities: [],
     timeoutMs: 1000,
     reconnectBackoffMs: { initial: 20, max: 100 },
   });

@@ -1,7 +1,9 @@
-// The public face of the inbound builder: operator JSON (or one user's fields) plus a target
-// flavor in, a finished core message or the complete list of problems out. Pure: no I/O.
+// The public face of the inbound builder: operator JSON (or one user's fields) plus a target wire
+// layout (or a flavor, meaning its newest layout) in, a finished core message or the complete list
+// of problems out. Pure: no I/O.
 
-import type { BuildResult, CoreFlavor, CoreProtocol, Problem } from "../core-types.ts";
+import type { BuildResult, CoreProtocol, Problem } from "../core-types.ts";
+import { type BuildTarget, layoutFlavor, targetLayout } from "../wire-layout.ts";
 import type { BuiltInbound, BuiltUser } from "./built.ts";
 import { encodeV2rayInbound, encodeV2rayUser, V2RAY_ACCOUNT_TYPES } from "./encode-v2ray.ts";
 import { encodeXrayInbound, encodeXrayUser, xrayAccountType } from "./encode-xray.ts";
@@ -13,16 +15,19 @@ import { emailProblem, passwordProblem, ss2022KeyProblem, uuidProblem } from "./
 
 export type { ReadOptions as BuildInboundOptions } from "./read-inbound.ts";
 
-/** Builds the InboundHandlerConfig for `flavor` from an Xray-style inbound object. */
+/** Builds the InboundHandlerConfig for `target` from an Xray-style inbound object. */
 export function buildInbound(
   json: unknown,
-  flavor: CoreFlavor,
+  target: BuildTarget,
   options: ReadOptions = {},
 ): BuildResult<BuiltInbound> {
+  const layout = targetLayout(target);
+  const flavor = layoutFlavor(layout);
   const { plan, problems } = readInbound(json, flavor, options);
   if (plan === undefined) return { ok: false, problems };
   const proxy = plan.proxy;
   const facts = {
+    layout,
     ref: {
       tag: plan.tag,
       protocol: proxy.protocol,
@@ -34,7 +39,7 @@ export function buildInbound(
   const built: BuiltInbound =
     flavor === "v2ray"
       ? { ...facts, flavor, config: encodeV2rayInbound(plan) }
-      : { ...facts, flavor, config: encodeXrayInbound(plan) };
+      : { ...facts, flavor, config: encodeXrayInbound(plan, layout) };
   const guard = inboundGuardProblems(built);
   return guard.length > 0 ? { ok: false, problems: guard } : { ok: true, value: built };
 }
@@ -50,12 +55,14 @@ export type UserSpec = {
   shadowsocksMethod?: string;
 };
 
-/** Builds one user with the account type of `protocol` on `flavor`, for AlterInbound AddUser. */
+/** Builds one user with the account type of `protocol` on `target`, for AlterInbound AddUser. */
 export function buildUser(
   protocol: CoreProtocol,
-  flavor: CoreFlavor,
+  target: BuildTarget,
   spec: UserSpec,
 ): BuildResult<BuiltUser> {
+  const layout = targetLayout(target);
+  const flavor = layoutFlavor(layout);
   const problems: Problem[] = [];
   const add = (path: string, message: string | undefined) => {
     if (message !== undefined) problems.push({ path, message });
@@ -80,7 +87,7 @@ export function buildUser(
   const credential =
     protocol === "vless" || protocol === "vmess" ? spec.credential.toLowerCase() : spec.credential;
   const plan: UserPlan = { email: spec.email, level, credential, flow };
-  const facts = { protocol, email: spec.email, credential };
+  const facts = { layout, protocol, email: spec.email, credential };
   const value: BuiltUser =
     flavor === "v2ray"
       ? {
@@ -92,8 +99,8 @@ export function buildUser(
       : {
           ...facts,
           flavor,
-          accountType: xrayAccountType(protocol, method),
-          user: encodeXrayUser(protocol, plan, method),
+          accountType: xrayAccountType(protocol, layout, method),
+          user: encodeXrayUser(protocol, plan, layout, method),
         };
   return { ok: true, value };
 }

@@ -1,13 +1,16 @@
-// What the builder hands the client: a finished protobuf message for one flavor plus the facts the
-// client's guards check. The client accepts nothing else, so the builder is the only producer.
+// What the builder hands the client: a finished protobuf message for one wire layout plus the facts
+// the client's guards check. The client accepts nothing else, so the builder is the only producer.
 
 import type { User as V2User } from "../../gen/v2ray/common/protocol_pb.ts";
 import type { InboundHandlerConfig as V2InboundHandlerConfig } from "../../gen/v2ray/core_pb.ts";
 import type { User as XrayUser } from "../../gen/xray/common/protocol_pb.ts";
 import type { InboundHandlerConfig as XrayInboundHandlerConfig } from "../../gen/xray/core_pb.ts";
 import type { CoreProtocol, InboundRef } from "../core-types.ts";
+import type { WireLayout } from "../wire-layout.ts";
 
 type InboundFacts = {
+  /** The layout the bytes were encoded for; the client refuses to send them to a core of another. */
+  layout: WireLayout;
   ref: InboundRef;
   port: number;
   emails: string[];
@@ -18,6 +21,7 @@ export type BuiltInbound =
   | (InboundFacts & { flavor: "xray"; config: XrayInboundHandlerConfig });
 
 type UserFacts = {
+  layout: WireLayout;
   protocol: CoreProtocol;
   email: string;
   /** The account TypedMessage type the user carries, e.g. "xray.proxy.vless.Account". */

@@ -2,6 +2,7 @@
 // 4.34 (probe §7) or to leave the core in a state the API cannot undo is refused here.
 
 import type { CoreFlavor, InboundRef, Problem } from "../core-types.ts";
+import { layoutFlavor, type WireLayout } from "../wire-layout.ts";
 import type { BuiltInbound, BuiltUser } from "./built.ts";
 import { V2RAY_ACCOUNT_TYPES } from "./encode-v2ray.ts";
 import { xrayAccountType } from "./encode-xray.ts";
@@ -15,7 +16,9 @@ const RECEIVER_TYPES: Record<CoreFlavor, string> = {
 };
 
 export function summarizeBuiltInbound(built: BuiltInbound): InboundSummary {
-  return built.flavor === "v2ray" ? summarizeV2rayInbound(built.config) : summarizeXrayInbound(built.config);
+  return built.flavor === "v2ray"
+    ? summarizeV2rayInbound(built.config)
+    : summarizeXrayInbound(built.config, built.layout);
 }
 
 export function summarizeBuiltUser(user: BuiltUser): UserSummary {
@@ -72,17 +75,18 @@ function checkUsers(
   });
 }
 
-/** The account type a user of `inbound` must carry on `flavor`. */
-export function expectedAccountType(flavor: CoreFlavor, inbound: InboundRef): string {
-  return flavor === "v2ray"
+/** The account type a user of `inbound` must carry on `layout`. */
+export function expectedAccountType(layout: WireLayout, inbound: InboundRef): string {
+  return layoutFlavor(layout) === "v2ray"
     ? V2RAY_ACCOUNT_TYPES[inbound.protocol]
-    : xrayAccountType(inbound.protocol, inbound.shadowsocksMethod);
+    : xrayAccountType(inbound.protocol, layout, inbound.shadowsocksMethod);
 }
 
-export function userGuardProblems(flavor: CoreFlavor, inbound: InboundRef, user: BuiltUser): Problem[] {
+export function userGuardProblems(layout: WireLayout, inbound: InboundRef, user: BuiltUser): Problem[] {
   const problems: Problem[] = [];
   const add = (path: string, message: string) => problems.push({ path: `user.${path}`, message });
-  if (user.flavor !== flavor) add("flavor", `was built for ${user.flavor}, the core speaks ${flavor}`);
+  const flavor: CoreFlavor = layoutFlavor(layout);
+  if (user.layout !== layout) add("layout", `was built for ${user.layout}, the core speaks ${layout}`);
   if (user.protocol !== inbound.protocol) {
     add(
       "protocol",
@@ -96,7 +100,7 @@ export function userGuardProblems(flavor: CoreFlavor, inbound: InboundRef, user:
     add("protocol", "the inbound's shadowsocks method is needed to pick the account type");
   }
   const summary = summarizeBuiltUser(user);
-  const expected = expectedAccountType(flavor, inbound);
+  const expected = expectedAccountType(layout, inbound);
   if (summary.accountType !== expected) add("account", `must be ${expected} (the core would panic)`);
   if (summary.email === "") add("email", "is empty (the core could never remove the user)");
   if (summary.credential === null || summary.credential === "") add("account", "has no credential");

@@ -9,6 +9,7 @@ import * as m0006 from "./0006_provisioning.ts";
 import * as m0007 from "./0007_convergence.ts";
 import * as m0008 from "./0008_subscription_changes.ts";
 import * as m0009 from "./0009_admin_roles_audit.ts";
+import * as m0010 from "./0010_wire_layout.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -21,4 +22,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0007_convergence": m0007,
   "0008_subscription_changes": m0008,
   "0009_admin_roles_audit": m0009,
+  "0010_wire_layout": m0010,
 };

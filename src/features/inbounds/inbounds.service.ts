@@ -3,7 +3,7 @@
 // reached leaves the inbound stored with sync_state 'pending'.
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import type { CoreFlavor } from "../../cores/core-types.ts";
+import { type BuildTarget, layoutFlavor, type WireLayout } from "../../cores/wire-layout.ts";
 import { AppError, notFoundAt, UnprocessableError } from "../../lib/errors.ts";
 import type { Server } from "../servers/servers.schemas.ts";
 import { API_INBOUND_TAGS, type ServersService } from "../servers/servers.service.ts";
@@ -161,8 +161,8 @@ export class InboundsService {
   async #check(draft: Draft): Promise<LinkParams> {
     const certificate = await this.#certificate(draft.certificate_id);
     const spec = inboundSpec(draft.template, draft, draft.secrets, certificate, []);
-    const flavor = await this.sync.flavorOf(draft.server.id);
-    const results = flavorsToCheck(draft.template, flavor).map((candidate) => checkInbound(spec, candidate));
+    const layout = await this.sync.layoutOf(draft.server.id);
+    const results = targetsToCheck(draft.template, layout).map((candidate) => checkInbound(spec, candidate));
     const [first] = results;
     if (first !== undefined && !results.some((result) => result.ok)) orThrow(first);
     return linkParamsOf(draft, certificate);
@@ -244,8 +244,10 @@ function certificateFor(
   );
 }
 
-function flavorsToCheck(template: Template, flavor: CoreFlavor | null): CoreFlavor[] {
-  if (flavor === null) return template.supported_cores;
+/** The server's layout when known; else every flavor the template builds on (each at its newest layout). */
+function targetsToCheck(template: Template, layout: WireLayout | null): BuildTarget[] {
+  if (layout === null) return template.supported_cores;
+  const flavor = layoutFlavor(layout);
   if (!template.supported_cores.includes(flavor)) {
     const detail = `template ${template.name} builds on ${template.supported_cores.join(", ")}; this server's core is ${flavor}`;
     throw new UnprocessableError(
@@ -254,7 +256,7 @@ function flavorsToCheck(template: Template, flavor: CoreFlavor | null): CoreFlav
       "core_unsupported",
     );
   }
-  return [flavor];
+  return [layout];
 }
 
 function linkParamsOf(draft: Draft, certificate: CertificateMaterial | undefined): LinkParams {

@@ -62,10 +62,39 @@ describe("a reachable core", () => {
     assert.equal(result.endpoint, `127.0.0.1:${core.apiPort}`);
     assert.equal(result.error, null);
     assert.ok(result.latency_ms >= 0 && result.latency_ms < TIMEOUT_MS);
+    assert.deepEqual([result.wire_layout, result.core_capabilities], ["v2ray-4", []]);
     const server = (await api("GET", `/api/servers/${id}`)).json();
     assert.equal(server.status, "online");
     assert.equal(server.core, "v2ray");
+    assert.deepEqual([server.wire_layout, server.wire_layout_pinned], ["v2ray-4", false]);
     assert.ok(core.isAlive());
+  });
+
+  test("an operator can pin the wire layout, unpin it (detected again), and gets 400 for a layout that does not exist", async () => {
+    const id = await register("pinned-core", core.apiPort);
+    const pin = await api("PUT", `/api/servers/${id}`, { wire_layout: "v2ray-4" });
+    assert.equal(pin.statusCode, 200, pin.body);
+    assert.deepEqual(
+      [pin.json().wire_layout, pin.json().wire_layout_pinned, pin.json().core],
+      ["v2ray-4", true, "v2ray"],
+    );
+    const tested = (await api("POST", `/api/servers/${id}/test`)).json();
+    assert.deepEqual([tested.connected, tested.wire_layout], [true, "v2ray-4"]);
+    const unpin = (await api("PUT", `/api/servers/${id}`, { wire_layout: null })).json();
+    assert.deepEqual([unpin.wire_layout, unpin.wire_layout_pinned], [null, false]);
+    assert.equal((await api("POST", `/api/servers/${id}/test`)).json().wire_layout, "v2ray-4");
+    const bad = await api("PUT", `/api/servers/${id}`, { wire_layout: "xray-9.9" });
+    assert.equal(bad.statusCode, 400);
+    assert.equal(bad.headers["content-type"], "application/problem+json; charset=utf-8");
+    assert.equal(bad.json().code, "validation_failed");
+    const created = await api("POST", "/api/servers", {
+      name: "born-pinned",
+      hostname: "127.0.0.1",
+      grpc_port: core.apiPort,
+      wire_layout: "xray-24.9",
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.deepEqual([created.json().wire_layout, created.json().wire_layout_pinned], ["xray-24.9", true]);
   });
 
   test("stats show uptime, memory and the bytes of a user whose traffic went through the core", async () => {

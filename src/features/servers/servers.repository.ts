@@ -1,6 +1,7 @@
 // Servers in SQL. The sealed credentials column is read only through findCredentials, so a
 // Server object never carries them.
 import type { Kysely, Selectable } from "kysely";
+import { CORE_CAPABILITIES, type CoreCapability, isWireLayout } from "../../cores/wire-layout.ts";
 import { read } from "../../db/dialect.ts";
 import type { Database, ServersTable } from "../../db/types.ts";
 import { NotFoundError } from "../../lib/errors.ts";
@@ -17,6 +18,9 @@ const COLUMNS = [
   "api_credentials_sealed",
   "core",
   "core_version",
+  "wire_layout",
+  "wire_layout_pinned",
+  "core_capabilities",
   "last_error",
   "created_at",
   "updated_at",
@@ -35,9 +39,11 @@ export type ServerPatch = Partial<
     | "api_credentials_sealed"
     | "core"
     | "core_version"
+    | "wire_layout"
+    | "core_capabilities"
     | "last_error"
   >
-> & { last_seen_at?: string };
+> & { last_seen_at?: string; wire_layout_pinned?: boolean };
 
 export class ServersRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -73,10 +79,15 @@ export class ServersRepository {
   }
 
   async insertServer(server: Server, sealedCredentials: string | null): Promise<void> {
-    const { has_credentials: _, ...columns } = server;
+    const { has_credentials: _, core_capabilities: capabilities, ...columns } = server;
     await this.db
       .insertInto("servers")
-      .values({ ...columns, api_credentials_sealed: sealedCredentials, last_seen_at: null })
+      .values({
+        ...columns,
+        core_capabilities: capabilities === null ? null : JSON.stringify(capabilities),
+        api_credentials_sealed: sealedCredentials,
+        last_seen_at: null,
+      })
       .execute();
   }
 
@@ -88,9 +99,13 @@ export class ServersRepository {
       .execute();
   }
 
+  /** Bookkeeping of what a core said (status, detected layout): updated_at stays. */
   async setStatus(
     id: string,
-    patch: Pick<ServerPatch, "status" | "last_error" | "last_seen_at">,
+    patch: Pick<
+      ServerPatch,
+      "status" | "last_error" | "last_seen_at" | "core" | "core_version" | "wire_layout" | "core_capabilities"
+    >,
   ): Promise<void> {
     await this.db.updateTable("servers").set(patch).where("id", "=", id).execute();
   }
@@ -124,7 +139,19 @@ function toServer(row: Pick<Selectable<ServersTable>, (typeof COLUMNS)[number]>)
     has_credentials: row.api_credentials_sealed !== null,
     core: row.core,
     core_version: row.core_version,
+    wire_layout: isWireLayout(row.wire_layout) ? row.wire_layout : null,
+    wire_layout_pinned: read.bool(row.wire_layout_pinned),
+    core_capabilities: readCapabilities(row.core_capabilities),
     last_error: row.last_error,
     sealedCredentials: row.api_credentials_sealed,
   };
+}
+
+function readCapabilities(text: string | null): CoreCapability[] | null {
+  if (text === null) return null;
+  const parsed: unknown = JSON.parse(text);
+  if (!Array.isArray(parsed)) return null;
+  return parsed.filter((name): name is CoreCapability =>
+    (CORE_CAPABILITIES as readonly unknown[]).includes(name),
+  );
 }

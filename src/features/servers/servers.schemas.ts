@@ -1,6 +1,7 @@
-// The server resource of the seed, plus what Portcullis learned about its core (flavor, version).
-// api_credentials is write-only: accepted on create/update, never in a response.
+// The server resource of the seed, plus what Portcullis learned about its core (flavor, wire
+// layout, capabilities). api_credentials is write-only: accepted on create/update, never in a response.
 import { type Static, Type } from "typebox";
+import { CORE_CAPABILITIES, WIRE_LAYOUTS } from "../../cores/wire-layout.ts";
 import { Timestamp, Uuid } from "../../lib/schemas.ts";
 
 const Status = Type.Union([
@@ -13,6 +14,16 @@ export type ServerStatus = Static<typeof Status>;
 
 const Host = Type.String({ minLength: 1, maxLength: 253, description: "DNS name, IPv4 or IPv6 address" });
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
+const WireLayout = Type.Enum(WIRE_LAYOUTS, {
+  description: "field numbering of the core's API (docs/CORES.md)",
+});
+const PinnedLayout = Type.Union([WireLayout, Type.Null()], {
+  description: "pins the wire layout (no detection); null unpins it and detects again on the next contact",
+});
+const Capabilities = Type.Union([Type.Array(Type.Enum(CORE_CAPABILITIES)), Type.Null()], {
+  description: "optional calls the core answers (listing, online_users); null until detected",
+});
+
 const Credentials = Type.String({
   minLength: 1,
   maxLength: 65536,
@@ -35,7 +46,14 @@ export const Server = Type.Object({
   core: Type.Union([Type.Literal("xray"), Type.Literal("v2ray"), Type.Null()], {
     description: "core flavor detected on the first successful call",
   }),
-  core_version: Type.Union([Type.String(), Type.Null()]),
+  core_version: Type.Union([Type.String(), Type.Null()], {
+    description: "always null: neither API reports a version (wire_layout says which releases match)",
+  }),
+  wire_layout: Type.Union([WireLayout, Type.Null()], {
+    description: "detected on the first contact and after every core restart, unless pinned",
+  }),
+  wire_layout_pinned: Type.Boolean(),
+  core_capabilities: Capabilities,
   last_error: Type.Union([Type.String(), Type.Null()]),
 });
 export type Server = Static<typeof Server>;
@@ -48,6 +66,7 @@ export const ServerCreate = Type.Object(
     grpc_port: Type.Optional(Port),
     api_credentials: Type.Optional(Credentials),
     default_certificate_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    wire_layout: Type.Optional(PinnedLayout),
   },
   { additionalProperties: false },
 );
@@ -62,6 +81,7 @@ export const ServerUpdate = Type.Object(
     api_credentials: Type.Optional(Type.Union([Credentials, Type.Null()])),
     status: Type.Optional(Status),
     default_certificate_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    wire_layout: Type.Optional(PinnedLayout),
   },
   { additionalProperties: false },
 );
@@ -72,6 +92,8 @@ export const ServerTestResult = Type.Object({
   endpoint: Type.String({ description: "host:port of the gRPC endpoint" }),
   core: Type.Union([Type.Literal("xray"), Type.Literal("v2ray"), Type.Null()]),
   core_version: Type.Union([Type.String(), Type.Null()]),
+  wire_layout: Type.Union([WireLayout, Type.Null()]),
+  core_capabilities: Capabilities,
   latency_ms: Type.Union([Type.Number(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
 });

@@ -3,6 +3,8 @@
 import { randomUUID } from "node:crypto";
 import type { CoreClient } from "../../cores/core-client.ts";
 import type { CorePool } from "../../cores/core-pool.ts";
+import type { CoreFlavor } from "../../cores/core-types.ts";
+import { type CoreProfile, layoutFlavor, type WireLayout } from "../../cores/wire-layout.ts";
 import { AppError, ConflictError, NotFoundError, ValidationError } from "../../lib/errors.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
 import { type ApiCredentials, isHostname, parseApiCredentials } from "./credentials.ts";
@@ -23,6 +25,25 @@ export interface ServerHooks {
   beforeDelete(serverId: string): Promise<void>;
   /** After its name or hostname changed: share links say the new ones. */
   afterRenamed(serverId: string): Promise<void>;
+}
+
+type PinFields = {
+  core?: CoreFlavor;
+  wire_layout?: WireLayout | null;
+  wire_layout_pinned?: boolean;
+  core_capabilities?: null;
+};
+
+/** An operator's pin: the layout, its flavor, and capabilities left to be probed. */
+function pinned(layout: WireLayout | null | undefined): PinFields {
+  if (layout === undefined) return {};
+  if (layout === null) return { wire_layout: null, wire_layout_pinned: false, core_capabilities: null };
+  return {
+    core: layoutFlavor(layout),
+    wire_layout: layout,
+    wire_layout_pinned: true,
+    core_capabilities: null,
+  };
 }
 
 export class ServersService {
@@ -69,7 +90,11 @@ export class ServersService {
       has_credentials: sealed !== null,
       core: null,
       core_version: null,
+      wire_layout: null,
+      wire_layout_pinned: false,
+      core_capabilities: null,
       last_error: null,
+      ...pinned(input.wire_layout ?? undefined),
     };
     await this.servers.insertServer(server, sealed);
     return server;
@@ -96,9 +121,13 @@ export class ServersService {
       patch.api_credentials_sealed =
         input.api_credentials === null ? null : this.#seal(input.api_credentials);
     }
+    const isPinChanged =
+      input.wire_layout !== undefined &&
+      input.wire_layout !== (current.wire_layout_pinned ? current.wire_layout : null);
+    if (isPinChanged) Object.assign(patch, pinned(input.wire_layout));
     await this.servers.updateServer(id, patch, this.now().toISOString());
     const addressChanged = patch.grpc_hostname !== undefined || patch.grpc_port !== undefined;
-    if (addressChanged || patch.api_credentials_sealed !== undefined) this.cores.close(id);
+    if (addressChanged || patch.api_credentials_sealed !== undefined || isPinChanged) this.cores.close(id);
     if (patch.name !== undefined || (patch.hostname !== undefined && patch.hostname !== current.hostname)) {
       await this.#hooks?.afterRenamed(id);
     }
@@ -119,15 +148,18 @@ export class ServersService {
     const endpoint = formatEndpoint(server.grpc_hostname, server.grpc_port);
     const started = performance.now();
     try {
-      const flavor = await client.detectFlavor();
-      await client.getSysStats(); // a real round trip even when the flavor is already known
+      // /test always asks the core again (unless pinned): the operator may just have upgraded it.
+      const profile = await client.redetectLayout();
+      await client.getSysStats(); // a real round trip even when the layout is pinned
       const latency = Math.round((performance.now() - started) * 10) / 10;
-      await this.recordReachable(server.id, flavor, client.version);
+      await this.recordReachable(server.id, profile, client.version);
       return {
         connected: true,
         endpoint,
-        core: flavor,
+        core: layoutFlavor(profile.layout),
         core_version: client.version,
+        wire_layout: profile.layout,
+        core_capabilities: [...profile.capabilities],
         latency_ms: latency,
         error: null,
       };
@@ -140,6 +172,8 @@ export class ServersService {
         endpoint,
         core: server.core,
         core_version: server.core_version,
+        wire_layout: server.wire_layout,
+        core_capabilities: server.core_capabilities,
         latency_ms: null,
         error: message,
       };
@@ -173,17 +207,23 @@ export class ServersService {
       serverId: server.id,
       address: formatEndpoint(server.grpc_hostname, server.grpc_port),
       ...(credentials === undefined ? {} : { credentials }),
-      flavor: server.core,
+      layout: server.wire_layout,
+      capabilities: server.core_capabilities,
+      isLayoutPinned: server.wire_layout_pinned,
     });
   }
 
-  async recordReachable(id: string, flavor: "xray" | "v2ray", version: string | null): Promise<void> {
-    const now = this.now().toISOString();
-    await this.servers.updateServer(
-      id,
-      { status: "online", core: flavor, core_version: version, last_error: null, last_seen_at: now },
-      now,
-    );
+  /** The core answered: online, and what it speaks (a layout probe's result is bookkeeping, not an edit). */
+  async recordReachable(id: string, profile: CoreProfile, version: string | null): Promise<void> {
+    await this.servers.setStatus(id, {
+      status: "online",
+      core: layoutFlavor(profile.layout),
+      core_version: version,
+      wire_layout: profile.layout,
+      core_capabilities: JSON.stringify(profile.capabilities),
+      last_error: null,
+      last_seen_at: this.now().toISOString(),
+    });
   }
 
   async recordUnreachable(id: string, status: "offline" | "error", message: string): Promise<void> {

@@ -6,6 +6,12 @@ import type { Logger } from "pino";
 import type { CoreClient } from "../../cores/core-client.ts";
 import type { CoreFlavor } from "../../cores/core-types.ts";
 import type { BuiltUser } from "../../cores/inbound-builder/built.ts";
+import {
+  type CoreCapability,
+  type CoreProfile,
+  layoutFlavor,
+  type WireLayout,
+} from "../../cores/wire-layout.ts";
 import type { SyncState } from "../../db/types.ts";
 import { AppError, CoreUnavailableError, NotFoundError, UnprocessableError } from "../../lib/errors.ts";
 import { KeyedLock } from "../../lib/keyed-lock.ts";
@@ -52,7 +58,14 @@ export type CoreSyncDeps = {
   now?: () => Date;
 };
 
-export type Connected = { client: CoreClient; flavor: CoreFlavor };
+export type Connected = {
+  client: CoreClient;
+  flavor: CoreFlavor;
+  layout: WireLayout;
+  capabilities: readonly CoreCapability[];
+  /** The layout was probed by this very call (nothing was known): no need to ask again. */
+  isFresh: boolean;
+};
 
 const SYNCED: SyncStatus = { state: "synced", error: null };
 
@@ -81,8 +94,14 @@ export class CoreSync {
 
   /** The server's core flavor: stored, or detected now (and stored); null when the core does not answer. */
   async flavorOf(serverId: string): Promise<CoreFlavor | null> {
+    const layout = await this.layoutOf(serverId);
+    return layout === null ? null : layoutFlavor(layout);
+  }
+
+  /** The server's wire layout: stored or pinned, or detected now (and stored); null when the core does not answer. */
+  async layoutOf(serverId: string): Promise<WireLayout | null> {
     try {
-      return (await this.connect(serverId)).flavor;
+      return (await this.connect(serverId)).layout;
     } catch (error) {
       if (error instanceof AppError) return null;
       throw error;
@@ -115,7 +134,7 @@ export class CoreSync {
     const perGrant = new Map<string, SyncStatus>();
     const status = await this.#whenReachable(inbound, async (connected) => {
       if (!inbound.is_active) return removeInboundIfPresent(connected.client, inbound.tag);
-      const desired = orThrow(desiredInbound(await this.#material.specOf(inbound, grants), connected.flavor));
+      const desired = orThrow(desiredInbound(await this.#material.specOf(inbound, grants), connected.layout));
       if (desired.inbound === undefined) return removeInboundIfPresent(connected.client, inbound.tag);
       await connected.client.replaceInbound(desired.inbound);
       await this.#pushAll(connected, inbound, grants, desired, limit, perGrant);
@@ -152,7 +171,7 @@ export class CoreSync {
     }
     const added = await this.deps.access.findByIds([...current].filter((id) => !known.has(id)));
     if (added.length > 0) {
-      const later = orThrow(desiredInbound(await this.#material.specOf(inbound, added), connected.flavor));
+      const later = orThrow(desiredInbound(await this.#material.specOf(inbound, added), connected.layout));
       const more = await pushUsers(
         connected.client,
         ref,
@@ -191,7 +210,7 @@ export class CoreSync {
     let outcome: PushOutcome | undefined;
     const stream = this.#recorder.whileRunning();
     const status = await this.#attempt(inbound.server_id, async (connected) => {
-      const desired = orThrow(desiredInbound(await this.#material.specOf(inbound, live), connected.flavor));
+      const desired = orThrow(desiredInbound(await this.#material.specOf(inbound, live), connected.layout));
       const ref = desired.inbound?.ref;
       if (ref === undefined || holdsUserInline(ref.protocol, connected.flavor)) return;
       const replace = options.replaceFirst ?? new Set<string>();
@@ -278,14 +297,36 @@ export class CoreSync {
     }
   }
 
-  /** The server's pooled client and its flavor, detected (and stored) on the first contact. */
+  /** The server's pooled client and what its core speaks, detected (and stored) on the first contact. */
   async connect(serverId: string): Promise<Connected> {
+    const client = await this.deps.servers.clientOf(serverId);
+    const isKnown = client.layout !== null && client.capabilities !== null;
+    const profile = await client.detectLayout();
+    if (!isKnown) await this.deps.servers.recordReachable(serverId, profile, client.version);
+    return connectedWith(client, profile, !isKnown);
+  }
+
+  /**
+   * Asks the core again which layout it speaks (a restarted core may be another release), stores
+   * the answer, and returns it with the layout it replaced (null: first detection, or unchanged).
+   */
+  async redetect(serverId: string): Promise<{ connected: Connected; replaced: WireLayout | null }> {
     const server = await this.deps.servers.get(serverId);
     const client = await this.deps.servers.clientOf(serverId);
-    if (server.core !== null) return { client, flavor: server.core };
-    const flavor = await client.detectFlavor();
-    await this.deps.servers.recordReachable(serverId, flavor, client.version);
-    return { client, flavor };
+    const profile = await client.redetectLayout();
+    const isSame =
+      server.wire_layout === profile.layout &&
+      JSON.stringify(server.core_capabilities) === JSON.stringify(profile.capabilities);
+    if (!isSame) await this.deps.servers.recordReachable(serverId, profile, client.version);
+    const replaced =
+      server.wire_layout !== null && server.wire_layout !== profile.layout ? server.wire_layout : null;
+    if (replaced !== null) {
+      this.deps.logger.info(
+        { server_id: serverId, from: replaced, to: profile.layout },
+        "core speaks another wire layout now",
+      );
+    }
+    return { connected: connectedWith(client, profile, true), replaced };
   }
 
   async #inbound(id: string): Promise<InboundRow> {
@@ -293,6 +334,16 @@ export class CoreSync {
     if (inbound === undefined) throw new NotFoundError("inbound", id);
     return inbound;
   }
+}
+
+function connectedWith(client: CoreClient, profile: CoreProfile, isFresh: boolean): Connected {
+  return {
+    client,
+    flavor: layoutFlavor(profile.layout),
+    layout: profile.layout,
+    capabilities: profile.capabilities,
+    isFresh,
+  };
 }
 
 export function isCoreDown(error: unknown): boolean {

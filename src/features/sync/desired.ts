@@ -4,6 +4,7 @@
 import type { CoreFlavor, CoreProtocol, Problem } from "../../cores/core-types.ts";
 import { buildInbound, buildUser } from "../../cores/inbound-builder/build.ts";
 import type { BuiltInbound, BuiltUser } from "../../cores/inbound-builder/built.ts";
+import { type BuildTarget, layoutFlavor, targetLayout } from "../../cores/wire-layout.ts";
 import { newCredential } from "../access/credentials.ts";
 import { API_INBOUND_TAGS } from "../servers/servers.service.ts";
 import { objectAt, type TemplateDefinition } from "../templates/definition.ts";
@@ -65,8 +66,10 @@ export function holdsUserInline(protocol: CoreProtocol, flavor: CoreFlavor): boo
   return protocol === "shadowsocks" && flavor === "v2ray";
 }
 
-export function desiredInbound(spec: InboundSpec, flavor: CoreFlavor): DesiredResult {
-  const inline = holdsUserInline(spec.protocol, flavor);
+/** `target`: the server's wire layout (a bare flavor means its newest layout, e.g. for checks). */
+export function desiredInbound(spec: InboundSpec, target: BuildTarget): DesiredResult {
+  const layout = targetLayout(target);
+  const inline = holdsUserInline(spec.protocol, layoutFlavor(layout));
   const [first, ...more] = spec.grants;
   if (inline && more.length > 0) {
     const message = "a V2Ray 4.x shadowsocks inbound holds exactly one user";
@@ -80,13 +83,13 @@ export function desiredInbound(spec: InboundSpec, flavor: CoreFlavor): DesiredRe
     ...(inline && first !== undefined ? { clients: [inlineClient(first)] } : {}),
   });
   if (!prepared.ok) return invalid(prepared.problems);
-  const built = buildInbound(prepared.json, flavor, { reservedTags: [...API_INBOUND_TAGS] });
+  const built = buildInbound(prepared.json, layout, { reservedTags: [...API_INBOUND_TAGS] });
   if (!built.ok) return invalid(built.problems);
   if (inline) return { ok: true, value: { inbound: built.value, users: [] } };
   const users: BuiltUser[] = [];
   const problems: Problem[] = [];
   spec.grants.forEach((grant, index) => {
-    const user = buildUser(spec.protocol, flavor, {
+    const user = buildUser(spec.protocol, layout, {
       email: grant.proxyUserId,
       level: grant.level,
       credential: grant.credential,
@@ -105,15 +108,16 @@ export function desiredInbound(spec: InboundSpec, flavor: CoreFlavor): DesiredRe
  * Whether the inbound builds for `flavor`, with a stand-in user where the core needs one to hold
  * the inbound at all (V2Ray shadowsocks), so an inbound without grants is checked too.
  */
-export function checkInbound(spec: InboundSpec, flavor: CoreFlavor): DesiredResult {
-  if (!holdsUserInline(spec.protocol, flavor) || spec.grants.length > 0) return desiredInbound(spec, flavor);
+export function checkInbound(spec: InboundSpec, target: BuildTarget): DesiredResult {
+  const flavor = layoutFlavor(targetLayout(target));
+  if (!holdsUserInline(spec.protocol, flavor) || spec.grants.length > 0) return desiredInbound(spec, target);
   const method = spec.shadowsocksMethod ?? undefined;
   const sample = {
     proxyUserId: "u-0000000000000000",
     credential: newCredential("shadowsocks", method),
     level: 0,
   };
-  return desiredInbound({ ...spec, grants: [sample] }, flavor);
+  return desiredInbound({ ...spec, grants: [sample] }, target);
 }
 
 /** The template rendered for this inbound without certificate material: what its links are read from. */

@@ -114,7 +114,7 @@ describe("killing Portcullis", () => {
 
     // GetSysStats is the only signal a V2Ray core gives without changing it: VMess users cost ~35 KB
     // each (probe §10): kill once about a third of them can be on the core.
-    const stats = new GrpcCoreClient({ address: core.apiAddress, flavor: "v2ray" });
+    const stats = new GrpcCoreClient({ address: core.apiAddress, layout: "v2ray-4" });
     stack.add(() => stats.close());
     const baseline = (await stats.getSysStats()).totalAllocBytes;
     const bulk = first.api("POST", `/api/servers/${serverId}/inbounds/${inboundId}/users/bulk`, {

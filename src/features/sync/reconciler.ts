@@ -1,16 +1,17 @@
 // Brings one server's core to the database, tick by tick: poll GetSysStats, keep the server's status
-// with reality, recognise a restart (watch.ts), decide what kind of reconcile is due, plan it
-// (plan.ts) and carry it out (execute-plan.ts). One server never runs two reconciles at once in this
+// with reality, recognise a restart (watch.ts) and ask a new core process its wire layout again (an
+// in-place upgrade changes it), decide what kind of reconcile is due, plan it (plan.ts) and carry it
+// out (execute-plan.ts). One server never runs two reconciles at once in this
 // instance (a per-server lock), and across instances only the lease holder calls tick().
 import type { Logger } from "pino";
-import type { CoreFlavor } from "../../cores/core-types.ts";
+import type { WireLayout } from "../../cores/wire-layout.ts";
 import { AppError, CoreUnavailableError, NotFoundError } from "../../lib/errors.ts";
 import { KeyedLock } from "../../lib/keyed-lock.ts";
 import { limiter } from "../../lib/limiter.ts";
 import type { AccessRepository } from "../access/access.repository.ts";
 import type { InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { ServersService } from "../servers/servers.service.ts";
-import type { CoreSync } from "./core-sync.ts";
+import type { Connected, CoreSync } from "./core-sync.ts";
 import { listManaged, readDesired } from "./desired-state.ts";
 import { type ActionError, type ExecutionResult, executePlan } from "./execute-plan.ts";
 import type { ServerLeases } from "./leases.ts";
@@ -23,8 +24,10 @@ import {
   type CorePoll,
   type CoreWatch,
   decideTick,
+  isDownCode,
   NEW_WATCH,
   observe,
+  shouldRecheckLayout,
   statusToWrite,
   type TickDecision,
 } from "./watch.ts";
@@ -94,11 +97,18 @@ export class Reconciler {
       const polled = await this.#pollAndWatch(serverId);
       if (polled === undefined) throw new NotFoundError("server", serverId);
       if (polled.error !== undefined) throw polled.error;
-      if (polled.flavor === undefined)
+      if (polled.connected === undefined)
         throw new CoreUnavailableError(`core of server ${serverId} did not answer`);
-      const observe = polled.flavor === "xray" ? "listed" : "unknown";
-      const decision: Full = { mode: "full", observe, reason: "sync requested" };
-      return this.#reconcile(serverId, decision, polled.startedAtMs, false, signal);
+      // Asked by an operator, maybe right after an upgrade: the layout is asked again too.
+      const { connected } = await this.deps.sync.redetect(serverId);
+      const state = await this.deps.state.find(serverId);
+      const canList = connected.capabilities.includes("listing") && !isLayoutChanged(state, connected.layout);
+      const decision: Full = {
+        mode: "full",
+        observe: canList ? "listed" : "unknown",
+        reason: "sync requested",
+      };
+      return this.#reconcile(serverId, connected, decision, polled.startedAtMs, false, signal);
     });
   }
 
@@ -121,15 +131,21 @@ export class Reconciler {
 
   async #tick(serverId: string, signal: AbortSignal): Promise<ReconcileSummary | undefined> {
     const polled = await this.#pollAndWatch(serverId);
-    if (polled?.flavor === undefined || polled.startedAtMs === undefined) return undefined;
+    if (polled?.connected === undefined || polled.startedAtMs === undefined) return undefined;
     const timers = this.#timersOf(serverId);
     const nowMs = this.#now().getTime();
     const retryErrors = nowMs >= timers.errorRetryAtMs;
     const state = await this.deps.state.find(serverId);
+    const appliedStartedAtMs =
+      state.appliedCoreStartedAt === null ? null : Date.parse(state.appliedCoreStartedAt);
+    const recheck = !polled.connected.isFresh && shouldRecheckLayout(polled.verdict, appliedStartedAtMs);
+    const connected = recheck ? await this.#recheckLayout(serverId) : polled.connected;
+    if (connected === undefined) return undefined;
     const decision = decideTick({
       verdict: polled.verdict,
-      flavor: polled.flavor,
-      appliedStartedAtMs: state.appliedCoreStartedAt === null ? null : Date.parse(state.appliedCoreStartedAt),
+      canList: connected.capabilities.includes("listing"),
+      isLayoutChanged: isLayoutChanged(state, connected.layout),
+      appliedStartedAtMs,
       isFullSyncRequested: state.fullSyncRequestedAt !== null,
       isAuditDue: nowMs >= timers.auditAtMs,
       hasWork: await this.deps.state.hasWork(serverId, retryErrors),
@@ -138,7 +154,24 @@ export class Reconciler {
     if (retryErrors) timers.errorRetryAtMs = nowMs + ERROR_RETRY_INTERVAL_MS;
     if (decision.mode === "full" && decision.observe === "listed")
       timers.auditAtMs = nowMs + AUDIT_INTERVAL_MS;
-    return this.#reconcile(serverId, decision, polled.startedAtMs, retryErrors, signal);
+    return this.#reconcile(serverId, connected, decision, polled.startedAtMs, retryErrors, signal);
+  }
+
+  /**
+   * The layout probe on a new (or returning) core process. A core that answers GetSysStats but not
+   * the probe as any known release would is left alone (status error, nothing sent) until it does.
+   */
+  async #recheckLayout(serverId: string): Promise<Connected | undefined> {
+    try {
+      return (await this.deps.sync.redetect(serverId)).connected;
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      if (error.code === "not_found") return undefined;
+      this.deps.logger.warn({ server_id: serverId, code: error.code }, "wire layout not detected");
+      const status = isDownCode(error.code) ? "offline" : "error";
+      await this.deps.servers.recordObserved(serverId, status, error.message);
+      return undefined;
+    }
   }
 
   /** GetSysStats, folded into the watch; the server's status follows what it saw. */
@@ -162,14 +195,14 @@ export class Reconciler {
 
   async #poll(
     serverId: string,
-  ): Promise<{ poll: CorePoll; flavor?: CoreFlavor; error?: AppError } | undefined> {
+  ): Promise<{ poll: CorePoll; connected?: Connected; error?: AppError } | undefined> {
     try {
-      const { client, flavor } = await this.deps.sync.connect(serverId);
-      const sys = await client.getSysStats();
+      const connected = await this.deps.sync.connect(serverId);
+      const sys = await connected.client.getSysStats();
       const atMs = this.#now().getTime();
       return {
         poll: { ok: true, atMs, uptimeSeconds: sys.uptimeSeconds, totalAllocBytes: sys.totalAllocBytes },
-        flavor,
+        connected,
       };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
@@ -183,6 +216,7 @@ export class Reconciler {
 
   async #reconcile(
     serverId: string,
+    connected: Connected,
     decision: Full,
     startedAtMs: number | undefined,
     retryErrors: boolean,
@@ -191,12 +225,12 @@ export class Reconciler {
     const startedMs = performance.now();
     let result: ExecutionResult;
     try {
-      result = await this.#execute(serverId, decision, retryErrors, signal);
+      result = await this.#execute(serverId, connected, decision, retryErrors, signal);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       result = { inbounds: 0, users: 0, removed: 0, isIncomplete: true, errors: [failure(error)] };
     }
-    await this.#record(serverId, decision, result, startedAtMs);
+    await this.#record(serverId, connected.layout, decision, result, startedAtMs);
     const summary: ReconcileSummary = {
       mode: decision.mode,
       reason: decision.reason,
@@ -212,8 +246,14 @@ export class Reconciler {
     return summary;
   }
 
-  async #execute(serverId: string, decision: Full, retryErrors: boolean, signal: AbortSignal) {
-    const { client, flavor } = await this.deps.sync.connect(serverId);
+  async #execute(
+    serverId: string,
+    connected: Connected,
+    decision: Full,
+    retryErrors: boolean,
+    signal: AbortSignal,
+  ) {
+    const { client, flavor } = connected;
     const scope =
       decision.mode === "full"
         ? { kind: "all" as const }
@@ -235,15 +275,26 @@ export class Reconciler {
     });
   }
 
-  /** A complete full reconcile marks the core process as holding the whole desired state. */
-  async #record(serverId: string, decision: Full, result: ExecutionResult, startedAtMs: number | undefined) {
+  /** A complete full reconcile marks the core process as holding the whole desired state, in `layout`. */
+  async #record(
+    serverId: string,
+    layout: WireLayout,
+    decision: Full,
+    result: ExecutionResult,
+    startedAtMs: number | undefined,
+  ) {
     const isFullDone = decision.mode === "full" && !result.isIncomplete && startedAtMs !== undefined;
     const applied = isFullDone ? new Date(startedAtMs).toISOString() : undefined;
+    const full = {
+      applied_core_started_at: applied,
+      applied_wire_layout: layout,
+      full_sync_requested_at: null,
+    };
     await this.deps.state
       .update(serverId, {
         last_reconciled_at: this.#now().toISOString(),
         last_reconcile_error: result.errors[0]?.message ?? null,
-        ...(applied === undefined ? {} : { applied_core_started_at: applied, full_sync_requested_at: null }),
+        ...(applied === undefined ? {} : full),
       })
       .catch((error: unknown) => {
         // The server was deleted meanwhile (its row is gone); anything else is worth a log line.
@@ -256,6 +307,11 @@ export class Reconciler {
     this.#timers.set(serverId, timers);
     return timers;
   }
+}
+
+/** The full state was applied with another layout than the core speaks now. */
+function isLayoutChanged(state: ServerSyncState, layout: WireLayout): boolean {
+  return state.appliedWireLayout !== null && state.appliedWireLayout !== layout;
 }
 
 function failure(error: AppError): ActionError {

@@ -2,11 +2,14 @@
 // desired state (so a restart is recognised after Portcullis itself restarted or another instance
 // took over), a full sync asked for on another instance, and the outcome of the last reconcile.
 import type { Kysely } from "kysely";
+import { isWireLayout, type WireLayout } from "../../cores/wire-layout.ts";
 import { read } from "../../db/dialect.ts";
 import type { Database, SyncState } from "../../db/types.ts";
 
 export type ServerSyncState = {
   appliedCoreStartedAt: string | null;
+  /** The wire layout that full state was applied with (null: before layouts were recorded). */
+  appliedWireLayout: WireLayout | null;
   fullSyncRequestedAt: string | null;
   lastReconciledAt: string | null;
   lastReconcileError: string | null;
@@ -14,6 +17,7 @@ export type ServerSyncState = {
 
 const EMPTY: ServerSyncState = {
   appliedCoreStartedAt: null,
+  appliedWireLayout: null,
   fullSyncRequestedAt: null,
   lastReconciledAt: null,
   lastReconcileError: null,
@@ -21,6 +25,7 @@ const EMPTY: ServerSyncState = {
 
 type Patch = Partial<{
   applied_core_started_at: string | null;
+  applied_wire_layout: WireLayout | null;
   full_sync_requested_at: string | null;
   last_reconciled_at: string;
   last_reconcile_error: string | null;
@@ -38,6 +43,7 @@ export class ServerSyncRepository {
     if (row === undefined) return EMPTY;
     return {
       appliedCoreStartedAt: read.optionalTimestamp(row.applied_core_started_at),
+      appliedWireLayout: isWireLayout(row.applied_wire_layout) ? row.applied_wire_layout : null,
       fullSyncRequestedAt: read.optionalTimestamp(row.full_sync_requested_at),
       lastReconciledAt: read.optionalTimestamp(row.last_reconciled_at),
       lastReconcileError: row.last_reconcile_error,

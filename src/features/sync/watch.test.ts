@@ -10,6 +10,7 @@ import {
   hasRestarted,
   NEW_WATCH,
   observe,
+  shouldRecheckLayout,
   statusToWrite,
   type TickInput,
   type WatchVerdict,
@@ -90,7 +91,8 @@ describe("status follows the polls", () => {
 function input(verdict: WatchVerdict, overrides: Partial<TickInput> = {}): TickInput {
   return {
     verdict,
-    flavor: "v2ray",
+    canList: false,
+    isLayoutChanged: false,
     appliedStartedAtMs: verdict.startedAtMs ?? null,
     isFullSyncRequested: false,
     isAuditDue: false,
@@ -133,13 +135,37 @@ describe("the tick decision", () => {
     assert.equal(decideTick(input(steady, { isFullSyncRequested: true })).mode, "full");
   });
 
-  test("Xray: any doubt (back after an outage, restart, audit time) is a listing", () => {
+  test("a core that can be listed (Xray 25.x+): any doubt (back after an outage, restart, audit time) is a listing", () => {
     for (const verdict of [back, restarted]) {
-      const decision = decideTick(input(verdict, { flavor: "xray" }));
+      const decision = decideTick(input(verdict, { canList: true }));
       assert.equal(decision.mode === "full" && decision.observe, "listed");
     }
-    assert.equal(decideTick(input(steady, { flavor: "xray", isAuditDue: true })).mode, "full");
-    assert.deepEqual(decideTick(input(steady, { flavor: "xray" })), { mode: "none" });
+    assert.equal(decideTick(input(steady, { canList: true, isAuditDue: true })).mode, "full");
+    assert.deepEqual(decideTick(input(steady, { canList: true })), { mode: "none" });
+  });
+
+  test("an Xray that cannot be listed (1.8, 24.x) is reconciled like V2Ray: a restart re-applies everything", () => {
+    const decision = decideTick(input(restarted, { canList: false }));
+    assert.deepEqual(decision, { mode: "full", observe: "restarted", reason: "core restarted" });
+    assert.deepEqual(decideTick(input(steady, { canList: false, isAuditDue: true })), { mode: "none" });
+  });
+
+  test("a changed wire layout re-applies everything, even where the core could be listed", () => {
+    for (const verdict of [steady, restarted, back]) {
+      assert.deepEqual(decideTick(input(verdict, { canList: true, isLayoutChanged: true })), {
+        mode: "full",
+        observe: "unknown",
+        reason: "wire layout changed",
+      });
+    }
+  });
+
+  test("the layout is asked again for a new process or a core seen again, not on a steady poll", () => {
+    assert.equal(shouldRecheckLayout(restarted, restarted.startedAtMs ?? null), true);
+    assert.equal(shouldRecheckLayout(back, back.startedAtMs ?? null), true);
+    assert.equal(shouldRecheckLayout(steady, (steady.startedAtMs ?? 0) - 60_000), true);
+    assert.equal(shouldRecheckLayout(steady, steady.startedAtMs ?? null), false);
+    assert.equal(shouldRecheckLayout(observe(NEW_WATCH, down(T0)), null), false);
   });
 
   test("no answer, no decision", () => {

@@ -2,7 +2,6 @@
 // injected clock. A core's start time (poll time - uptime) identifies its process: a later start
 // than the last poll, or than the process that last received the full state, means the core lost
 // everything Portcullis added (probe §8).
-import type { CoreFlavor } from "../../cores/core-types.ts";
 
 /** Uptime is whole seconds and two clocks are read at slightly different moments. */
 export const RESTART_SLACK_MS = 2000;
@@ -96,9 +95,26 @@ export function isDownCode(code: string): boolean {
   return code === "core_unavailable" || code === "core_timeout";
 }
 
+/**
+ * Whether to ask the core its wire layout again before reconciling: a new process (restart, or a
+ * start after the last full apply) or one seen again after an outage may be another release, e.g.
+ * Xray upgraded 25.9 -> 26.x in place. The first poll of an instance counts as "seen again".
+ */
+export function shouldRecheckLayout(verdict: WatchVerdict, appliedStartedAtMs: number | null): boolean {
+  if (verdict.startedAtMs === undefined) return false;
+  return verdict.restarted || verdict.cameBack || isOtherProcess(verdict.startedAtMs, appliedStartedAtMs);
+}
+
+function isOtherProcess(startedAtMs: number, appliedStartedAtMs: number | null): boolean {
+  return appliedStartedAtMs !== null && !sameProcess(startedAtMs, appliedStartedAtMs);
+}
+
 export type TickInput = {
   verdict: WatchVerdict;
-  flavor: CoreFlavor;
+  /** The core answers ListInbounds/GetInboundUsers (Xray 25.x and later): drift can be listed. */
+  canList: boolean;
+  /** The core's layout differs from the one the full state was applied with: re-apply everything. */
+  isLayoutChanged: boolean;
   /** Start time of the core process that last received the full state (persisted); null: never. */
   appliedStartedAtMs: number | null;
   isFullSyncRequested: boolean;
@@ -114,17 +130,18 @@ export type TickDecision =
   | { mode: "incremental"; reason: string };
 
 /**
- * Xray can be listed, so any doubt costs only a listing: a restart, a return after an outage, a
- * first contact. V2Ray 4.x cannot: a full apply there replaces every inbound (listeners reopen, users
- * are re-added), so it happens only when the core provably lost its state or state is unknown.
+ * A core that can be listed (Xray 25.x+), so any doubt costs only a listing: a restart, a return
+ * after an outage, a first contact. One that cannot (V2Ray 4.x, Xray 1.8/24.x): a full apply there
+ * replaces every inbound (listeners reopen, users are re-added), so it happens only when the core
+ * provably lost its state or state is unknown. A changed wire layout re-applies everything on any
+ * core: what it holds was encoded for other field numbers.
  */
 export function decideTick(input: TickInput): TickDecision {
   const { verdict } = input;
   if (verdict.startedAtMs === undefined) return { mode: "none" };
-  const isNewProcess =
-    verdict.restarted ||
-    (input.appliedStartedAtMs !== null && !sameProcess(verdict.startedAtMs, input.appliedStartedAtMs));
-  if (input.flavor === "xray") {
+  if (input.isLayoutChanged) return { mode: "full", observe: "unknown", reason: "wire layout changed" };
+  const isNewProcess = verdict.restarted || isOtherProcess(verdict.startedAtMs, input.appliedStartedAtMs);
+  if (input.canList) {
     const reason = xrayReason(input, isNewProcess);
     if (reason !== undefined) return { mode: "full", observe: "listed", reason };
   } else if (isNewProcess) {

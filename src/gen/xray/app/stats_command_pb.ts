@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file xray/app/stats_command.proto.
  */
 export const file_xray_app_stats_command: GenFile = /*@__PURE__*/
-  fileDesc("Chx4cmF5L2FwcC9zdGF0c19jb21tYW5kLnByb3RvEhZ4cmF5LmFwcC5zdGF0cy5jb21tYW5kIi4KD0dldFN0YXRzUmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBXJlc2V0GAIgASgIIiMKBFN0YXQSDAoEbmFtZRgBIAEoCRINCgV2YWx1ZRgCIAEoAyI+ChBHZXRTdGF0c1Jlc3BvbnNlEioKBHN0YXQYASABKAsyHC54cmF5LmFwcC5zdGF0cy5jb21tYW5kLlN0YXQiMwoRUXVlcnlTdGF0c1JlcXVlc3QSDwoHcGF0dGVybhgBIAEoCRINCgVyZXNldBgCIAEoCCJAChJRdWVyeVN0YXRzUmVzcG9uc2USKgoEc3RhdBgBIAMoCzIcLnhyYXkuYXBwLnN0YXRzLmNvbW1hbmQuU3RhdCIRCg9TeXNTdGF0c1JlcXVlc3QiwgEKEFN5c1N0YXRzUmVzcG9uc2USFAoMTnVtR29yb3V0aW5lGAEgASgNEg0KBU51bUdDGAIgASgNEg0KBUFsbG9jGAMgASgEEhIKClRvdGFsQWxsb2MYBCABKAQSCwoDU3lzGAUgASgEEg8KB01hbGxvY3MYBiABKAQSDQoFRnJlZXMYByABKAQSEwoLTGl2ZU9iamVjdHMYCCABKAQSFAoMUGF1c2VUb3RhbE5zGAkgASgEEg4KBlVwdGltZRgKIAEoDTK6AgoMU3RhdHNTZXJ2aWNlEl8KCEdldFN0YXRzEicueHJheS5hcHAuc3RhdHMuY29tbWFuZC5HZXRTdGF0c1JlcXVlc3QaKC54cmF5LmFwcC5zdGF0cy5jb21tYW5kLkdldFN0YXRzUmVzcG9uc2UiABJlCgpRdWVyeVN0YXRzEikueHJheS5hcHAuc3RhdHMuY29tbWFuZC5RdWVyeVN0YXRzUmVxdWVzdBoqLnhyYXkuYXBwLnN0YXRzLmNvbW1hbmQuUXVlcnlTdGF0c1Jlc3BvbnNlIgASYgoLR2V0U3lzU3RhdHMSJy54cmF5LmFwcC5zdGF0cy5jb21tYW5kLlN5c1N0YXRzUmVxdWVzdBooLnhyYXkuYXBwLnN0YXRzLmNvbW1hbmQuU3lzU3RhdHNSZXNwb25zZSIAYgZwcm90bzM");
+  fileDesc("Chx4cmF5L2FwcC9zdGF0c19jb21tYW5kLnByb3RvEhZ4cmF5LmFwcC5zdGF0cy5jb21tYW5kIi4KD0dldFN0YXRzUmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBXJlc2V0GAIgASgIIiMKBFN0YXQSDAoEbmFtZRgBIAEoCRINCgV2YWx1ZRgCIAEoAyI+ChBHZXRTdGF0c1Jlc3BvbnNlEioKBHN0YXQYASABKAsyHC54cmF5LmFwcC5zdGF0cy5jb21tYW5kLlN0YXQiMwoRUXVlcnlTdGF0c1JlcXVlc3QSDwoHcGF0dGVybhgBIAEoCRINCgVyZXNldBgCIAEoCCJAChJRdWVyeVN0YXRzUmVzcG9uc2USKgoEc3RhdBgBIAMoCzIcLnhyYXkuYXBwLnN0YXRzLmNvbW1hbmQuU3RhdCIRCg9TeXNTdGF0c1JlcXVlc3QiwgEKEFN5c1N0YXRzUmVzcG9uc2USFAoMTnVtR29yb3V0aW5lGAEgASgNEg0KBU51bUdDGAIgASgNEg0KBUFsbG9jGAMgASgEEhIKClRvdGFsQWxsb2MYBCABKAQSCwoDU3lzGAUgASgEEg8KB01hbGxvY3MYBiABKAQSDQoFRnJlZXMYByABKAQSEwoLTGl2ZU9iamVjdHMYCCABKAQSFAoMUGF1c2VUb3RhbE5zGAkgASgEEg4KBlVwdGltZRgKIAEoDSIaChhHZXRBbGxPbmxpbmVVc2Vyc1JlcXVlc3QiKgoZR2V0QWxsT25saW5lVXNlcnNSZXNwb25zZRINCgV1c2VycxgBIAMoCTK2AwoMU3RhdHNTZXJ2aWNlEl8KCEdldFN0YXRzEicueHJheS5hcHAuc3RhdHMuY29tbWFuZC5HZXRTdGF0c1JlcXVlc3QaKC54cmF5LmFwcC5zdGF0cy5jb21tYW5kLkdldFN0YXRzUmVzcG9uc2UiABJlCgpRdWVyeVN0YXRzEikueHJheS5hcHAuc3RhdHMuY29tbWFuZC5RdWVyeVN0YXRzUmVxdWVzdBoqLnhyYXkuYXBwLnN0YXRzLmNvbW1hbmQuUXVlcnlTdGF0c1Jlc3BvbnNlIgASYgoLR2V0U3lzU3RhdHMSJy54cmF5LmFwcC5zdGF0cy5jb21tYW5kLlN5c1N0YXRzUmVxdWVzdBooLnhyYXkuYXBwLnN0YXRzLmNvbW1hbmQuU3lzU3RhdHNSZXNwb25zZSIAEnoKEUdldEFsbE9ubGluZVVzZXJzEjAueHJheS5hcHAuc3RhdHMuY29tbWFuZC5HZXRBbGxPbmxpbmVVc2Vyc1JlcXVlc3QaMS54cmF5LmFwcC5zdGF0cy5jb21tYW5kLkdldEFsbE9ubGluZVVzZXJzUmVzcG9uc2UiAGIGcHJvdG8z");
 
 /**
  * @generated from message xray.app.stats.command.GetStatsRequest
@@ -190,6 +190,38 @@ export const SysStatsResponseSchema: GenMessage<SysStatsResponse> = /*@__PURE__*
   messageDesc(file_xray_app_stats_command, 6);
 
 /**
+ * Xray 26.x (seen in 26.2.6 and later): the emails of the users with a live connection.
+ *
+ * @generated from message xray.app.stats.command.GetAllOnlineUsersRequest
+ */
+export type GetAllOnlineUsersRequest = Message<"xray.app.stats.command.GetAllOnlineUsersRequest"> & {
+};
+
+/**
+ * Describes the message xray.app.stats.command.GetAllOnlineUsersRequest.
+ * Use `create(GetAllOnlineUsersRequestSchema)` to create a new message.
+ */
+export const GetAllOnlineUsersRequestSchema: GenMessage<GetAllOnlineUsersRequest> = /*@__PURE__*/
+  messageDesc(file_xray_app_stats_command, 7);
+
+/**
+ * @generated from message xray.app.stats.command.GetAllOnlineUsersResponse
+ */
+export type GetAllOnlineUsersResponse = Message<"xray.app.stats.command.GetAllOnlineUsersResponse"> & {
+  /**
+   * @generated from field: repeated string users = 1;
+   */
+  users: string[];
+};
+
+/**
+ * Describes the message xray.app.stats.command.GetAllOnlineUsersResponse.
+ * Use `create(GetAllOnlineUsersResponseSchema)` to create a new message.
+ */
+export const GetAllOnlineUsersResponseSchema: GenMessage<GetAllOnlineUsersResponse> = /*@__PURE__*/
+  messageDesc(file_xray_app_stats_command, 8);
+
+/**
  * @generated from service xray.app.stats.command.StatsService
  */
 export const StatsService: GenService<{
@@ -216,6 +248,14 @@ export const StatsService: GenService<{
     methodKind: "unary";
     input: typeof SysStatsRequestSchema;
     output: typeof SysStatsResponseSchema;
+  },
+  /**
+   * @generated from rpc xray.app.stats.command.StatsService.GetAllOnlineUsers
+   */
+  getAllOnlineUsers: {
+    methodKind: "unary";
+    input: typeof GetAllOnlineUsersRequestSchema;
+    output: typeof GetAllOnlineUsersResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_xray_app_stats_command, 0);

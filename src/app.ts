@@ -15,6 +15,7 @@ import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
+import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
 import { withCacheFastPath } from "./features/subscriptions/fast-path.ts";
 import {
@@ -93,7 +94,9 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
       route.config = { ...route.config, permission };
     }
     // The OpenAPI document says which operations need no token.
-    if (isPublic && route.schema !== undefined) route.schema = { ...route.schema, security: [] };
+    if (isPublic && route.schema !== undefined && route.schema.security === undefined) {
+      route.schema = { ...route.schema, security: [] };
+    }
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) routeTable.push({ method, url: route.url, isPublic });
     // Read-your-writes: a write's response leaves only after cached subscriptions caught up with it.
@@ -155,6 +158,12 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
     );
   });
 
+  app.addHook("onResponse", (request, reply, done) => {
+    const route = request.is404 ? "unmatched" : (request.routeOptions.url ?? "unmatched");
+    deps.services.metrics.recordRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+
   app.setErrorHandler((error, request, reply) => sendProblem(error, request, reply));
   app.setNotFoundHandler((request, reply) =>
     sendProblem(new AppError("route_not_found", "no such route", 404), request, reply),
@@ -168,7 +177,12 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
         version: packageVersion,
         description: "Admin API for Xray / V2Ray proxy fleets",
       },
-      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: "http", scheme: "bearer" },
+          metricsToken: { type: "http", scheme: "bearer", description: "PORTCULLIS_METRICS_TOKEN" },
+        },
+      },
       security: [{ bearer: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
@@ -192,6 +206,9 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   trafficRoutes(app, deps.services.traffic);
   subscriptionsRoutes(app, deps.services.subscriptions); // public: /sub/* has config auth: false
   subscriptionCacheRoutes(app, deps.services.subscriptions);
+  if (deps.config.metricsToken !== undefined) {
+    metricsRoutes(app, deps.services.metrics, deps.config.metricsToken);
+  }
 
   return Object.assign(app, { routeTable });
 }

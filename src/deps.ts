@@ -24,6 +24,8 @@ import { CertificatesRepository } from "./features/certificates/certificates.rep
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
 import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
 import { InboundsService } from "./features/inbounds/inbounds.service.ts";
+import { MetricsRepository } from "./features/metrics/metrics.repository.ts";
+import { MetricsService } from "./features/metrics/metrics.service.ts";
 import { ServersRepository } from "./features/servers/servers.repository.ts";
 import { ServersService } from "./features/servers/servers.service.ts";
 import { SubscriptionCache } from "./features/subscriptions/subscription-cache.ts";
@@ -53,6 +55,7 @@ export type Deps = {
     auth: AuthService;
     admins: AdminsService;
     audit: AuditService;
+    metrics: MetricsService;
     certificates: CertificatesService;
     users: UsersService;
     templates: TemplatesService;
@@ -177,6 +180,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
     { maxAgeMs: config.subscriptions.maxAgeMs },
   );
+  const metrics = new MetricsService(new MetricsRepository(database.db), () => subscriptions.stats());
   certificates.onCertificateChanged((id) => inbounds.refreshUsing("certificate_id", id));
   // After the link parameters above: a renewal in the background answers no API request to catch up.
   certificates.onCertificateChanged(() => subscriptions.catchUp());
@@ -196,6 +200,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       auth,
       admins,
       audit,
+      metrics,
       certificates,
       users,
       templates,

@@ -52,6 +52,7 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
     reconcileJob({
       ...{ reconciler: deps.services.reconciler, servers: deps.services.servers, leases, logger },
       ...{ intervalMs: reconcileIntervalMs, concurrency: reconcileConcurrency },
+      onTick: (serverId, ok) => deps.services.metrics.recordReconcile(serverId, ok),
     }),
     collectTrafficJob({
       ...{ traffic: deps.services.traffic, leases, logger },

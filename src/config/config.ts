@@ -23,6 +23,8 @@ export type Config = {
    * true (any: only when nothing but the proxy can reach the port), a hop count, or addresses/CIDRs.
    */
   trustProxy: boolean | number | string[];
+  /** Bearer token Prometheus sends to GET /metrics; undefined: no /metrics route. */
+  metricsToken: string | undefined;
   /** Audit log entries older than this are deleted (daily). */
   auditRetentionDays: number;
   coreTimeoutMs: number;
@@ -191,6 +193,15 @@ function readTrustProxy(read: EnvReader): boolean | number | string[] {
   return entries;
 }
 
+function readMetricsToken(read: EnvReader): string | undefined {
+  const token = read.optional("PORTCULLIS_METRICS_TOKEN");
+  if (token !== undefined && !/^[\x21-\x7e]{16,256}$/.test(token)) {
+    read.problems.push("PORTCULLIS_METRICS_TOKEN must be 16-256 printable characters without spaces");
+    return undefined;
+  }
+  return token;
+}
+
 function parseSecretKey(raw: string | undefined, problems: string[]): Buffer | undefined {
   if (raw === undefined) return undefined;
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64");
@@ -230,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     secretKey: parseSecretKey(read.optional("PORTCULLIS_SECRET_KEY"), read.problems),
     tokenTtlSeconds: read.integer("PORTCULLIS_TOKEN_TTL_SECONDS", 12 * 3600, 60, 365 * 86400),
     trustProxy: readTrustProxy(read),
+    metricsToken: readMetricsToken(read),
     auditRetentionDays: read.integer("PORTCULLIS_AUDIT_RETENTION_DAYS", 365, 1, 36_500),
     coreTimeoutMs: read.integer("PORTCULLIS_CORE_TIMEOUT_MS", 5000, 100, 120_000),
     convergence: readConvergence(read),

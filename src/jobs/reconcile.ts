@@ -16,6 +16,8 @@ export type ReconcileJobOptions = {
   logger: Logger;
   intervalMs: number;
   concurrency: number;
+  /** Told of every finished tick (metrics). */
+  onTick?: (serverId: string, ok: boolean) => void;
 };
 
 export type ReconcileJob = Job & {
@@ -33,16 +35,19 @@ export function reconcileJob(options: ReconcileJobOptions): ReconcileJob {
 
   const start = (serverId: string, shutdown: AbortSignal) => {
     const signal = AbortSignal.any([shutdown, leases.signalFor(serverId)]);
+    let ok = true;
     const tick = limit(async () => {
       if (!signal.aborted) await reconciler.tick(serverId, signal);
     })
       .catch((error: unknown) => {
+        ok = false;
         if (!signal.aborted)
           logger.error({ job: "reconcile", server_id: serverId, err: error }, "tick failed");
       })
       .finally(() => {
         running.delete(serverId);
         finished += 1;
+        options.onTick?.(serverId, ok);
       });
     running.set(serverId, tick);
   };

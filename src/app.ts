@@ -16,6 +16,7 @@ import { certificatesRoutes } from "./features/certificates/certificates.routes.
 import { healthRoutes } from "./features/health/health.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
+import { webhooksRoutes } from "./features/notifications/webhooks.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
 import { withCacheFastPath } from "./features/subscriptions/fast-path.ts";
 import {
@@ -196,6 +197,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   authRoutes(app, deps.services.auth);
   adminsRoutes(app, deps.services.admins);
   auditRoutes(app, deps.services.audit);
+  webhooksRoutes(app, deps.services.webhooks);
   usersRoutes(app, deps.services.users);
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);

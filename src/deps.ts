@@ -26,6 +26,10 @@ import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
 import { InboundsService } from "./features/inbounds/inbounds.service.ts";
 import { MetricsRepository } from "./features/metrics/metrics.repository.ts";
 import { MetricsService } from "./features/metrics/metrics.service.ts";
+import { Dispatcher } from "./features/notifications/dispatcher.ts";
+import { NotificationsRepository } from "./features/notifications/notifications.repository.ts";
+import { Notifier } from "./features/notifications/notifier.ts";
+import { WebhooksService } from "./features/notifications/webhooks.service.ts";
 import { ServersRepository } from "./features/servers/servers.repository.ts";
 import { ServersService } from "./features/servers/servers.service.ts";
 import { SubscriptionCache } from "./features/subscriptions/subscription-cache.ts";
@@ -56,6 +60,9 @@ export type Deps = {
     admins: AdminsService;
     audit: AuditService;
     metrics: MetricsService;
+    notifier: Notifier;
+    webhooks: WebhooksService;
+    dispatcher: Dispatcher;
     certificates: CertificatesService;
     users: UsersService;
     templates: TemplatesService;
@@ -143,7 +150,16 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   };
   const templates = new TemplatesService(new TemplatesRepository(database.db), templateUsage);
   const cores = new CorePool({ timeoutMs: config.coreTimeoutMs });
-  const servers = new ServersService(new ServersRepository(database.db), secretBox, cores, certificates);
+  const notificationsRepository = new NotificationsRepository(database.db, database.dialect);
+  const notifier = new Notifier(notificationsRepository, logger);
+  const servers = new ServersService(
+    new ServersRepository(database.db),
+    secretBox,
+    cores,
+    certificates,
+    () => new Date(),
+    notifier.emit,
+  );
   const removals = new RemovalsRepository(database.db);
   const sync = new CoreSync({
     inbounds: inboundsRepository,
@@ -155,7 +171,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     secretBox,
     logger,
   });
-  const users = new UsersService(new UsersRepository(database.db, database.dialect), sync);
+  const users = new UsersService(
+    new UsersRepository(database.db, database.dialect),
+    sync,
+    () => new Date(),
+    notifier.emit,
+  );
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
@@ -181,6 +202,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     { maxAgeMs: config.subscriptions.maxAgeMs },
   );
   const metrics = new MetricsService(new MetricsRepository(database.db), () => subscriptions.stats());
+  const webhooks = new WebhooksService(notificationsRepository, notifier, secretBox);
+  const dispatcher = new Dispatcher(notificationsRepository, secretBox, logger, {
+    telegramApiUrl: config.telegramApiUrl,
+    onAttempt: (ok) => metrics.recordDelivery(ok),
+  });
   certificates.onCertificateChanged((id) => inbounds.refreshUsing("certificate_id", id));
   // After the link parameters above: a renewal in the background answers no API request to catch up.
   certificates.onCertificateChanged(() => subscriptions.catchUp());
@@ -201,6 +227,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       admins,
       audit,
       metrics,
+      notifier,
+      webhooks,
+      dispatcher,
       certificates,
       users,
       templates,

@@ -4,6 +4,7 @@ import { buildApp } from "../app.ts";
 import type { Config } from "../config/config.ts";
 import { createDeps, type Deps } from "../deps.ts";
 import { collectTrafficJob } from "../jobs/collect-traffic.ts";
+import { deliverNotificationsJob } from "../jobs/deliver-notifications.ts";
 import { pruneAuditJob } from "../jobs/prune-audit.ts";
 import { reconcileJob } from "../jobs/reconcile.ts";
 import { renewCertificatesJob } from "../jobs/renew-certificates.ts";
@@ -49,6 +50,7 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
   return [
     renewCertificatesJob(deps.services.certificates, logger),
     pruneAuditJob(deps.services.audit, logger),
+    deliverNotificationsJob(deps.services.dispatcher, logger),
     reconcileJob({
       ...{ reconciler: deps.services.reconciler, servers: deps.services.servers, leases, logger },
       ...{ intervalMs: reconcileIntervalMs, concurrency: reconcileConcurrency },

@@ -25,6 +25,8 @@ export type Config = {
   trustProxy: boolean | number | string[];
   /** Bearer token Prometheus sends to GET /metrics; undefined: no /metrics route. */
   metricsToken: string | undefined;
+  /** Base URL of the Telegram Bot API (a local Bot API server, or a test double). */
+  telegramApiUrl: string;
   /** Audit log entries older than this are deleted (daily). */
   auditRetentionDays: number;
   coreTimeoutMs: number;
@@ -193,6 +195,12 @@ function readTrustProxy(read: EnvReader): boolean | number | string[] {
   return entries;
 }
 
+function readUrl(read: EnvReader, name: string, fallback: string): string {
+  const value = read.string(name, fallback);
+  if (!/^https?:\/\/[^\s/]+/.test(value)) read.problems.push(`${name} must be an http(s) URL`);
+  return value;
+}
+
 function readMetricsToken(read: EnvReader): string | undefined {
   const token = read.optional("PORTCULLIS_METRICS_TOKEN");
   if (token !== undefined && !/^[\x21-\x7e]{16,256}$/.test(token)) {
@@ -242,6 +250,7 @@ export function loadConfig(env: Env = process.env): Config {
     tokenTtlSeconds: read.integer("PORTCULLIS_TOKEN_TTL_SECONDS", 12 * 3600, 60, 365 * 86400),
     trustProxy: readTrustProxy(read),
     metricsToken: readMetricsToken(read),
+    telegramApiUrl: readUrl(read, "PORTCULLIS_TELEGRAM_API_URL", "https://api.telegram.org"),
     auditRetentionDays: read.integer("PORTCULLIS_AUDIT_RETENTION_DAYS", 365, 1, 36_500),
     coreTimeoutMs: read.integer("PORTCULLIS_CORE_TIMEOUT_MS", 5000, 100, 120_000),
     convergence: readConvergence(read),

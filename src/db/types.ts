@@ -236,6 +236,51 @@ export interface SubscriptionChangesTable {
   created_at: ColumnType<string | Date, string | undefined, string>;
 }
 
+/** Admin-configured webhooks (migration 0012); `events` is a JSON array of event types, [] = all. */
+export interface WebhooksTable {
+  id: string;
+  name: string;
+  url: string;
+  secret_sealed: string;
+  events: string;
+  is_active: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** An admin's Telegram notifications: their bot, chats, language and event filter. */
+export interface AdminTelegramTable {
+  admin_id: string;
+  bot_token_sealed: string;
+  chat_ids: string;
+  language: string;
+  events: string;
+  updated_at: Timestamp;
+}
+
+export interface NotificationEventsTable {
+  id: string;
+  type: string;
+  payload: string;
+  created_at: Timestamp;
+}
+
+/** One event to one target (webhook or an admin's Telegram): pending → delivered | dead. */
+export interface NotificationDeliveriesTable {
+  id: string;
+  event_id: string;
+  target_kind: "webhook" | "telegram";
+  target_id: string;
+  status: "pending" | "delivered" | "dead";
+  attempts: number;
+  next_attempt_at: Timestamp;
+  locked_until: Timestamp | null;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
 export interface RowCountsTable {
   table_name: string;
   n: BigIntColumn;
@@ -248,6 +293,10 @@ export interface Database {
   admin_tokens: AdminTokensTable;
   admin_recovery_codes: AdminRecoveryCodesTable;
   audit_log: AuditLogTable;
+  webhooks: WebhooksTable;
+  admin_telegram: AdminTelegramTable;
+  notification_events: NotificationEventsTable;
+  notification_deliveries: NotificationDeliveriesTable;
   users: UsersTable;
   certificates: CertificatesTable;
   acme_accounts: AcmeAccountsTable;

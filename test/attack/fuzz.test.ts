@@ -67,7 +67,14 @@ before(async () => {
     headers: t.auth,
     payload: { username: "fuzz-viewer", password: "fuzz-viewer-password", role: "viewer" },
   });
+  const webhook = await t.app.inject({
+    method: "POST",
+    url: "/api/webhooks",
+    headers: t.auth,
+    payload: { name: "fuzz-hook", url: "http://127.0.0.1:9/hook", events: ["user.created"] },
+  });
   const ids = {
+    webhook: webhook.json().id as string,
     admin: admin.json().id as string,
     user: access.user_id,
     server: server.id,
@@ -80,6 +87,7 @@ before(async () => {
   pathValues = {
     "/api/api-keys": { id: ids.apiKey },
     "/api/admins": { id: ids.admin },
+    "/api/webhooks": { id: ids.webhook },
     "/api/users": { id: ids.user },
     "/api/certificates": { id: ids.certificate },
     "/api/templates": { id: ids.template },
@@ -136,9 +144,10 @@ async function expiredToken(): Promise<string> {
   return token;
 }
 
+/** Fixture ids by path prefix; a path no fixture covers gets a well-formed id of nothing. */
 function valuesFor(op: Operation): Record<string, string> {
   const prefix = Object.keys(pathValues).find((p) => p !== "" && op.path.startsWith(`${p}/{id}`));
-  return { ...pathValues[""], ...(prefix === undefined ? {} : pathValues[prefix]) };
+  return { id: randomUUID(), ...pathValues[""], ...(prefix === undefined ? {} : pathValues[prefix]) };
 }
 
 type Sent = { op: Operation; what: string; answer: RawAnswer };

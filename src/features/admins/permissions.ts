@@ -142,6 +142,20 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "DELETE /api/servers/:server_id/inbounds/:inbound_id/users/:email": "access.write",
 
   "GET /api/subscriptions/cache": "system.read",
+
+  // Webhook URLs can carry the receiver's own secret: owners only, reading included.
+  "GET /api/webhooks": "settings.write",
+  "POST /api/webhooks": "settings.write",
+  "GET /api/webhooks/:id": "settings.write",
+  "PUT /api/webhooks/:id": "settings.write",
+  "DELETE /api/webhooks/:id": "settings.write",
+  "GET /api/webhooks/:id/deliveries": "settings.write",
+  "POST /api/webhooks/:id/test": "settings.write",
+  "GET /api/auth/telegram": "self",
+  "PUT /api/auth/telegram": "self",
+  "DELETE /api/auth/telegram": "self",
+  "POST /api/auth/telegram/test": "self",
+  "GET /api/auth/telegram/deliveries": "self",
 };
 
 export function routePermission(method: string, url: string): Permission | undefined {

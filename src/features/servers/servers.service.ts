@@ -7,6 +7,7 @@ import type { CoreFlavor } from "../../cores/core-types.ts";
 import { type CoreProfile, layoutFlavor, type WireLayout } from "../../cores/wire-layout.ts";
 import { AppError, ConflictError, NotFoundError, ValidationError } from "../../lib/errors.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
+import type { Emit } from "../notifications/notifier.ts";
 import { type ApiCredentials, isHostname, parseApiCredentials } from "./credentials.ts";
 import type { ServerPatch, ServerRow, ServersRepository } from "./servers.repository.ts";
 import type { Server, ServerCreate, ServerStats, ServerTestResult, ServerUpdate } from "./servers.schemas.ts";
@@ -55,6 +56,8 @@ export class ServersService {
     private readonly cores: CorePool,
     private readonly certificates: CertificateLookup,
     private readonly now: () => Date = () => new Date(),
+    /** server.status_changed for webhooks and Telegram (features/notifications). */
+    private readonly notify: Emit = async () => {},
   ) {}
 
   setHooks(hooks: ServerHooks): void {
@@ -237,7 +240,13 @@ export class ServersService {
     error: string | null,
   ): Promise<void> {
     const seen = status === "online" ? { last_seen_at: this.now().toISOString() } : {};
+    const before = await this.servers.findServer(id);
     await this.servers.setStatus(id, { status, last_error: error, ...seen });
+    if (before !== undefined && before.status !== status) {
+      await this.notify("server.status_changed", {
+        server: { id, name: before.name, status, previous_status: before.status, last_error: error },
+      });
+    }
   }
 
   /**

@@ -2,6 +2,7 @@
 // (through the provisioning feature's revoker), then deletes the user and, by cascade, its grants.
 import { randomUUID } from "node:crypto";
 import { NotFoundError, ValidationError } from "../../lib/errors.ts";
+import type { Emit } from "../notifications/notifier.ts";
 import type { UserPatch, UsersRepository } from "./users.repository.ts";
 import type { User, UserCreate, UserUpdate } from "./users.schemas.ts";
 
@@ -17,6 +18,8 @@ export class UsersService {
     private readonly users: UsersRepository,
     private readonly revoker: UserAccessRevoker = { revokeUser: async () => {} },
     private readonly now: () => Date = () => new Date(),
+    /** user.created / updated / deleted for webhooks (features/notifications). */
+    private readonly notify: Emit = async () => {},
   ) {}
 
   list(
@@ -49,6 +52,7 @@ export class UsersService {
       updated_at: now,
     };
     await this.users.insertUser(user);
+    await this.notify("user.created", { user });
     return user;
   }
 
@@ -59,13 +63,15 @@ export class UsersService {
     if (input.telegram_id !== undefined) patch.telegram_id = input.telegram_id;
     const updated = await this.users.updateUser(id, patch, this.now().toISOString());
     if (updated === undefined) throw new NotFoundError("user", id);
+    await this.notify("user.updated", { user: updated, changed: Object.keys(patch) });
     return updated;
   }
 
   async delete(id: string): Promise<void> {
-    await this.users.getUser(id);
+    const user = await this.users.getUser(id);
     await this.revoker.revokeUser(id);
     if (!(await this.users.deleteUser(id))) throw new NotFoundError("user", id);
+    await this.notify("user.deleted", { user });
   }
 }
 

@@ -1,0 +1,79 @@
+// Emitting an event: it is written to the outbox with one pending delivery per listening target
+// (active webhooks whose filter wants it, admins' Telegram chats that subscribed to it), in one
+// transaction; the dispatcher sends them. Emitting never waits for a receiver.
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import type { EventType, NotificationEvent } from "./events.ts";
+import { TELEGRAM_EVENT_TYPES, wants } from "./events.ts";
+import type { NotificationsRepository } from "./notifications.repository.ts";
+
+function isTelegramEvent(type: EventType): boolean {
+  return (TELEGRAM_EVENT_TYPES as readonly string[]).includes(type);
+}
+
+export type Emit = (type: EventType, data: Record<string, unknown>) => Promise<void>;
+
+export class Notifier {
+  /** Event times strictly increase within a process, so their order is the order they happened. */
+  #lastMs = 0;
+
+  constructor(
+    private readonly repo: NotificationsRepository,
+    private readonly logger: Logger,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Best effort for the caller: a failure to write the outbox is logged, never thrown at a user request. */
+  readonly emit: Emit = async (type, data) => {
+    await this.emitMany(type, [data]);
+  };
+
+  async emitMany(type: EventType, datas: readonly Record<string, unknown>[]): Promise<void> {
+    if (datas.length === 0) return;
+    try {
+      const { webhooks, telegram } = await this.repo.targets();
+      const targets = [
+        ...webhooks.filter((w) => wants(w.events, type)).map((w) => ({ kind: "webhook" as const, id: w.id })),
+        ...telegram
+          .filter((t) => isTelegramEvent(type) && wants(t.events, type))
+          .map((t) => ({ kind: "telegram" as const, id: t.adminId })),
+      ];
+      if (targets.length === 0) return;
+      for (const data of datas) {
+        const event: NotificationEvent = {
+          id: randomUUID(),
+          type,
+          created_at: this.now().toISOString(),
+          data,
+        };
+        await this.repo.insertEvent(
+          { id: event.id, type, payload: JSON.stringify(event), createdAt: event.created_at },
+          targets.map((target) => ({ id: randomUUID(), targetKind: target.kind, targetId: target.id })),
+        );
+      }
+    } catch (error) {
+      this.logger.error({ err: error, event: type }, "notification not written to the outbox");
+    }
+  }
+
+  #timestamp(): string {
+    this.#lastMs = Math.max(this.now().getTime(), this.#lastMs + 1);
+    return new Date(this.#lastMs).toISOString();
+  }
+
+  /** A test event to one target only (POST /api/webhooks/{id}/test, the Telegram test). */
+  async emitTo(targetKind: "webhook" | "telegram", targetId: string, data: Record<string, unknown>) {
+    const event: NotificationEvent = {
+      id: randomUUID(),
+      type: "webhook.test",
+      created_at: this.#timestamp(),
+      data,
+    };
+    const delivery = randomUUID();
+    await this.repo.insertEvent(
+      { id: event.id, type: event.type, payload: JSON.stringify(event), createdAt: event.created_at },
+      [{ id: delivery, targetKind, targetId }],
+    );
+    return { event_id: event.id, delivery_id: delivery };
+  }
+}

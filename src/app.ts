@@ -121,7 +121,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
     app.swagger(),
   );
 
-  healthRoutes(app, deps);
+  healthRoutes(app, deps.database);
   authRoutes(app, deps.services.auth);
   usersRoutes(app, deps.services.users);
   certificatesRoutes(app, deps.services.certificates);

@@ -8,7 +8,9 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
-import type { Principal } from "../features/auth/auth.service.ts";
+
+/** Who made an authenticated request: an admin, through a login token or an API key. */
+export type Principal = { adminId: string; tokenId: string; kind: "session" | "api_key" };
 
 export type App = FastifyInstance<
   RawServerDefault,

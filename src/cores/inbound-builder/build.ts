@@ -11,8 +11,6 @@ import { type ReadOptions, readInbound } from "./read-inbound.ts";
 import { normaliseShadowsocksMethod, ss2022KeyBytes } from "./read-shadowsocks.ts";
 import { emailProblem, passwordProblem, ss2022KeyProblem, uuidProblem } from "./values.ts";
 
-export type { ReadOptions as BuildInboundOptions } from "./read-inbound.ts";
-
 /** Builds the InboundHandlerConfig for `flavor` from an Xray-style inbound object. */
 export function buildInbound(
   json: unknown,

@@ -2,11 +2,11 @@
 // expiring), named long-lived API keys, the first-admin bootstrap, and login throttling.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { ConflictError, NotFoundError, RateLimitedError, UnauthorizedError } from "../../lib/errors.ts";
+import type { Principal } from "../../lib/http.ts";
 import { hashPassword, randomPassword, verifyPassword } from "../../lib/password.ts";
 import type { AuthRepository, StoredToken } from "./auth.repository.ts";
 import type { LoginThrottle } from "./throttle.ts";
 
-export type Principal = { adminId: string; tokenId: string; kind: "session" | "api_key" };
 export type IssuedToken = { access_token: string; token_type: "Bearer"; expires_in: number };
 export type ApiKey = {
   id: string;

@@ -18,7 +18,6 @@ const FEATURE_EDGES: readonly string[] = [
   "access -> inbounds",
   "access -> servers",
   "access -> sync",
-  "access -> templates",
   "access -> users",
   "inbounds -> servers",
   "inbounds -> sync",
@@ -37,7 +36,7 @@ const FEATURE_EDGES: readonly string[] = [
 ];
 
 /** Lower layers: they know nothing of features or of how the application is put together. */
-const FOUNDATIONS = ["lib", "db", "config", "links", "cores"];
+const FOUNDATIONS = ["lib", "db", "config", "protocols", "links", "cores"];
 const UPPER = ["features", "app.ts", "deps.ts", "jobs", "cli"];
 /** What puts the application together: features are called from here, never the other way. */
 const WIRING = ["app.ts", "deps.ts", "jobs", "cli", "main.ts"];
@@ -115,7 +114,7 @@ const RULES: Record<string, (graph: Graph) => string[]> = {
       .filter((i) => !["cores", "lobby"].includes(layerOf(i.from)))
       .map(show),
 
-  "lib, db, config, links and cores import nothing from features, app, deps, jobs or cli": ({ imports }) =>
+  "lib, db, config, protocols, links and cores import nothing from features, app, deps, jobs or cli": ({ imports }) =>
     imports.filter((i) => FOUNDATIONS.includes(layerOf(i.from)) && UPPER.includes(layerOf(i.to))).map(show),
 
   // A package may be wrapped (features/certificates/peculiar-x509.ts loads a polyfill first); our own

@@ -11,19 +11,12 @@ import {
   CoreUnavailableError,
   CoreUnsupportedError,
 } from "../lib/errors.ts";
+import { redact } from "../lib/redact.ts";
 
 export type CallContext = { address: string; method: string; secrets: readonly string[] };
 
 export function isServiceError(error: unknown): error is ServiceError {
   return error instanceof Error && typeof (error as Partial<ServiceError>).code === "number";
-}
-
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join("[redacted]");
-  }
-  return out;
 }
 
 export function mapGrpcError(error: unknown, context: CallContext): AppError {

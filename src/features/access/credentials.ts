@@ -3,7 +3,7 @@
 // core's per-user counters add up per server; each grant gets a fresh secret of its own.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { CoreProtocol } from "../../cores/core-types.ts";
-import { generateSs2022Key, isSs2022Method } from "../templates/reality.ts";
+import { newShadowsocksPassword } from "../../protocols/shadowsocks.ts";
 
 /** `u-` + 16 hex characters of sha256(server_id:user_id): URL-safe, stable, unique per user per server. */
 export function proxyUserIdFor(serverId: string, userId: string): string {
@@ -16,9 +16,7 @@ export function proxyUserIdFor(serverId: string, userId: string): string {
  */
 export function newCredential(protocol: CoreProtocol, shadowsocksMethod?: string): string {
   if (protocol === "vless" || protocol === "vmess") return randomUUID();
-  if (protocol === "shadowsocks" && shadowsocksMethod !== undefined && isSs2022Method(shadowsocksMethod)) {
-    return generateSs2022Key(shadowsocksMethod);
-  }
+  if (protocol === "shadowsocks") return newShadowsocksPassword(shadowsocksMethod);
   return randomBytes(18).toString("base64url");
 }
 

@@ -4,7 +4,7 @@ import type { Kysely, Selectable } from "kysely";
 import { read, uniqueViolation } from "../../db/dialect.ts";
 import type { Database, ServerInboundsTable, SyncState } from "../../db/types.ts";
 import { ConflictError, NotFoundError } from "../../lib/errors.ts";
-import type { JsonValue } from "../templates/render.ts";
+import type { JsonValue } from "../../lib/json.ts";
 import type { LinkParams } from "./link-params.ts";
 
 export type InboundRow = {

@@ -3,15 +3,13 @@
 import { randomUUID } from "node:crypto";
 import type { CoreClient } from "../../cores/core-client.ts";
 import type { CorePool } from "../../cores/core-pool.ts";
+import { API_INBOUND_TAGS } from "../../cores/core-types.ts";
 import { AppError, ConflictError, NotFoundError, ValidationError } from "../../lib/errors.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
 import { type ApiCredentials, isHostname, parseApiCredentials } from "./credentials.ts";
 import type { ServerPatch, ServerRow, ServersRepository } from "./servers.repository.ts";
 import type { Server, ServerCreate, ServerStats, ServerTestResult, ServerUpdate } from "./servers.schemas.ts";
 import { aggregateStats } from "./stats.ts";
-
-/** The core API's own inbound (dokodemo-door): never shown in stats, never touched. */
-export const API_INBOUND_TAGS = ["api", "api-in"] as const;
 
 export interface CertificateLookup {
   exists(id: string): Promise<boolean>;

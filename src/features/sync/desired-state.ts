@@ -2,11 +2,10 @@
 // as plan rows (all of them, or only those not synced yet), the queued removals, and on Xray the
 // core's own listing of the inbounds Portcullis manages (other inbounds on the core are left alone).
 import type { CoreClient } from "../../cores/core-client.ts";
-import type { CoreFlavor } from "../../cores/core-types.ts";
+import { API_INBOUND_TAGS, type CoreFlavor } from "../../cores/core-types.ts";
 import type { Limiter } from "../../lib/limiter.ts";
 import type { AccessRepository, AccessRow } from "../access/access.repository.ts";
 import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
-import { API_INBOUND_TAGS } from "../servers/servers.service.ts";
 import { holdsUserInline } from "./desired.ts";
 import type { DesiredGrant, DesiredServer, ObservedInbound } from "./plan.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";

@@ -2,6 +2,7 @@
 // inbound on each core flavor, link parameters read from a rendered template, and the keyed lock.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import type { JsonObject } from "../../lib/json.ts";
 import { KeyedLock } from "../../lib/keyed-lock.ts";
 import { buildLink } from "../../links/build.ts";
 import { isUuid, newCredential, proxyUserIdFor } from "../access/credentials.ts";
@@ -9,7 +10,6 @@ import { computeLinkParams, linkTargetOf } from "../inbounds/link-params.ts";
 import { slugOf, tagCandidates } from "../inbounds/tags.ts";
 import { generateInboundSecrets } from "../templates/prepare.ts";
 import { generateRealityKeys, realityPublicKey } from "../templates/reality.ts";
-import type { JsonObject } from "../templates/render.ts";
 import { checkInbound, desiredInbound, type InboundSpec } from "./desired.ts";
 
 const SERVER = "11111111-1111-4111-8111-111111111111";

@@ -2,10 +2,12 @@
 // core flavors it builds on; a template in use by inbounds cannot be deleted.
 import { randomUUID } from "node:crypto";
 import type { CoreFlavor } from "../../cores/core-types.ts";
-import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from "../../lib/errors.ts";
+import { ConflictError, NotFoundError, UnprocessableError } from "../../lib/errors.ts";
+import type { JsonObject, JsonValue } from "../../lib/json.ts";
+import { trimName } from "../../lib/names.ts";
 import { checkTemplate } from "./check.ts";
 import type { TemplateDefinition } from "./definition.ts";
-import type { JsonObject, JsonValue, TemplateVariable } from "./render.ts";
+import type { TemplateVariable } from "./render.ts";
 import type { TemplatePatch, TemplateRecord, TemplatesRepository } from "./templates.repository.ts";
 import type { Template, TemplateCreate, TemplateUpdate } from "./templates.schemas.ts";
 
@@ -118,14 +120,4 @@ function toVariable(input: VariableInput): TemplateVariable {
     default: input.default === undefined ? null : (input.default as JsonValue),
     required: input.required ?? false,
   };
-}
-
-function trimName(name: string): string {
-  const trimmed = name.trim();
-  if (trimmed.length === 0) {
-    throw new ValidationError("name must not be blank", [
-      { path: "body.name", message: "must not be blank" },
-    ]);
-  }
-  return trimmed;
 }

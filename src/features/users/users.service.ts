@@ -1,7 +1,8 @@
 // User use cases. Names are trimmed here; deleting a user first takes its grants off every core
 // (through the provisioning feature's revoker), then deletes the user and, by cascade, its grants.
 import { randomUUID } from "node:crypto";
-import { NotFoundError, ValidationError } from "../../lib/errors.ts";
+import { NotFoundError } from "../../lib/errors.ts";
+import { trimName } from "../../lib/names.ts";
 import type { UserPatch, UsersRepository } from "./users.repository.ts";
 import type { User, UserCreate, UserUpdate } from "./users.schemas.ts";
 
@@ -67,14 +68,4 @@ export class UsersService {
     await this.revoker.revokeUser(id);
     if (!(await this.users.deleteUser(id))) throw new NotFoundError("user", id);
   }
-}
-
-function trimName(name: string): string {
-  const trimmed = name.trim();
-  if (trimmed.length === 0) {
-    throw new ValidationError("name must not be blank", [
-      { path: "body.name", message: "must not be blank" },
-    ]);
-  }
-  return trimmed;
 }

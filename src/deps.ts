@@ -36,6 +36,7 @@ import { TrafficRepository } from "./features/traffic/traffic.repository.ts";
 import { TrafficService } from "./features/traffic/traffic.service.ts";
 import { UsersRepository } from "./features/users/users.repository.ts";
 import { UsersService } from "./features/users/users.service.ts";
+import { type ChangeEvents, type Changes, EventBus } from "./lib/events.ts";
 import { SecretBox } from "./lib/secret-box.ts";
 
 export type Deps = {
@@ -100,6 +101,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     throw error;
   }
   const secretBox = new SecretBox(config.secretKey ?? loadOrCreateKey(config.dataDir));
+  // Lower features say what changed; the listeners above them are wired at the end.
+  const events: Changes = new EventBus<ChangeEvents>();
   const auth = new AuthService(new AuthRepository(database.db), new LoginThrottle(), config.tokenTtlSeconds);
   const certificatesRepository = new CertificatesRepository(database.db);
   const certificates = new CertificatesService(
@@ -107,22 +110,25 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     secretBox,
     new AcmeIssuer(config.certificates.acme, new AcmeAccountsRepository(database.db), secretBox),
     config.certificates,
+    events,
     logger,
   );
   const inboundsRepository = new InboundsRepository(database.db);
   const accessRepository = new AccessRepository(database.db);
-  // Inbounds are built from templates, so the usage hooks reach them late (by then `inbounds` exists).
-  const templateUsage: TemplateUsage = {
-    countInboundsUsing: (id) => inboundsRepository.countByTemplate(id),
-    templateChanged: (id) => inbounds.refreshUsing("template_id", id),
-  };
-  const templates = new TemplatesService(new TemplatesRepository(database.db), templateUsage);
+  const templateUsage: TemplateUsage = { countInboundsUsing: (id) => inboundsRepository.countByTemplate(id) };
+  const templates = new TemplatesService(new TemplatesRepository(database.db), templateUsage, events);
   const cores = new CorePool({ timeoutMs: config.coreTimeoutMs });
-  const servers = new ServersService(new ServersRepository(database.db), secretBox, cores, certificates);
+  const servers = new ServersService(
+    new ServersRepository(database.db),
+    secretBox,
+    cores,
+    certificates,
+    events,
+  );
   const removals = new RemovalsRepository(database.db);
   const sync = new CoreSync({
     inbounds: inboundsRepository,
-    access: accessRepository,
+    grants: accessRepository,
     removals,
     templates,
     servers,
@@ -142,7 +148,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     sync,
     servers,
     inbounds: inboundsRepository,
-    access: accessRepository,
+    grants: accessRepository,
     removals,
     state: new ServerSyncRepository(database.db),
     leases,
@@ -155,16 +161,16 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
     { maxAgeMs: config.subscriptions.maxAgeMs },
   );
-  certificates.onCertificateChanged((id) => inbounds.refreshUsing("certificate_id", id));
+  events.on("templateChanged", (id) => inbounds.refreshUsing("template_id", id));
+  events.on("certificateChanged", (id) => inbounds.refreshUsing("certificate_id", id));
   // After the link parameters above: a renewal in the background answers no API request to catch up.
-  certificates.onCertificateChanged(() => subscriptions.catchUp());
-  servers.setHooks({
-    beforeDelete: (id) =>
-      sync.removeServerInbounds(id).catch((error: unknown) => {
-        logger.warn({ server_id: id, err: error }, "inbounds of a deleted server not removed from its core");
-      }),
-    afterRenamed: (id) => inbounds.refreshServer(id),
-  });
+  events.on("certificateChanged", () => subscriptions.catchUp());
+  events.on("serverRenamed", (id) => inbounds.refreshServer(id));
+  events.on("serverDeleting", (id) =>
+    sync.removeServerInbounds(id).catch((error: unknown) => {
+      logger.warn({ server_id: id, err: error }, "inbounds of a deleted server not removed from its core");
+    }),
+  );
   return {
     config,
     logger,

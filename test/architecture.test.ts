@@ -24,15 +24,28 @@ const FEATURE_EDGES: readonly string[] = [
   "inbounds -> templates",
   "subscriptions -> access",
   "subscriptions -> inbounds",
-  "sync -> access",
   "sync -> certificates",
-  "sync -> inbounds",
   "sync -> servers",
   "sync -> templates",
   "templates -> certificates",
   "traffic -> servers",
   "traffic -> sync",
   "traffic -> users",
+];
+
+/** Top to bottom: a feature may import only features below it, so the graph has no cycles. */
+const FEATURE_ORDER = [
+  "subscriptions",
+  "traffic",
+  "access",
+  "inbounds",
+  "sync",
+  "templates",
+  "certificates",
+  "servers",
+  "users",
+  "auth",
+  "health",
 ];
 
 /** Lower layers: they know nothing of features or of how the application is put together. */
@@ -114,7 +127,9 @@ const RULES: Record<string, (graph: Graph) => string[]> = {
       .filter((i) => !["cores", "lobby"].includes(layerOf(i.from)))
       .map(show),
 
-  "lib, db, config, protocols, links and cores import nothing from features, app, deps, jobs or cli": ({ imports }) =>
+  "lib, db, config, protocols, links, cores import nothing from features, app, deps, jobs, cli": ({
+    imports,
+  }) =>
     imports.filter((i) => FOUNDATIONS.includes(layerOf(i.from)) && UPPER.includes(layerOf(i.to))).map(show),
 
   // A package may be wrapped (features/certificates/peculiar-x509.ts loads a polyfill first); our own
@@ -136,6 +151,8 @@ const RULES: Record<string, (graph: Graph) => string[]> = {
 
   "no import cycles between files": ({ files, imports }) => cyclesOf(files, imports),
 
+  "features read top-down: every allowed edge points down FEATURE_ORDER": () => edgesAgainstOrder(),
+
   "feature -> feature imports are the ones FEATURE_EDGES allows": ({ imports }) => {
     const used = featureEdges(imports);
     const problems = [...used.entries()]
@@ -147,6 +164,15 @@ const RULES: Record<string, (graph: Graph) => string[]> = {
     return problems;
   },
 };
+
+/** FEATURE_EDGES itself: every edge points down FEATURE_ORDER (no cycle can be allowed). */
+function edgesAgainstOrder(): string[] {
+  return FEATURE_EDGES.filter((edge) => {
+    const [from = "", to = ""] = edge.split(" -> ");
+    const [a, b] = [FEATURE_ORDER.indexOf(from), FEATURE_ORDER.indexOf(to)];
+    return a === -1 || b === -1 || a >= b;
+  }).map((edge) => `${edge} does not point down FEATURE_ORDER`);
+}
 
 function featureEdges(imports: readonly Import[]): Map<string, Import> {
   const edges = new Map<string, Import>();

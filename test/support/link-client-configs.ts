@@ -24,7 +24,8 @@ export type V2rayOutboundOptions = {
 export function toV2rayOutbound(decoded: LinkTarget, options: V2rayOutboundOptions = {}): JsonObject {
   const outbound: JsonObject = { tag: options.tag ?? `out-${decoded.protocol}`, protocol: decoded.protocol };
   if (decoded.protocol === "shadowsocks") {
-    const { method, password } = decoded.credential;
+    const { password } = decoded.credential;
+    const method = methodAsWritten(decoded.credential.method);
     if (method.startsWith("2022-")) unsupported(`v2ray 4.34: unknown cipher method ${method}`);
     outbound.settings = { servers: [{ address: decoded.host, port: decoded.port, method, password }] };
     return outbound;
@@ -88,10 +89,20 @@ function v2rayTransport(transport: Transport): JsonObject {
   }
 }
 
+/**
+ * The method as the link wrote it (what a client copies into its config): the decoder names
+ * SIP002's chacha20-ietf-poly1305 as LinkTarget does, chacha20-poly1305, and ss-local knows only
+ * the ietf name.
+ */
+function methodAsWritten(method: string): string {
+  return method === "chacha20-poly1305" ? "chacha20-ietf-poly1305" : method;
+}
+
 /** An ss-local 3.3.5 `-c` config (AEAD methods only: it has no 2022 ciphers). */
 export function toSsLocalConfig(decoded: LinkTarget, localPort: number): JsonObject {
   if (decoded.protocol !== "shadowsocks") return unsupported(`ss-local cannot speak ${decoded.protocol}`);
-  const { method, password } = decoded.credential;
+  const { password } = decoded.credential;
+  const method = methodAsWritten(decoded.credential.method);
   if (method.startsWith("2022-")) unsupported(`ss-local 3.3.5 has no ${method}`);
   return {
     server: decoded.host,

@@ -5,6 +5,7 @@ import type { CoreClient } from "../../cores/core-client.ts";
 import type { CorePool } from "../../cores/core-pool.ts";
 import { API_INBOUND_TAGS } from "../../cores/core-types.ts";
 import { AppError, ConflictError, NotFoundError, ValidationError } from "../../lib/errors.ts";
+import type { Changes } from "../../lib/events.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
 import { type ApiCredentials, isHostname, parseApiCredentials } from "./credentials.ts";
 import type { ServerPatch, ServerRow, ServersRepository } from "./servers.repository.ts";
@@ -15,28 +16,15 @@ export interface CertificateLookup {
   exists(id: string): Promise<boolean>;
 }
 
-/** What provisioning does around server changes; wired by deps.ts (inbounds are built after servers). */
-export interface ServerHooks {
-  /** Before a server is deleted: its inbounds off the core. Best effort, bounded by the core deadline. */
-  beforeDelete(serverId: string): Promise<void>;
-  /** After its name or hostname changed: share links say the new ones. */
-  afterRenamed(serverId: string): Promise<void>;
-}
-
 export class ServersService {
-  #hooks: ServerHooks | undefined;
-
   constructor(
     private readonly servers: ServersRepository,
     private readonly secretBox: SecretBox,
     private readonly cores: CorePool,
     private readonly certificates: CertificateLookup,
+    private readonly events: Changes,
     private readonly now: () => Date = () => new Date(),
   ) {}
-
-  setHooks(hooks: ServerHooks): void {
-    this.#hooks = hooks;
-  }
 
   async list(): Promise<Server[]> {
     return (await this.servers.listServers()).map(publicView);
@@ -97,14 +85,15 @@ export class ServersService {
     const addressChanged = patch.grpc_hostname !== undefined || patch.grpc_port !== undefined;
     if (addressChanged || patch.api_credentials_sealed !== undefined) this.cores.close(id);
     if (patch.name !== undefined || (patch.hostname !== undefined && patch.hostname !== current.hostname)) {
-      await this.#hooks?.afterRenamed(id);
+      await this.events.emit("serverRenamed", id);
     }
     return this.get(id);
   }
 
   async delete(id: string): Promise<void> {
     await this.servers.getServer(id);
-    await this.#hooks?.beforeDelete(id);
+    // Its inbounds come off the core first: best effort, bounded by the core deadline.
+    await this.events.emit("serverDeleting", id);
     if (!(await this.servers.deleteServer(id))) throw new NotFoundError("server", id);
     this.cores.close(id);
   }

@@ -10,11 +10,11 @@ import {
 import { buildInbound, buildUser } from "../../cores/inbound-builder/build.ts";
 import type { BuiltInbound, BuiltUser } from "../../cores/inbound-builder/built.ts";
 import type { JsonObject, JsonValue } from "../../lib/json.ts";
-import { newCredential } from "../access/credentials.ts";
 import { objectAt, type TemplateDefinition } from "../templates/definition.ts";
 import { type InboundSecrets, prepareInboundJson } from "../templates/prepare.ts";
 import { type RenderResult, renderTemplate } from "../templates/render.ts";
 import type { Template } from "../templates/templates.schemas.ts";
+import { newCredential } from "./credentials.ts";
 
 export type GrantSpec = { proxyUserId: string; credential: string; level: number };
 

@@ -5,19 +5,18 @@
 import type { CoreClient } from "../../cores/core-client.ts";
 import { AppError } from "../../lib/errors.ts";
 import { eachWithWorkers, type Limiter } from "../../lib/limiter.ts";
-import type { AccessRepository, AccessRow } from "../access/access.repository.ts";
-import type { InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import { type CoreSync, isCoreDown } from "./core-sync.ts";
 import type { ReconcileAction } from "./plan.ts";
 import { removeInboundIfPresent, removeUserIfPresent, USER_PUSH_PARALLELISM } from "./push.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
+import type { GrantStore, InboundStore, SyncGrant } from "./stores.ts";
 import type { SyncRecorder } from "./sync-recorder.ts";
 
 export type ExecutionContext = {
   client: CoreClient;
   sync: CoreSync;
-  inbounds: InboundsRepository;
-  access: AccessRepository;
+  inbounds: InboundStore;
+  grants: GrantStore;
   removals: RemovalsRepository;
   recorder: SyncRecorder;
   limit: Limiter;
@@ -106,7 +105,7 @@ class Run {
     const where = { tag: action.tag, email: action.email };
     if (!(await this.#call(where, (c) => removeUserIfPresent(c, action.tag, action.email)))) return;
     this.result.removed += 1;
-    await this.ctx.access.setSyncState(action.accessIds, "synced", null);
+    await this.ctx.grants.setSyncState(action.accessIds, "synced", null);
     await this.ctx.removals.deleteByIds(action.removalIds);
   }
 
@@ -122,7 +121,7 @@ class Run {
       if (status.state !== "synced") return;
       // Read first, then add: `x += await y` would read x before the await and lose the count of
       // an inbound applied concurrently.
-      const users = row.is_active ? (await this.ctx.access.listActiveIds(row.id)).length : 0;
+      const users = row.is_active ? (await this.ctx.grants.listActiveIds(row.id)).length : 0;
       this.result.inbounds += 1;
       this.result.users += users;
     });
@@ -135,7 +134,7 @@ class Run {
     await this.ctx.sync.exclusive(first.inboundId, async () => {
       const inbound = await this.ctx.inbounds.findInboundById(first.inboundId);
       if (inbound === undefined || this.isStopped()) return;
-      const rows = (await this.ctx.access.findByIds(group.map((a) => a.accessId))).filter((row) =>
+      const rows = (await this.ctx.grants.findByIds(group.map((a) => a.accessId))).filter((row) =>
         this.#stillDue(row),
       );
       const replaceFirst = new Set(group.filter((a) => a.replace).map((a) => a.accessId));
@@ -161,7 +160,7 @@ class Run {
     await this.ctx.removals.deleteByIds(action.removalIds);
   }
 
-  #stillDue(row: AccessRow): boolean {
+  #stillDue(row: SyncGrant): boolean {
     const planned = this.ctx.plannedStates.get(row.id);
     return !(this.ctx.skipSettled && planned !== "synced" && row.sync_state === "synced");
   }

@@ -7,8 +7,6 @@ import type { CoreFlavor } from "../../cores/core-types.ts";
 import { AppError, CoreUnavailableError, NotFoundError } from "../../lib/errors.ts";
 import { KeyedLock } from "../../lib/keyed-lock.ts";
 import { limiter } from "../../lib/limiter.ts";
-import type { AccessRepository } from "../access/access.repository.ts";
-import type { InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import type { CoreSync } from "./core-sync.ts";
 import { listManaged, readDesired } from "./desired-state.ts";
@@ -18,6 +16,7 @@ import { type Observed, planReconcile } from "./plan.ts";
 import { USER_PUSH_PARALLELISM } from "./push.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
 import type { ServerSyncRepository, ServerSyncState } from "./server-sync.repository.ts";
+import type { GrantStore, InboundStore } from "./stores.ts";
 import { SyncRecorder } from "./sync-recorder.ts";
 import {
   type CorePoll,
@@ -37,8 +36,8 @@ export const ERROR_RETRY_INTERVAL_MS = 60_000;
 export type ReconcilerDeps = {
   sync: CoreSync;
   servers: ServersService;
-  inbounds: InboundsRepository;
-  access: AccessRepository;
+  inbounds: InboundStore;
+  grants: GrantStore;
   removals: RemovalsRepository;
   state: ServerSyncRepository;
   leases: ServerLeases;
@@ -226,10 +225,10 @@ export class Reconciler {
       observed = { kind: "listed", inbounds: await listManaged(client, snapshot.server, limit) };
     } else observed = { kind: decision.observe };
     const actions = planReconcile(snapshot.server, observed);
-    const { inbounds, access, removals, sync } = this.deps;
+    const { inbounds, grants, removals, sync } = this.deps;
     return executePlan(actions, {
-      ...{ client, sync, inbounds, access, removals, limit, signal, now: this.#now },
-      recorder: new SyncRecorder(access, removals),
+      ...{ client, sync, inbounds, grants, removals, limit, signal, now: this.#now },
+      recorder: new SyncRecorder(grants, removals),
       skipSettled: decision.mode === "incremental",
       plannedStates: snapshot.plannedStates,
     });

@@ -1,6 +1,7 @@
-// Who a user is on a core and the secret they connect with. The proxy user id (the core's client
-// `email`) is derived from server + user, so all of a user's grants on one server share it and the
-// core's per-user counters add up per server; each grant gets a fresh secret of its own.
+// Who a user is on a core and the secret they connect with: the core's view of a grant. The proxy
+// user id (the core's client `email`) is derived from server + user, so all of a user's grants on
+// one server share it and the core's per-user counters add up per server; each grant gets a fresh
+// secret of its own.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { CoreProtocol } from "../../cores/core-types.ts";
 import { newShadowsocksPassword } from "../../protocols/shadowsocks.ts";
@@ -20,8 +21,18 @@ export function newCredential(protocol: CoreProtocol, shadowsocksMethod?: string
   return randomBytes(18).toString("base64url");
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(text: string): boolean {
-  return UUID.test(text);
+/**
+ * The one way grants get their secret: a new credential that is not in `taken` (the inbound's, or
+ * the ones already tried), added to it. A collision is all but impossible; the unique index on
+ * (inbound, credential) is the last word.
+ */
+export function drawCredential(
+  protocol: CoreProtocol,
+  shadowsocksMethod: string | undefined,
+  taken: Set<string>,
+): string {
+  let credential = newCredential(protocol, shadowsocksMethod);
+  while (taken.has(credential)) credential = newCredential(protocol, shadowsocksMethod);
+  taken.add(credential);
+  return credential;
 }

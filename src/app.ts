@@ -27,7 +27,7 @@ import { syncRoutes } from "./features/sync/sync.routes.ts";
 import { templatesRoutes } from "./features/templates/templates.routes.ts";
 import { trafficRoutes } from "./features/traffic/traffic.routes.ts";
 import { usersRoutes } from "./features/users/users.routes.ts";
-import { AppError, RateLimitedError } from "./lib/errors.ts";
+import { AppError, type ErrorCode, RateLimitedError } from "./lib/errors.ts";
 import type { App } from "./lib/http.ts";
 import { Problem } from "./lib/schemas.ts";
 import { describeValidationErrors, validatorCompiler } from "./lib/validation.ts";
@@ -97,7 +97,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   app.setErrorHandler((error, request, reply) => sendProblem(error, request, reply));
   app.setNotFoundHandler((request, reply) =>
     sendProblem(
-      new AppError("route_not_found", `no route for ${request.method} ${request.url.split("?")[0]}`, 404),
+      new AppError("route_not_found", `no route for ${request.method} ${request.url.split("?")[0]}`),
       request,
       reply,
     ),
@@ -154,7 +154,7 @@ function sendProblem(error: unknown, request: FastifyRequest, reply: FastifyRepl
 
 type ProblemBody = {
   status: number;
-  code: string;
+  code: ErrorCode;
   detail: string;
   errors?: { path: string; message: string }[];
 };
@@ -188,7 +188,7 @@ function toProblem(error: unknown): ProblemBody {
   };
 }
 
-const FASTIFY_CODES: Record<string, string> = {
+const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: "malformed_json",
   FST_ERR_CTP_EMPTY_JSON_BODY: "malformed_json",
   FST_ERR_CTP_BODY_TOO_LARGE: "payload_too_large",
@@ -196,8 +196,8 @@ const FASTIFY_CODES: Record<string, string> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: "bad_request",
 };
 
-function fastifyCode(code: string | undefined): string {
-  return (code && FASTIFY_CODES[code]) ?? "bad_request";
+function fastifyCode(code: string | undefined): ErrorCode {
+  return (code === undefined ? undefined : FASTIFY_CODES[code]) ?? "bad_request";
 }
 
 const TITLES: Record<number, string> = {

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import type { CoreClient } from "../../cores/core-client.ts";
 import type { CorePool } from "../../cores/core-pool.ts";
 import { API_INBOUND_TAGS } from "../../cores/core-types.ts";
-import { AppError, ConflictError, NotFoundError, ValidationError } from "../../lib/errors.ts";
+import { AppError, ConflictError, CoreDownError, NotFoundError, ValidationError } from "../../lib/errors.ts";
 import type { Changes } from "../../lib/events.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
 import { type ApiCredentials, isHostname, parseApiCredentials } from "./credentials.ts";
@@ -119,7 +119,7 @@ export class ServersService {
       };
     } catch (error) {
       const message = error instanceof AppError ? error.message : "unexpected error talking to the core";
-      const isDown = error instanceof AppError && ["core_unavailable", "core_timeout"].includes(error.code);
+      const isDown = error instanceof CoreDownError;
       await this.recordUnreachable(server.id, isDown ? "offline" : "error", message);
       return {
         connected: false,

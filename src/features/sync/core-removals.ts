@@ -3,7 +3,7 @@
 // reconciler, so a revoke or delete always succeeds in the database.
 import type { Logger } from "pino";
 import type { CoreClient } from "../../cores/core-client.ts";
-import { AppError } from "../../lib/errors.ts";
+import { AppError, CoreNotFoundError } from "../../lib/errors.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import { holdsUserInline } from "./desired.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
@@ -72,7 +72,7 @@ export class CoreRemovals {
       await (email === null ? client.removeInbound(tag) : client.removeUser(tag, email));
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      if (error.code === "core_not_found") return;
+      if (error instanceof CoreNotFoundError) return;
       this.deps.logger.warn({ server_id: serverId, tag, code: error.code }, "core removal failed; queued");
       await this.deps.removals.enqueue(serverId, tag, email, this.hooks.now().toISOString());
     }

@@ -9,6 +9,7 @@ import type { BuiltUser } from "../../cores/inbound-builder/built.ts";
 import type { SyncState } from "../../db/types.ts";
 import {
   AppError,
+  CoreDownError,
   CoreUnavailableError,
   type ErrorDetail,
   NotFoundError,
@@ -289,7 +290,7 @@ export class CoreSync {
       return SYNCED;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      if (isCoreDown(error)) {
+      if (error instanceof CoreDownError) {
         await this.deps.servers.recordUnreachable(serverId, "offline", error.message);
         return { state: "pending", error: error.message };
       }
@@ -313,10 +314,6 @@ export class CoreSync {
     if (inbound === undefined) throw new NotFoundError("inbound", id);
     return inbound;
   }
-}
-
-export function isCoreDown(error: unknown): boolean {
-  return error instanceof AppError && (error.code === "core_unavailable" || error.code === "core_timeout");
 }
 
 /** The builder's refusal as the API's 422: nothing is sent to the core. */

@@ -3,9 +3,9 @@
 // and the reconciler never interleave on it), and the outcome written back in a few statements.
 // A core that becomes unreachable, or a cancelled run, stops it: what was not done stays pending.
 import type { CoreClient } from "../../cores/core-client.ts";
-import { AppError } from "../../lib/errors.ts";
+import { AppError, CoreDownError, type ErrorCode } from "../../lib/errors.ts";
 import { eachWithWorkers, type Limiter } from "../../lib/limiter.ts";
-import { type CoreSync, isCoreDown } from "./core-sync.ts";
+import type { CoreSync } from "./core-sync.ts";
 import type { ReconcileAction } from "./plan.ts";
 import { removeInboundIfPresent, removeUserIfPresent, USER_PUSH_PARALLELISM } from "./push.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
@@ -28,7 +28,7 @@ export type ExecutionContext = {
   now: () => Date;
 };
 
-export type ActionError = { tag: string; email: string | null; code: string; message: string };
+export type ActionError = { tag: string; email: string | null; code: ErrorCode; message: string };
 
 export type ExecutionResult = {
   inbounds: number;
@@ -181,11 +181,11 @@ class Run {
 
   #fail(error: unknown, where: Omit<ActionError, "code" | "message">): void {
     if (!(error instanceof AppError)) throw error;
-    if (isCoreDown(error)) this.#isDown = true;
+    if (error instanceof CoreDownError) this.#isDown = true;
     this.#error(where, error.code, error.message);
   }
 
-  #error(where: Omit<ActionError, "code" | "message">, code: string, message: string | null): void {
+  #error(where: Omit<ActionError, "code" | "message">, code: ErrorCode, message: string | null): void {
     if (this.result.errors.length < MAX_ERRORS) {
       this.result.errors.push({ ...where, code, message: message ?? code });
     }

@@ -4,7 +4,7 @@
 // instance (a per-server lock), and across instances only the lease holder calls tick().
 import type { Logger } from "pino";
 import type { CoreFlavor } from "../../cores/core-types.ts";
-import { AppError, CoreUnavailableError, NotFoundError } from "../../lib/errors.ts";
+import { AppError, CoreDownError, CoreUnavailableError, NotFoundError } from "../../lib/errors.ts";
 import { KeyedLock } from "../../lib/keyed-lock.ts";
 import { limiter } from "../../lib/limiter.ts";
 import type { ServersService } from "../servers/servers.service.ts";
@@ -150,7 +150,7 @@ export class Reconciler {
     const verdict = observe(this.#watches.get(serverId) ?? NEW_WATCH, polled.poll);
     this.#watches.set(serverId, verdict.watch);
     const stored = await this.deps.servers.get(serverId).catch((error: unknown) => {
-      if (error instanceof AppError && error.code === "not_found") return undefined;
+      if (error instanceof NotFoundError) return undefined;
       throw error;
     });
     if (stored === undefined) return undefined; // deleted meanwhile
@@ -172,9 +172,14 @@ export class Reconciler {
       };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      if (error.code === "not_found") return undefined; // the server was deleted
+      if (error instanceof NotFoundError) return undefined; // the server was deleted
       return {
-        poll: { ok: false, atMs: this.#now().getTime(), code: error.code, message: error.message },
+        poll: {
+          ok: false,
+          atMs: this.#now().getTime(),
+          isDown: error instanceof CoreDownError,
+          message: error.message,
+        },
         error,
       };
     }

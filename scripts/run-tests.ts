@@ -1,5 +1,7 @@
 // `npm test`: runs every *.test.ts under src/ and test/ with node:test (through tsx, so Node 20 works).
 // Extra arguments are file filters: `npm test -- users` runs only files whose path contains "users".
+// `--inner` (`npm run test:fast`) runs the inner ring: no file that calls requires() (those run real
+// binaries: test/support/requires.ts) and SQLite only, so it needs nothing but Node.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,11 +19,14 @@ function findTests(dir: string): string[] {
 }
 
 const root = process.cwd();
-const filters = process.argv.slice(2);
+const isInner = process.argv.includes("--inner");
+const filters = process.argv.slice(2).filter((arg) => arg !== "--inner");
+const needsBinaries = (file: string) => /\brequires\(/.test(readFileSync(file, "utf8"));
 const files = ["src", "test"]
   .flatMap((dir) => findTests(join(root, dir)))
   .map((file) => relative(root, file))
   .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)))
+  .filter((file) => !isInner || !needsBinaries(file))
   .sort();
 
 if (files.length === 0) {
@@ -35,7 +40,15 @@ const concurrency = process.env.TEST_CONCURRENCY ?? "2";
 const result = spawnSync(
   process.execPath,
   ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...files],
-  { stdio: "inherit", env: { ...process.env, NODE_ENV: "test", PORTCULLIS_TEST_LOG_DIR: logDir } },
+  {
+    stdio: "inherit",
+    env: {
+      ...process.env,
+      NODE_ENV: "test",
+      PORTCULLIS_TEST_LOG_DIR: logDir,
+      ...(isInner ? { DATABASE_URL: undefined } : {}),
+    },
+  },
 );
 
 /** What must never appear in a log line: key material, bearer secrets, the test admin password and

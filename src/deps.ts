@@ -5,7 +5,9 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import type { Config } from "./config/config.ts";
+import type { CoreClient } from "./cores/core-client.ts";
 import { CorePool } from "./cores/core-pool.ts";
+import type { GrpcCoreClientOptions } from "./cores/grpc-core-client.ts";
 import { type DatabaseHandle, migrateToLatest, openDatabase } from "./db/connection.ts";
 import { AccessRepository } from "./features/access/access.repository.ts";
 import { AccessService } from "./features/access/access.service.ts";
@@ -68,6 +70,8 @@ export type DepsOptions = {
   logger?: Logger;
   /** PostgreSQL only: isolate this instance in its own schema (tests). */
   schema?: string;
+  /** How a core is reached: gRPC unless given (tests give cores in memory, test/support/memory-core.ts). */
+  connectCore?: (options: GrpcCoreClientOptions) => CoreClient;
 };
 
 /** Log redaction: credentials never reach a log line even if a future log call includes them. */
@@ -117,7 +121,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const accessRepository = new AccessRepository(database.db);
   const templateUsage: TemplateUsage = { countInboundsUsing: (id) => inboundsRepository.countByTemplate(id) };
   const templates = new TemplatesService(new TemplatesRepository(database.db), templateUsage, events);
-  const cores = new CorePool({ timeoutMs: config.coreTimeoutMs });
+  const cores = new CorePool({ timeoutMs: config.coreTimeoutMs }, options.connectCore);
   const servers = new ServersService(
     new ServersRepository(database.db),
     secretBox,

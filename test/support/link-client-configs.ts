@@ -1,8 +1,3 @@
-// Client configs for the real Debian clients (v2ray 4.34, ss-local 3.3.5, trojan 1.16), made from a
-// decoded share link, so end-to-end tests prove that what a link says actually connects.
-// Shapes follow shared/reference/v2ray-core-probe.md appendices A and B. Anything those
-// versions cannot do throws, so a test never silently checks something weaker than the link.
-import { spawnSync } from "node:child_process";
 import type { LinkTarget, Transport, TrojanTarget, VlessTarget, VmessTarget } from "../../src/links/types.ts";
 
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -143,9 +138,4 @@ export function toTrojanClientConfig(decoded: LinkTarget, localPort: number, caF
     },
     tcp: { no_delay: true, keep_alive: true, reuse_port: false, fast_open: false, fast_open_qlen: 20 },
   };
-}
-
-/** Whether every command is on PATH: tests that run the Debian clients skip (loudly) without them. */
-export function installed(...commands: string[]): boolean {
-  return commands.every((name) => spawnSync("sh", ["-c", `command -v ${name}`]).status === 0);
 }

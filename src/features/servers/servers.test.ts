@@ -4,12 +4,15 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { requires } from "../../../test/support/requires.ts";
+
+const needs = requires("openssl");
 
 let t: TestApp;
 let pem: { cert: string; key: string; otherKey: string };
-before(async () => {
+needs.before(async () => {
   t = await createTestApp();
   const dir = mkdtempSync(join(tmpdir(), "servers-test-"));
   const openssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "pipe" });
@@ -37,7 +40,7 @@ before(async () => {
     otherKey: readFileSync(join(dir, "k2.pem"), "utf8"),
   };
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
 });
 
@@ -52,7 +55,7 @@ function api(method: "GET" | "POST" | "PUT" | "DELETE", url: string, payload?: u
 
 const LEAK_TOKEN = "leakcheck-token-0123456789";
 
-describe("creating servers", () => {
+describe("creating servers", needs, () => {
   test("defaults: grpc_hostname is the hostname, grpc_port 2053, status unknown, no credentials", async () => {
     const res = await api("POST", "/api/servers", { name: "edge-1", hostname: "edge1.example.com" });
     assert.equal(res.statusCode, 201);
@@ -112,7 +115,7 @@ describe("creating servers", () => {
   });
 });
 
-describe("api_credentials is write-only", () => {
+describe("api_credentials is write-only", needs, () => {
   test("it is stored sealed, reported only as has_credentials, and never returned", async () => {
     const creds = JSON.stringify({
       ca: pem.cert,
@@ -172,7 +175,7 @@ describe("api_credentials is write-only", () => {
   });
 });
 
-describe("updating and deleting servers", () => {
+describe("updating and deleting servers", needs, () => {
   test("PUT changes only the fields present, including the status values", async () => {
     const created = (await api("POST", "/api/servers", { name: "upd", hostname: "u.example" })).json();
     for (const status of ["online", "offline", "error", "unknown"]) {

@@ -5,21 +5,12 @@ import { read, uniqueViolation } from "../../db/dialect.ts";
 import type { Database, ServerInboundsTable, SyncState } from "../../db/types.ts";
 import { ConflictError, NotFoundError } from "../../lib/errors.ts";
 import type { JsonValue } from "../../lib/json.ts";
+import type { SyncInbound } from "../sync/stores.ts";
 import type { LinkParams } from "./link-params.ts";
 
-export type InboundRow = {
-  id: string;
-  server_id: string;
-  template_id: string;
-  tag: string;
-  port: number;
-  certificate_id: string | null;
-  variable_values: Record<string, JsonValue>;
-  secrets_sealed: string;
+/** An inbound row: what provisioning needs (sync's SyncInbound) with all its link parameters. */
+export type InboundRow = Omit<SyncInbound, "link_params"> & {
   link_params: LinkParams;
-  is_active: boolean;
-  sync_state: SyncState;
-  sync_error: string | null;
   synced_at: string | null;
   created_at: string;
   updated_at: string;

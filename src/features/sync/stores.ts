@@ -13,7 +13,7 @@ export type SyncInbound = {
   tag: string;
   port: number;
   certificate_id: string | null;
-  variable_values: Readonly<Record<string, JsonValue>>;
+  variable_values: Record<string, JsonValue>;
   secrets_sealed: string;
   /** Of the link parameters only the protocol matters here: it decides how users reach the core. */
   link_params: { protocol: CoreProtocol };

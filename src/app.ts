@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyRequest } from "fastify";
 import type { Deps } from "./deps.ts";
 import { accessRoutes } from "./features/access/access.routes.ts";
 import { adminsRoutes } from "./features/admins/admins.routes.ts";
-import { can, routePermission } from "./features/admins/permissions.ts";
+import { routePermission } from "./features/admins/permissions.ts";
 import { auditRoutes } from "./features/audit/audit.routes.ts";
 import { beginAudit, finishAudit, isAudited } from "./features/audit/audit-hooks.ts";
 import { authRoutes } from "./features/auth/auth.routes.ts";
@@ -32,6 +32,7 @@ import type { App } from "./lib/http.ts";
 import { guardInput } from "./lib/input-guard.ts";
 import { answerClientError, sendProblem } from "./lib/problem.ts";
 import { requestIdFrom } from "./lib/request-id.ts";
+import { can } from "./lib/roles.ts";
 import { Problem } from "./lib/schemas.ts";
 import { applySecurityHeaders, htmlPolicyFor } from "./lib/security-headers.ts";
 import { validatorCompiler } from "./lib/validation.ts";
@@ -167,7 +168,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
 
   app.setErrorHandler((error, request, reply) => sendProblem(error, request, reply));
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(new AppError("route_not_found", "no such route", 404), request, reply),
+    sendProblem(new AppError("route_not_found", "no such route"), request, reply),
   );
 
   await app.register(swagger, {
@@ -193,7 +194,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
     app.swagger(),
   );
 
-  healthRoutes(app, deps);
+  healthRoutes(app, deps.database);
   authRoutes(app, deps.services.auth);
   adminsRoutes(app, deps.services.admins);
   auditRoutes(app, deps.services.audit);

@@ -5,15 +5,17 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import type { Config } from "./config/config.ts";
+import type { CoreClient } from "./cores/core-client.ts";
 import { CorePool } from "./cores/core-pool.ts";
+import type { GrpcCoreClientOptions } from "./cores/grpc-core-client.ts";
 import { type DatabaseHandle, migrateToLatest, openDatabase } from "./db/connection.ts";
 import { AccessRepository } from "./features/access/access.repository.ts";
 import { AccessService } from "./features/access/access.service.ts";
 import { BulkGrants } from "./features/access/bulk-grant.ts";
-import { AdminsRepository } from "./features/admins/admins.repository.ts";
 import { AdminsService } from "./features/admins/admins.service.ts";
 import { AuditRepository } from "./features/audit/audit.repository.ts";
 import { AuditService } from "./features/audit/audit.service.ts";
+import { AdminsRepository } from "./features/auth/admins.repository.ts";
 import { AuthRepository } from "./features/auth/auth.repository.ts";
 import { AuthService } from "./features/auth/auth.service.ts";
 import { LoginThrottle } from "./features/auth/throttle.ts";
@@ -47,6 +49,7 @@ import { TrafficRepository } from "./features/traffic/traffic.repository.ts";
 import { TrafficService } from "./features/traffic/traffic.service.ts";
 import { UsersRepository } from "./features/users/users.repository.ts";
 import { UsersService } from "./features/users/users.service.ts";
+import { type ChangeEvents, type Changes, EventBus } from "./lib/events.ts";
 import { serializeRequest } from "./lib/log-serializers.ts";
 import { SecretBox } from "./lib/secret-box.ts";
 
@@ -85,6 +88,8 @@ export type DepsOptions = {
   logger?: Logger;
   /** PostgreSQL only: isolate this instance in its own schema (tests). */
   schema?: string;
+  /** How a core is reached: gRPC unless given (tests give cores in memory, test/support/memory-core.ts). */
+  connectCore?: (options: GrpcCoreClientOptions) => CoreClient;
 };
 
 /** Log redaction: credentials never reach a log line even if a future log call includes them. */
@@ -122,6 +127,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     throw error;
   }
   const secretBox = new SecretBox(config.secretKey ?? loadOrCreateKey(config.dataDir));
+  // Lower features say what changed; the listeners above them are wired at the end.
+  const events: Changes = new EventBus<ChangeEvents>();
   const audit = new AuditService(new AuditRepository(database.db), config.auditRetentionDays);
   const adminsRepository = new AdminsRepository(database.db, database.dialect);
   const auth = new AuthService(
@@ -139,17 +146,14 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     secretBox,
     new AcmeIssuer(config.certificates.acme, new AcmeAccountsRepository(database.db), secretBox),
     config.certificates,
+    events,
     logger,
   );
   const inboundsRepository = new InboundsRepository(database.db);
   const accessRepository = new AccessRepository(database.db);
-  // Inbounds are built from templates, so the usage hooks reach them late (by then `inbounds` exists).
-  const templateUsage: TemplateUsage = {
-    countInboundsUsing: (id) => inboundsRepository.countByTemplate(id),
-    templateChanged: (id) => inbounds.refreshUsing("template_id", id),
-  };
-  const templates = new TemplatesService(new TemplatesRepository(database.db), templateUsage);
-  const cores = new CorePool({ timeoutMs: config.coreTimeoutMs });
+  const templateUsage: TemplateUsage = { countInboundsUsing: (id) => inboundsRepository.countByTemplate(id) };
+  const templates = new TemplatesService(new TemplatesRepository(database.db), templateUsage, events);
+  const cores = new CorePool({ timeoutMs: config.coreTimeoutMs }, options.connectCore);
   const notificationsRepository = new NotificationsRepository(database.db, database.dialect);
   const notifier = new Notifier(notificationsRepository, logger);
   const servers = new ServersService(
@@ -157,13 +161,14 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     secretBox,
     cores,
     certificates,
+    events,
     () => new Date(),
     notifier.emit,
   );
   const removals = new RemovalsRepository(database.db);
   const sync = new CoreSync({
     inbounds: inboundsRepository,
-    access: accessRepository,
+    grants: accessRepository,
     removals,
     templates,
     servers,
@@ -188,7 +193,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     sync,
     servers,
     inbounds: inboundsRepository,
-    access: accessRepository,
+    grants: accessRepository,
     removals,
     state: new ServerSyncRepository(database.db),
     leases,
@@ -207,16 +212,16 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     telegramApiUrl: config.telegramApiUrl,
     onAttempt: (ok) => metrics.recordDelivery(ok),
   });
-  certificates.onCertificateChanged((id) => inbounds.refreshUsing("certificate_id", id));
+  events.on("templateChanged", (id) => inbounds.refreshUsing("template_id", id));
+  events.on("certificateChanged", (id) => inbounds.refreshUsing("certificate_id", id));
   // After the link parameters above: a renewal in the background answers no API request to catch up.
-  certificates.onCertificateChanged(() => subscriptions.catchUp());
-  servers.setHooks({
-    beforeDelete: (id) =>
-      sync.removeServerInbounds(id).catch((error: unknown) => {
-        logger.warn({ server_id: id, err: error }, "inbounds of a deleted server not removed from its core");
-      }),
-    afterRenamed: (id) => inbounds.refreshServer(id),
-  });
+  events.on("certificateChanged", () => subscriptions.catchUp());
+  events.on("serverRenamed", (id) => inbounds.refreshServer(id));
+  events.on("serverDeleting", (id) =>
+    sync.removeServerInbounds(id).catch((error: unknown) => {
+      logger.warn({ server_id: id, err: error }, "inbounds of a deleted server not removed from its core");
+    }),
+  );
   return {
     config,
     logger,

@@ -7,8 +7,7 @@ import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import type { Deps } from "../../src/deps.ts";
 import type { AccessRow } from "../../src/features/access/access.repository.ts";
-import { newGrantRow } from "../../src/features/access/bulk-grant.ts";
-import { newCredential } from "../../src/features/access/credentials.ts";
+import { newGrantRow } from "../../src/features/access/grant-rows.ts";
 import type { LinkParams } from "../../src/features/inbounds/link-params.ts";
 import { installStarters } from "../../src/features/templates/starters.ts";
 import { freePort } from "../../test/support/ports.ts";
@@ -119,7 +118,6 @@ function userRow(i: number, base: number) {
 
 function grantRow(userId: string, inbound: SeededInbound, createdMs: number): AccessRow {
   // The access feature's own row factory: state 'pending', as a grant to a never-reached core holds.
-  const credential = newCredential(inbound.linkParams.protocol, inbound.linkParams.shadowsocksMethod);
-  const ref = { id: inbound.id, server_id: inbound.serverId };
-  return newGrantRow(ref, userId, 0, credential, new Date(createdMs).toISOString());
+  const ref = { id: inbound.id, server_id: inbound.serverId, link_params: inbound.linkParams };
+  return newGrantRow(ref, userId, 0, new Date(createdMs).toISOString(), new Set());
 }

@@ -5,9 +5,9 @@ import { parseArgs } from "node:util";
 import { createDeps, type Deps } from "../deps.ts";
 import type { BulkGrantResult } from "../features/access/access.schemas.ts";
 import type { BulkGrants } from "../features/access/bulk-grant.ts";
-import { isUuid } from "../features/access/credentials.ts";
 import { AppError } from "../lib/errors.ts";
 import { chunks } from "../lib/limiter.ts";
+import { isUuid } from "../lib/uuid.ts";
 import { loadConfigOrExit } from "./config.ts";
 
 const USAGE =

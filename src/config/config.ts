@@ -53,7 +53,7 @@ export type SubscriptionsConfig = {
   cacheBytes: number;
   /** How often each instance reads the change feed (what other instances and processes wrote). */
   syncIntervalMs: number;
-  /** A cached response older than this is rendered again in the background (fresh traffic totals). */
+  /** A cached response older than this is a miss: the request renders it again (fresh traffic totals). */
   maxAgeMs: number;
 };
 

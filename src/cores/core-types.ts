@@ -8,6 +8,9 @@ export type CoreFlavor = (typeof CORE_FLAVORS)[number];
 export const CORE_PROTOCOLS = ["vless", "vmess", "trojan", "shadowsocks"] as const;
 export type CoreProtocol = (typeof CORE_PROTOCOLS)[number];
 
+/** The tags operators give the core API's own inbound (dokodemo-door): never shown in stats, never touched. */
+export const API_INBOUND_TAGS = ["api", "api-in"] as const;
+
 /** One thing wrong with an inbound or user, in the operator's JSON terms. */
 export type Problem = { path: string; message: string };
 

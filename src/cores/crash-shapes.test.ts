@@ -6,6 +6,7 @@ import { after, before, describe, test } from "node:test";
 import { clone, create, toBinary } from "@bufbuild/protobuf";
 import { InterceptingCall, type Interceptor } from "@grpc/grpc-js";
 import { freePort } from "../../test/support/ports.ts";
+import { requires } from "../../test/support/requires.ts";
 import { API_TAG, CleanupStack, startV2rayServer, type V2rayServer } from "../../test/support/v2ray.ts";
 import * as cmd from "../gen/v2ray/app/proxyman_command_pb.ts";
 import { ReceiverConfigSchema } from "../gen/v2ray/app/proxyman_pb.ts";
@@ -17,6 +18,8 @@ import { buildInbound, buildUser } from "./inbound-builder/build.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
 import { typedV2ray } from "./inbound-builder/typed-message.ts";
 import { addInboundRequestProblems, alterInboundRequestProblems } from "./request-guards.ts";
+
+const needs = requires("v2ray");
 
 const CREDENTIAL: Record<CoreProtocol, string> = {
   vless: "11111111-1111-4111-8111-111111111111",
@@ -50,7 +53,7 @@ async function refused(promise: Promise<unknown>, pattern?: RegExp): Promise<voi
   });
 }
 
-describe("request shapes that crash V2Ray 4.34 are refused before sending", () => {
+describe("request shapes that crash V2Ray 4.34 are refused before sending", needs, () => {
   const stack = new CleanupStack();
   after(() => stack.run());
   const sent: string[] = [];

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { waitFor } from "../../test/support/poll.ts";
 import { freePorts } from "../../test/support/ports.ts";
+import { requires } from "../../test/support/requires.ts";
 import {
   API_TAG,
   type Cert,
@@ -20,9 +21,11 @@ import {
 import { GrpcCoreClient } from "./grpc-core-client.ts";
 import { buildInbound, buildUser } from "./inbound-builder/build.ts";
 
+const needs = requires("v2ray", "ss-local", "trojan", "openssl");
+
 const BODY = Buffer.alloc(64_000, "portcullis");
 
-describe("Debian ss-local and trojan clients through API-created inbounds", () => {
+describe("Debian ss-local and trojan clients through API-created inbounds", needs, () => {
   const stack = new CleanupStack();
   after(() => stack.run());
   let server: V2rayServer;

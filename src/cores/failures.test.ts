@@ -3,14 +3,17 @@
 
 import assert from "node:assert/strict";
 import { createServer, type Socket } from "node:net";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { freePort } from "../../test/support/ports.ts";
+import { requires } from "../../test/support/requires.ts";
 import { API_TAG, CleanupStack, makeCert, startV2rayServer, tempDir } from "../../test/support/v2ray.ts";
 import { GrpcCoreClient, type GrpcCoreClientOptions } from "./grpc-core-client.ts";
 import { buildInbound } from "./inbound-builder/build.ts";
 
+const needs = requires("v2ray", "openssl");
+
 const stack = new CleanupStack();
-after(() => stack.run());
+needs.after(() => stack.run());
 
 function clientFor(options: GrpcCoreClientOptions): GrpcCoreClient {
   const client = new GrpcCoreClient({ protectedTags: [API_TAG], ...options });
@@ -33,7 +36,7 @@ async function failsWith(
   assert.fail(`expected ${code}`);
 }
 
-describe("core failures", () => {
+describe("core failures", needs, () => {
   test("a stopped core gives core_unavailable well before the deadline", async () => {
     const server = await startV2rayServer(stack.add);
     const client = clientFor({ address: server.apiAddress, timeoutMs: 3000 });

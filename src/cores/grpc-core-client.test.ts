@@ -5,11 +5,14 @@ import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { freePort } from "../../test/support/ports.ts";
+import { requires } from "../../test/support/requires.ts";
 import { API_TAG, CleanupStack, startV2rayServer, type V2rayServer } from "../../test/support/v2ray.ts";
 import type { CoreProtocol } from "./core-types.ts";
 import { GrpcCoreClient } from "./grpc-core-client.ts";
 import { buildInbound, buildUser } from "./inbound-builder/build.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
+
+const needs = requires("v2ray");
 
 const UUID_A = "11111111-1111-4111-8111-111111111111";
 const UUID_B = "22222222-2222-4222-8222-222222222222";
@@ -40,7 +43,7 @@ async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
   });
 }
 
-describe("GrpcCoreClient against V2Ray 4.34", () => {
+describe("GrpcCoreClient against V2Ray 4.34", needs, () => {
   const stack = new CleanupStack();
   let server: V2rayServer;
   let client: GrpcCoreClient;

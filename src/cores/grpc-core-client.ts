@@ -2,7 +2,13 @@
 // after a restart, sends only builder output for that layout through the request guards, and works
 // around V2Ray 4.x's quirks (failed AddInbound still registers its tag).
 
-import { AppError, CoreConflictError, CoreRequestRefusedError, CoreUnsupportedError } from "../lib/errors.ts";
+import {
+  CoreConflictError,
+  CoreError,
+  CoreNotFoundError,
+  CoreRequestRefusedError,
+  CoreUnsupportedError,
+} from "../lib/errors.ts";
 import type { CoreClient } from "./core-client.ts";
 import type {
   CoreFlavor,
@@ -189,7 +195,7 @@ export class GrpcCoreClient implements CoreClient {
       await this.channel.call(prepared, secrets);
     } catch (error) {
       // V2Ray 4.x registers the tag even when the listener fails (probe §4 g7-g9): undo that.
-      if (error instanceof AppError && error.code === "core_error") {
+      if (error instanceof CoreError) {
         await this.channel.call(api.removeInbound(inbound.ref.tag)).catch(() => {});
       }
       throw error;
@@ -199,7 +205,7 @@ export class GrpcCoreClient implements CoreClient {
   /** RemoveInbound (if present) then AddInbound: the safe way to (re)apply an inbound on V2Ray 4.x. */
   async replaceInbound(inbound: BuiltInbound): Promise<void> {
     await this.removeInbound(inbound.ref.tag).catch((error: unknown) => {
-      if (!(error instanceof AppError && error.code === "core_not_found")) throw error;
+      if (!(error instanceof CoreNotFoundError)) throw error;
     });
     await this.addInbound(inbound);
   }

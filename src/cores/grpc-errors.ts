@@ -4,6 +4,7 @@
 import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import {
   type AppError,
+  CoreAuthFailedError,
   CoreConflictError,
   CoreError,
   CoreNotFoundError,
@@ -11,19 +12,12 @@ import {
   CoreUnavailableError,
   CoreUnsupportedError,
 } from "../lib/errors.ts";
+import { redact } from "../lib/redact.ts";
 
 export type CallContext = { address: string; method: string; secrets: readonly string[] };
 
 export function isServiceError(error: unknown): error is ServiceError {
   return error instanceof Error && typeof (error as Partial<ServiceError>).code === "number";
-}
-
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join("[redacted]");
-  }
-  return out;
 }
 
 export function mapGrpcError(error: unknown, context: CallContext): AppError {
@@ -45,19 +39,14 @@ export function mapGrpcError(error: unknown, context: CallContext): AppError {
       return new CoreUnsupportedError(`${where}: the core does not implement this call`);
     case GrpcStatus.UNAUTHENTICATED:
     case GrpcStatus.PERMISSION_DENIED:
-      return new CoreError(
+      return new CoreAuthFailedError(
         `${where}: refused by the API (check api_credentials): ${details}`,
-        "core_auth_failed",
         cause,
       );
     case GrpcStatus.UNKNOWN:
       return classifyCoreText(`${where}: ${details}`, details, cause);
     default:
-      return new CoreError(
-        `${where}: ${GrpcStatus[error.code] ?? error.code}: ${details}`,
-        "core_error",
-        cause,
-      );
+      return new CoreError(`${where}: ${GrpcStatus[error.code] ?? error.code}: ${details}`, cause);
   }
 }
 
@@ -66,5 +55,5 @@ function classifyCoreText(message: string, details: string, cause: { cause: unkn
   if (/not found|not enough information for making a decision/i.test(details)) {
     return new CoreNotFoundError(message, cause);
   }
-  return new CoreError(message, "core_error", cause);
+  return new CoreError(message, cause);
 }

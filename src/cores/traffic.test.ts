@@ -8,6 +8,7 @@ import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { waitFor } from "../../test/support/poll.ts";
 import { freePorts } from "../../test/support/ports.ts";
+import { requires } from "../../test/support/requires.ts";
 import {
   API_TAG,
   type Cert,
@@ -22,6 +23,8 @@ import {
 import type { CoreProtocol } from "./core-types.ts";
 import { GrpcCoreClient } from "./grpc-core-client.ts";
 import { buildInbound, buildUser } from "./inbound-builder/build.ts";
+
+const needs = requires("v2ray", "openssl");
 
 type Case = { name: string; protocol: CoreProtocol; network: "tcp" | "ws"; tls: boolean; method?: string };
 
@@ -97,7 +100,7 @@ function clientOutbound(kase: Case, seat: Seat, port: number, cert: Cert): objec
   return { tag: `out-${seat.email}`, protocol: kase.protocol, settings, streamSettings: stream };
 }
 
-describe("traffic through API-created inbounds on V2Ray 4.34", () => {
+describe("traffic through API-created inbounds on V2Ray 4.34", needs, () => {
   const stack = new CleanupStack();
   after(() => stack.run());
   let server: V2rayServer;

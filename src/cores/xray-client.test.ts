@@ -2,9 +2,10 @@
 // release it pretends to be and answers like it; flavor detection; TLS, mTLS and tokens.
 
 import assert from "node:assert/strict";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { startRecordingXray } from "../../test/support/recording-grpc.ts";
+import { requires } from "../../test/support/requires.ts";
 import { CleanupStack, makeCert, startV2rayServer, tempDir } from "../../test/support/v2ray.ts";
 import type * as cmd from "../gen/xray/app/proxyman_command_pb.ts";
 import { ReceiverConfigSchema } from "../gen/xray/app/proxyman_r6_pb.ts";
@@ -12,8 +13,10 @@ import { GrpcCoreClient, type GrpcCoreClientOptions } from "./grpc-core-client.t
 import { buildInbound, buildUser } from "./inbound-builder/build.ts";
 import { XRAY_GOLDEN_INPUTS } from "./xray-golden.fixture.ts";
 
+const needs = requires("v2ray", "openssl");
+
 const stack = new CleanupStack();
-after(() => stack.run());
+needs.after(() => stack.run());
 
 function clientFor(options: GrpcCoreClientOptions): GrpcCoreClient {
   const client = new GrpcCoreClient({ reconnectBackoffMs: { initial: 20, max: 200 }, ...options });
@@ -28,7 +31,7 @@ async function rejects(promise: Promise<unknown>, code: string): Promise<void> {
   });
 }
 
-describe("flavor detection", () => {
+describe("flavor detection", needs, () => {
   test("an Xray core is asked on the xray namespace first (it also answers on v2ray.core names)", async () => {
     const xray = await startRecordingXray(stack.add);
     const client = clientFor({ address: xray.address });
@@ -51,7 +54,7 @@ describe("flavor detection", () => {
   });
 });
 
-describe("every call on the Xray namespace", () => {
+describe("every call on the Xray namespace", needs, () => {
   test("inbounds and users are sent as Xray messages and listed back", async () => {
     const xray = await startRecordingXray(stack.add);
     const client = clientFor({ address: xray.address });
@@ -141,7 +144,7 @@ describe("every call on the Xray namespace", () => {
   });
 });
 
-describe("credentials on the wire", () => {
+describe("credentials on the wire", needs, () => {
   test("a bearer token goes as authorization metadata, over TLS with a CA and a server name", async () => {
     const cert = makeCert(tempDir(stack.add), "server");
     const xray = await startRecordingXray(stack.add, { tls: { certPem: cert.certPem, keyPem: cert.keyPem } });

@@ -5,7 +5,6 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from "kysely";
-import pg from "pg";
 import { type DialectName, SqliteBooleanPlugin } from "./dialect.ts";
 import { migrations } from "./migrations/index.ts";
 import type { Database } from "./types.ts";
@@ -70,6 +69,8 @@ function keepPrivate(file: string): void {
 }
 
 async function openPostgres(connectionString: string, options: DatabaseOptions): Promise<DatabaseHandle> {
+  // Loaded here, not with the module: an instance on SQLite never needs the driver.
+  const { default: pg } = await import("pg");
   // int8 (bigint, count(*)) as JS numbers would lose precision past 2^53; keep strings, mappers convert.
   const pool = new pg.Pool({
     connectionString,

@@ -13,7 +13,7 @@ export interface AdminsTable {
   id: string;
   username: string;
   password_hash: string;
-  /** owner | operator | support | viewer (features/admins/permissions.ts) */
+  /** owner | operator | support | viewer (lib/roles.ts) */
   role: ColumnType<string, string | undefined, string>;
   is_disabled: ColumnType<boolean | number, boolean | undefined, boolean>;
   /** Secret-box sealed base32 TOTP secret: set at enrolment, live once totp_enabled_at is set. */

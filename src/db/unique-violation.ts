@@ -3,10 +3,10 @@
 // conflict on every code path, never a 500. Repositories that want a richer message or a retry
 // (a drawn credential that collided) catch `UniqueViolationError` and read `table`/`columns`.
 import type { CompiledQuery, DatabaseConnection, Dialect, Kysely } from "kysely";
-import { ConflictError } from "../lib/errors.ts";
+import { type CodeOf, ConflictError } from "../lib/errors.ts";
 
 /** `<table>(<columns sorted, comma-separated>)` → the problem's code and detail. */
-const CATALOGUE: Record<string, { code: string; detail: string }> = {
+const CATALOGUE: Record<string, { code: CodeOf<409>; detail: string }> = {
   "admins(username)": { code: "admin_username_taken", detail: "an admin with this username exists already" },
   "servers(name)": { code: "server_name_taken", detail: "a server with this name exists already" },
   "certificates(name)": {
@@ -36,7 +36,10 @@ const CATALOGUE: Record<string, { code: string; detail: string }> = {
   },
 };
 
-const GENERIC = { code: "conflict", detail: "a record with these values exists already" };
+const GENERIC: { code: CodeOf<409>; detail: string } = {
+  code: "conflict",
+  detail: "a record with these values exists already",
+};
 
 export class UniqueViolationError extends ConflictError {
   constructor(

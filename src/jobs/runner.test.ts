@@ -2,7 +2,7 @@
 // loops (aborting a run in progress) before it resolves.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { testLogger } from "../../test/support/app.ts";
+import pino from "pino";
 import { waitFor } from "../../test/support/poll.ts";
 import { type Job, startJobs } from "./runner.ts";
 
@@ -24,7 +24,7 @@ describe("job runner", () => {
         }
       },
     };
-    const running = startJobs([job], testLogger());
+    const running = startJobs([job], pino({ enabled: false }));
     await waitFor(() => runs >= 4, { what: "four runs" });
     await running.stop();
     assert.equal(sawAbort, true, "the run in progress saw the abort");

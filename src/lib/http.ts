@@ -8,8 +8,17 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
-import type { Permission } from "../features/admins/permissions.ts";
-import type { Principal } from "../features/auth/auth.service.ts";
+import type { Permission, Role } from "./roles.ts";
+
+/** Who made an authenticated request: an admin, through a login token or an API key, with a role. */
+export type Principal = {
+  adminId: string;
+  username: string;
+  tokenId: string;
+  kind: "session" | "api_key";
+  /** The role this request acts with: the admin's, or the API key's narrower one. */
+  role: Role;
+};
 
 export type App = FastifyInstance<
   RawServerDefault,

@@ -3,8 +3,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { decodeLink, escapingProblems } from "../../test/support/link-decoder.ts";
+import type { ShadowsocksMethod } from "../protocols/shadowsocks.ts";
 import { buildLink, buildLinks, uniqueRemarks } from "./build.ts";
-import type { LinkTarget, Security, ShadowsocksMethod, TlsSecurity, Transport } from "./types.ts";
+import type { LinkTarget, Security, TlsSecurity, Transport } from "./types.ts";
 
 const ID = "b831381d-6324-4d53-ad4f-8cda48b30811";
 const NASTY = "a b+c=d&e#f%g?h/i:j@k,l ü 🇩🇪 \"q\" 'r'";
@@ -48,13 +49,13 @@ const SECURITIES: Security[] = [
 const SS_METHODS: [ShadowsocksMethod, string][] = [
   ["aes-128-gcm", NASTY],
   ["aes-256-gcm", "x"],
-  ["chacha20-ietf-poly1305", "::"],
+  ["chacha20-poly1305", "::"],
   ["2022-blake3-aes-128-gcm", "AAECAwQFBgcICQoLDA0ODw=="],
   [
     "2022-blake3-aes-256-gcm",
     "+/v7AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxw=:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
   ],
-  ["2022-blake3-chacha20-poly1305", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="],
+  ["2022-blake3-aes-256-gcm", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="],
 ];
 
 /** The combinations that make sense: REALITY only for vless over tcp (no header) or grpc. */

@@ -7,7 +7,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import {
-  installed,
   type JsonObject,
   toSsLocalConfig,
   toTrojanClientConfig,
@@ -15,6 +14,7 @@ import {
   UnsupportedByClientError,
 } from "../../test/support/link-client-configs.ts";
 import { decodeLink } from "../../test/support/link-decoder.ts";
+import { requires } from "../../test/support/requires.ts";
 import { selfSignedCert } from "../../test/support/self-signed-cert.ts";
 import { buildLink } from "./build.ts";
 import type { LinkTarget } from "./types.ts";
@@ -163,27 +163,32 @@ function check(command: string, args: string[], config: JsonObject, file: string
   return result.stdout + result.stderr;
 }
 
-const canCheck = installed("v2ray", "trojan", "openssl");
-test("v2ray -test and trojan -t accept configs made from links", {
-  skip: !canCheck && "v2ray/trojan/openssl missing",
-}, () => {
-  const caFile = selfSignedCert(dir).certFile;
-  const v6 = { ...vlessWsTls, host: "2001:db8::1", security: { type: "tls", allowInsecure: true } } as const;
-  const targets = [
-    vlessWsTls,
-    vmessHttp,
-    trojanTls,
-    ssAead,
-    v6,
-    { ...vmessHttp, transport: { type: "ws" } } as const,
-  ];
-  const outbounds = targets.map((target, i) => toV2rayOutbound(viaLink(target), { tag: `o${i}`, caFile }));
-  const client = {
-    log: { loglevel: "warning" },
-    inbounds: [{ listen: "127.0.0.1", port: 1080, protocol: "socks", settings: { auth: "noauth" } }],
-    outbounds,
-  };
-  assert.match(check("v2ray", ["-test", "-config"], client, "v2ray-client.json"), /Configuration OK/);
-  const trojan = toTrojanClientConfig(viaLink(trojanTls), 21300, caFile);
-  assert.match(check("trojan", ["-t", "-c"], trojan, "trojan-client.json"), /looks good/);
-});
+test(
+  "v2ray -test and trojan -t accept configs made from links",
+  requires("v2ray", "trojan", "openssl"),
+  () => {
+    const caFile = selfSignedCert(dir).certFile;
+    const v6 = {
+      ...vlessWsTls,
+      host: "2001:db8::1",
+      security: { type: "tls", allowInsecure: true },
+    } as const;
+    const targets = [
+      vlessWsTls,
+      vmessHttp,
+      trojanTls,
+      ssAead,
+      v6,
+      { ...vmessHttp, transport: { type: "ws" } } as const,
+    ];
+    const outbounds = targets.map((target, i) => toV2rayOutbound(viaLink(target), { tag: `o${i}`, caFile }));
+    const client = {
+      log: { loglevel: "warning" },
+      inbounds: [{ listen: "127.0.0.1", port: 1080, protocol: "socks", settings: { auth: "noauth" } }],
+      outbounds,
+    };
+    assert.match(check("v2ray", ["-test", "-config"], client, "v2ray-client.json"), /Configuration OK/);
+    const trojan = toTrojanClientConfig(viaLink(trojanTls), 21300, caFile);
+    assert.match(check("trojan", ["-t", "-c"], trojan, "trojan-client.json"), /looks good/);
+  },
+);

@@ -11,7 +11,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import {
-  installed,
   type JsonObject,
   toSsLocalConfig,
   toTrojanClientConfig,
@@ -20,6 +19,7 @@ import {
 import { decodeLink } from "../../test/support/link-decoder.ts";
 import { waitFor } from "../../test/support/poll.ts";
 import { freePorts } from "../../test/support/ports.ts";
+import { requires } from "../../test/support/requires.ts";
 import { selfSignedCert } from "../../test/support/self-signed-cert.ts";
 import { buildLink } from "./build.ts";
 import type { LinkTarget } from "./types.ts";
@@ -187,8 +187,6 @@ function startClients(
   start("v2ray", v2ray, "v2ray-client");
 }
 
-const canRun = installed("v2ray", "ss-local", "trojan", "openssl");
-
 /** HTTP/1.0 GET through a SOCKS5 proxy, one step at a time (not every client accepts pipelined bytes). */
 async function fetchViaSocks(
   socksPort: number,
@@ -230,9 +228,8 @@ async function fetchViaSocks(
   }
 }
 
-const skip = !canRun && "v2ray, ss-local, trojan or openssl is missing";
 test("links carry traffic through real v2ray, ss-local and trojan clients", {
-  skip,
+  ...requires("v2ray", "ss-local", "trojan", "openssl"),
   timeout: 60_000,
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "portcullis-links-e2e-"));

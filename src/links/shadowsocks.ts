@@ -1,7 +1,15 @@
 // ss:// links in SIP002 form. AEAD methods put base64url(method:password) without padding in
 // the userinfo; 2022 methods must not be base64 (SIP022), so they are percent-escaped instead.
+import {
+  isShadowsocks2022,
+  type Shadowsocks2022Method,
+  type ShadowsocksMethod,
+  sip002MethodName,
+  ss2022KeyBytes,
+  ss2022KeyProblem,
+} from "../protocols/shadowsocks.ts";
 import { fillShape, type LinkShape } from "./shape.ts";
-import { type ShadowsocksMethod, type ShadowsocksTarget, SS_2022_METHODS } from "./types.ts";
+import type { ShadowsocksTarget } from "./types.ts";
 import { authority, escapeComponent, fragment, InvalidLinkTargetError } from "./uri.ts";
 
 export function buildShadowsocksLink(target: ShadowsocksTarget): string {
@@ -24,34 +32,20 @@ export function shadowsocksShape(target: ShadowsocksTarget): LinkShape {
 }
 
 function userinfo(method: ShadowsocksMethod, password: string): string {
-  if (!is2022(method)) {
-    // ss-local and SIP002 parsers know only the ietf name of Xray's chacha20-poly1305.
-    const linkMethod = method === "chacha20-poly1305" ? "chacha20-ietf-poly1305" : method;
-    return Buffer.from(`${linkMethod}:${password}`, "utf8").toString("base64url");
+  if (!isShadowsocks2022(method)) {
+    return Buffer.from(`${sip002MethodName(method)}:${password}`, "utf8").toString("base64url");
   }
-  check2022Password(method, password);
+  check2022Password(method as Shadowsocks2022Method, password);
   // The whole password is escaped, so a multi-user `serverKey:userKey` carries its `:` as %3A;
   // every parser splits the method off at the first `:` only.
   return `${escapeComponent(method)}:${escapeComponent(password)}`;
 }
 
-function is2022(method: ShadowsocksMethod): method is (typeof SS_2022_METHODS)[number] {
-  return (SS_2022_METHODS as readonly string[]).includes(method);
-}
-
-const STANDARD_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
-
 /** 2022 keys are base64 PSKs of the cipher's key length; a wrong one fails only at connect time. */
-function check2022Password(method: (typeof SS_2022_METHODS)[number], password: string): void {
-  const keyBytes = method === "2022-blake3-aes-128-gcm" ? 16 : 32;
+function check2022Password(method: Shadowsocks2022Method, password: string): void {
   const keys = password.split(":");
   if (keys.length > 2) throw new InvalidLinkTargetError("a 2022 password is key or serverKey:userKey");
-  if (keys.length === 2 && method === "2022-blake3-chacha20-poly1305") {
-    throw new InvalidLinkTargetError("2022 multi-user works only with the AES methods");
-  }
-  for (const key of keys) {
-    if (!STANDARD_BASE64.test(key) || Buffer.from(key, "base64").length !== keyBytes) {
-      throw new InvalidLinkTargetError(`${method} keys are base64 of ${keyBytes} bytes`);
-    }
+  if (keys.some((key) => ss2022KeyProblem(key, method) !== undefined)) {
+    throw new InvalidLinkTargetError(`${method} keys are base64 of ${ss2022KeyBytes(method)} bytes`);
   }
 }

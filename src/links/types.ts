@@ -1,5 +1,7 @@
 // What a share link says, independent of any protocol's link syntax: the subscription service
 // maps an inbound + grant + server to a LinkTarget, and the builders in this folder render it.
+import type { ShadowsocksMethod } from "../protocols/shadowsocks.ts";
+import type { VlessFlow } from "../protocols/vless.ts";
 
 export const FINGERPRINTS = [
   "chrome",
@@ -17,23 +19,6 @@ export type Fingerprint = (typeof FINGERPRINTS)[number];
 
 export const VMESS_CIPHERS = ["auto", "aes-128-gcm", "chacha20-poly1305"] as const;
 export type VmessCipher = (typeof VMESS_CIPHERS)[number];
-
-/** "chacha20-poly1305" is Xray's alias of "chacha20-ietf-poly1305"; links always carry the ietf name. */
-export const SS_AEAD_METHODS = [
-  "aes-128-gcm",
-  "aes-256-gcm",
-  "chacha20-ietf-poly1305",
-  "chacha20-poly1305",
-] as const;
-export const SS_2022_METHODS = [
-  "2022-blake3-aes-128-gcm",
-  "2022-blake3-aes-256-gcm",
-  "2022-blake3-chacha20-poly1305",
-] as const;
-export type ShadowsocksMethod = (typeof SS_AEAD_METHODS)[number] | (typeof SS_2022_METHODS)[number];
-
-export const VLESS_FLOWS = ["xtls-rprx-vision"] as const;
-export type VlessFlow = (typeof VLESS_FLOWS)[number];
 
 /** RAW TCP; `http` is the HTTP header obfuscation (Xray `tcpSettings.header.type = "http"`). */
 export type TcpTransport = { type: "tcp"; http?: { host?: string[]; path?: string[] } };

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
+import { requires } from "../../test/support/requires.ts";
 import { ExitCode, type LobbyCliIo, run } from "../cli/lobby.ts";
 import { hex, protocEncode, repoRoot } from "./protoc-reference.ts";
 
@@ -14,25 +15,29 @@ function shell(command: string) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-test("the acceptance command prints protoc's hex, and decode gives the JSON back with has_pass_key: false", () => {
-  const expected = hex(
-    protocEncode(
-      "JoinableCustomLobbiesResponse",
-      "lobbies { lobby_id: 18446744073709551615 has_pass_key: false }",
-    ),
-  );
-  const encoded = shell(
-    `echo '${acceptanceJson}' | node bin/portcullis.mjs lobby encode JoinableCustomLobbiesResponse --hex`,
-  );
-  assert.deepEqual(encoded, { code: 0, stdout: `${expected}\n`, stderr: "" });
+test(
+  "the acceptance command prints protoc's hex, and decode gives the JSON back with has_pass_key: false",
+  requires("protoc"),
+  () => {
+    const expected = hex(
+      protocEncode(
+        "JoinableCustomLobbiesResponse",
+        "lobbies { lobby_id: 18446744073709551615 has_pass_key: false }",
+      ),
+    );
+    const encoded = shell(
+      `echo '${acceptanceJson}' | node bin/portcullis.mjs lobby encode JoinableCustomLobbiesResponse --hex`,
+    );
+    assert.deepEqual(encoded, { code: 0, stdout: `${expected}\n`, stderr: "" });
 
-  const decoded = shell(
-    `echo ${expected} | node bin/portcullis.mjs lobby decode JoinableCustomLobbiesResponse --hex`,
-  );
-  assert.equal(decoded.code, 0, decoded.stderr);
-  assert.deepEqual(JSON.parse(decoded.stdout), JSON.parse(acceptanceJson));
-  assert.match(decoded.stdout, /"has_pass_key": false/);
-});
+    const decoded = shell(
+      `echo ${expected} | node bin/portcullis.mjs lobby decode JoinableCustomLobbiesResponse --hex`,
+    );
+    assert.equal(decoded.code, 0, decoded.stderr);
+    assert.deepEqual(JSON.parse(decoded.stdout), JSON.parse(acceptanceJson));
+    assert.match(decoded.stdout, /"has_pass_key": false/);
+  },
+);
 
 test("a truncated message on stdin exits 1 with one line on stderr and no stack trace", () => {
   const result = shell(

@@ -13,8 +13,3 @@ export class LobbyFormatError extends ValidationError {
     this.reason = reason;
   }
 }
-
-/** `lobbies` + `lobby_id` -> `lobbies.lobby_id`; the root has the empty path. */
-export function joinPath(parent: string, child: string): string {
-  return parent === "" ? child : `${parent}.${child}`;
-}

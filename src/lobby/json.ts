@@ -10,7 +10,8 @@ import {
   type ScalarType,
 } from "@bufbuild/protobuf";
 import { isReflectMessage, type ReflectMessage, reflect, type ScalarValue } from "@bufbuild/protobuf/reflect";
-import { joinPath, LobbyFormatError } from "./error.ts";
+import { joinPath } from "../lib/json.ts";
+import { LobbyFormatError } from "./error.ts";
 import { checkScalar, describe, intRange, scalarTypeName } from "./scalars.ts";
 
 /** The JSON object for a message: only fields that are set (proto2 presence), in field-number order. */

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
+import { requires } from "../../test/support/requires.ts";
 import { lobbyJson, unknownFieldBytes } from "./arbitraries.ts";
 import { isLobbyMessageName, lobbyCodecByName, lobbyCodecs } from "./codec.ts";
 import { hex, protocEncode, toTextFormat } from "./protoc-reference.ts";
@@ -25,7 +26,7 @@ for (const name of names) {
     );
   });
 
-  test(`${name}: random messages encode to the same bytes as protoc --encode`, () => {
+  test(`${name}: random messages encode to the same bytes as protoc --encode`, requires("protoc"), () => {
     fc.assert(
       fc.property(messages, (json) => {
         const ours = codec.encode(codec.fromJson(json));

@@ -11,7 +11,8 @@ import {
 } from "@bufbuild/protobuf";
 import { isReflectMessage, type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
-import { joinPath, LobbyFormatError } from "./error.ts";
+import { joinPath } from "../lib/json.ts";
+import { LobbyFormatError } from "./error.ts";
 import { checkScalar, scalarTypeName } from "./scalars.ts";
 
 /** Serialises a message after checking every set value; unknown fields are written back unchanged. */

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { AuthRepository } from "../../src/features/auth/auth.repository.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import {
@@ -23,7 +23,10 @@ import {
 } from "../support/openapi-ops.ts";
 import { createInbound, grant, registerServer, templateFor } from "../support/provisioning.ts";
 import { type RawAnswer, rawRequest } from "../support/raw-http.ts";
+import { requires } from "../support/requires.ts";
 import { CleanupStack, startV2rayServer, type V2rayServer } from "../support/v2ray.ts";
+
+const needs = requires("v2ray");
 
 const stack = new CleanupStack();
 let t: TestApp;
@@ -36,7 +39,7 @@ const LEAK = `leakcheck-${randomBytes(8).toString("hex")}`;
 const tokens = { revoked: "", expired: "" };
 const tally = { requests: 0, byClass: new Map<string, number>() };
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp();
   await t.app.listen({ port: 0, host: "127.0.0.1" });
   port = (t.app.server.address() as AddressInfo).port;
@@ -105,7 +108,7 @@ before(async () => {
   tokens.expired = await expiredToken();
 });
 
-after(async () => {
+needs.after(async () => {
   const classes = [...tally.byClass].map(([c, n]) => `${c}×${n}`).join(", ");
   console.log(`attack suite: ${tally.requests} requests; ${classes}`);
   await t.close();
@@ -198,7 +201,7 @@ function ordered(ops: Operation[]): Operation[] {
   return [...ops.filter((op) => op.method !== "DELETE"), ...ops.filter((op) => op.method === "DELETE")];
 }
 
-describe("the attack suite over every operation of the OpenAPI document", () => {
+describe("the attack suite over every operation of the OpenAPI document", needs, () => {
   test("without a valid token nothing protected answers 2xx", async () => {
     const protectedOps = operations.filter((op) => !op.isPublic);
     assert.ok(protectedOps.length >= 40);

@@ -11,6 +11,7 @@ import { buildApp } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config/config.ts";
 import { createDeps, type Deps, REDACT_PATHS } from "../../src/deps.ts";
 import { serializeRequest } from "../../src/lib/log-serializers.ts";
+import type { MemoryFleet } from "./memory-core.ts";
 
 export const ADMIN = { username: "admin", password: "correct horse battery" } as const;
 
@@ -49,6 +50,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 export type TestAppOptions = {
   /** A second instance on the first one's database (PostgreSQL: its schema; SQLite: its file). */
   sameDatabaseAs?: TestApp;
+  /** Cores in memory instead of gRPC: servers registered at 127.0.0.1:<port> reach fleet.add(port). */
+  cores?: MemoryFleet;
 };
 
 export async function createTestApp(
@@ -73,6 +76,7 @@ export async function createTestApp(
   const deps = await createDeps(config, {
     logger: testLogger(),
     ...(schema === undefined ? {} : { schema }),
+    ...(options.cores === undefined ? {} : { connectCore: options.cores.connect }),
   });
   await deps.services.auth.ensureFirstAdmin(ADMIN.username, ADMIN.password);
   const app = await buildApp(deps);

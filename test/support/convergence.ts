@@ -10,7 +10,7 @@ import type { Deps } from "../../src/deps.ts";
 import { collectTrafficJob } from "../../src/jobs/collect-traffic.ts";
 import { type ReconcileJob, reconcileJob } from "../../src/jobs/reconcile.ts";
 import { type Job, type RunningJobs, startJobs } from "../../src/jobs/runner.ts";
-import { AppError } from "../../src/lib/errors.ts";
+import { CoreConflictError } from "../../src/lib/errors.ts";
 import { limiter, settleAll } from "../../src/lib/limiter.ts";
 import type { TestApp } from "./app.ts";
 import { toV2rayOutbound } from "./link-client-configs.ts";
@@ -83,7 +83,7 @@ export async function probeCore(address: string, grants: readonly ProbeGrant[]) 
         absent.push(grant.email);
         await client.removeUser(grant.tag, grant.email);
       } catch (error) {
-        if (!(error instanceof AppError && error.code === "core_conflict")) throw error;
+        if (!(error instanceof CoreConflictError)) throw error;
         present.push(grant.email);
       }
     });

@@ -1,8 +1,3 @@
-// Client configs for the real Debian clients (v2ray 4.34, ss-local 3.3.5, trojan 1.16), made from a
-// decoded share link, so end-to-end tests prove that what a link says actually connects.
-// Shapes follow shared/reference/v2ray-core-probe.md appendices A and B. Anything those
-// versions cannot do throws, so a test never silently checks something weaker than the link.
-import { spawnSync } from "node:child_process";
 import type { LinkTarget, Transport, TrojanTarget, VlessTarget, VmessTarget } from "../../src/links/types.ts";
 
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -24,7 +19,8 @@ export type V2rayOutboundOptions = {
 export function toV2rayOutbound(decoded: LinkTarget, options: V2rayOutboundOptions = {}): JsonObject {
   const outbound: JsonObject = { tag: options.tag ?? `out-${decoded.protocol}`, protocol: decoded.protocol };
   if (decoded.protocol === "shadowsocks") {
-    const { method, password } = decoded.credential;
+    const { password } = decoded.credential;
+    const method = methodAsWritten(decoded.credential.method);
     if (method.startsWith("2022-")) unsupported(`v2ray 4.34: unknown cipher method ${method}`);
     outbound.settings = { servers: [{ address: decoded.host, port: decoded.port, method, password }] };
     return outbound;
@@ -88,10 +84,20 @@ function v2rayTransport(transport: Transport): JsonObject {
   }
 }
 
+/**
+ * The method as the link wrote it (what a client copies into its config): the decoder names
+ * SIP002's chacha20-ietf-poly1305 as LinkTarget does, chacha20-poly1305, and ss-local knows only
+ * the ietf name.
+ */
+function methodAsWritten(method: string): string {
+  return method === "chacha20-poly1305" ? "chacha20-ietf-poly1305" : method;
+}
+
 /** An ss-local 3.3.5 `-c` config (AEAD methods only: it has no 2022 ciphers). */
 export function toSsLocalConfig(decoded: LinkTarget, localPort: number): JsonObject {
   if (decoded.protocol !== "shadowsocks") return unsupported(`ss-local cannot speak ${decoded.protocol}`);
-  const { method, password } = decoded.credential;
+  const { password } = decoded.credential;
+  const method = methodAsWritten(decoded.credential.method);
   if (method.startsWith("2022-")) unsupported(`ss-local 3.3.5 has no ${method}`);
   return {
     server: decoded.host,
@@ -132,9 +138,4 @@ export function toTrojanClientConfig(decoded: LinkTarget, localPort: number, caF
     },
     tcp: { no_delay: true, keep_alive: true, reuse_port: false, fast_open: false, fast_open_qlen: 20 },
   };
-}
-
-/** Whether every command is on PATH: tests that run the Debian clients skip (loudly) without them. */
-export function installed(...commands: string[]): boolean {
-  return commands.every((name) => spawnSync("sh", ["-c", `command -v ${name}`]).status === 0);
 }

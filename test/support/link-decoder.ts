@@ -24,11 +24,7 @@ const FINGERPRINT_NAMES = [
   "randomized",
 ] as const;
 const AEAD = ["aes-128-gcm", "aes-256-gcm", "chacha20-ietf-poly1305"] as const;
-const SS2022 = [
-  "2022-blake3-aes-128-gcm",
-  "2022-blake3-aes-256-gcm",
-  "2022-blake3-chacha20-poly1305",
-] as const;
+const SS2022 = ["2022-blake3-aes-128-gcm", "2022-blake3-aes-256-gcm"] as const;
 // What encodeURIComponent may leave raw; anything else in a component is a client hazard.
 const ESCAPED_COMPONENT = /^(?:[A-Za-z0-9\-_.!~*'()]|%[0-9A-Fa-f]{2})*$/;
 
@@ -309,7 +305,9 @@ function decodeShadowsocks(link: string): ShadowsocksTarget {
   const plain = Buffer.from(user, "base64url").toString("utf8");
   const colon = plain.indexOf(":");
   if (colon < 0) fail("ss userinfo has no method:password");
-  const method = oneOf(plain.slice(0, colon), AEAD, "AEAD method");
+  const linkMethod = oneOf(plain.slice(0, colon), AEAD, "AEAD method");
+  // Links carry SIP002's name of the cipher Xray (and LinkTarget) call chacha20-poly1305.
+  const method = linkMethod === "chacha20-ietf-poly1305" ? "chacha20-poly1305" : linkMethod;
   return {
     protocol: "shadowsocks",
     host,

@@ -2,18 +2,22 @@
 // layout (or a flavor, meaning its newest layout) in, a finished core message or the complete list
 // of problems out. Pure: no I/O.
 
+import {
+  normaliseShadowsocksMethod,
+  type Shadowsocks2022Method,
+  shadowsocks2022Method,
+  ss2022KeyProblem,
+} from "../../protocols/shadowsocks.ts";
+import { VLESS_VISION_FLOW } from "../../protocols/vless.ts";
 import type { BuildResult, CoreProtocol, Problem } from "../core-types.ts";
 import { type BuildTarget, layoutFlavor, targetLayout } from "../wire-layout.ts";
 import type { BuiltInbound, BuiltUser } from "./built.ts";
 import { encodeV2rayInbound, encodeV2rayUser, V2RAY_ACCOUNT_TYPES } from "./encode-v2ray.ts";
 import { encodeXrayInbound, encodeXrayUser, xrayAccountType } from "./encode-xray.ts";
 import { inboundGuardProblems } from "./guards.ts";
-import { isShadowsocks2022, type UserPlan } from "./plan.ts";
+import type { UserPlan } from "./plan.ts";
 import { type ReadOptions, readInbound } from "./read-inbound.ts";
-import { normaliseShadowsocksMethod, ss2022KeyBytes } from "./read-shadowsocks.ts";
-import { emailProblem, passwordProblem, ss2022KeyProblem, uuidProblem } from "./values.ts";
-
-export type { ReadOptions as BuildInboundOptions } from "./read-inbound.ts";
+import { emailProblem, passwordProblem, uuidProblem } from "./values.ts";
 
 /** Builds the InboundHandlerConfig for `target` from an Xray-style inbound object. */
 export function buildInbound(
@@ -72,8 +76,8 @@ export function buildUser(
   if (!Number.isInteger(level) || level < 0 || level > 255) add("level", "must be an integer from 0 to 255");
   add("credential", credentialProblem(protocol, spec));
   const flow = spec.flow ?? "";
-  if (flow !== "" && (protocol !== "vless" || flavor !== "xray" || flow !== "xtls-rprx-vision")) {
-    add("flow", 'only "xtls-rprx-vision" on VLESS with Xray');
+  if (flow !== "" && (protocol !== "vless" || flavor !== "xray" || flow !== VLESS_VISION_FLOW)) {
+    add("flow", `only "${VLESS_VISION_FLOW}" on VLESS with Xray`);
   }
   if (protocol === "shadowsocks" && flavor === "v2ray") {
     add("protocol", "V2Ray 4.x shadowsocks inbounds take no users through the API (one inbound per user)");
@@ -107,10 +111,8 @@ export function buildUser(
 
 function credentialProblem(protocol: CoreProtocol, spec: UserSpec): string | undefined {
   if (protocol === "vless" || protocol === "vmess") return uuidProblem(spec.credential);
-  const method =
-    spec.shadowsocksMethod === undefined ? undefined : normaliseShadowsocksMethod(spec.shadowsocksMethod);
-  if (protocol === "shadowsocks" && method !== undefined && isShadowsocks2022(method)) {
-    return ss2022KeyProblem(spec.credential, ss2022KeyBytes(method));
-  }
+  const method: Shadowsocks2022Method | undefined =
+    spec.shadowsocksMethod === undefined ? undefined : shadowsocks2022Method(spec.shadowsocksMethod);
+  if (protocol === "shadowsocks" && method !== undefined) return ss2022KeyProblem(spec.credential, method);
   return passwordProblem(spec.credential);
 }

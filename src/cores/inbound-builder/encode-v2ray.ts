@@ -27,8 +27,9 @@ import {
 } from "../../gen/v2ray/transport/internet_pb.ts";
 import { ConfigSchema as TlsConfigSchema } from "../../gen/v2ray/transport/tls_pb.ts";
 import { ConfigSchema as WebSocketConfigSchema } from "../../gen/v2ray/transport/websocket_pb.ts";
+import type { ShadowsocksMethod } from "../../protocols/shadowsocks.ts";
 import type { CoreProtocol } from "../core-types.ts";
-import type { InboundPlan, ProxyPlan, ShadowsocksMethod, StreamPlan, UserPlan } from "./plan.ts";
+import type { InboundPlan, ProxyPlan, StreamPlan, UserPlan } from "./plan.ts";
 import { typedV2ray } from "./typed-message.ts";
 
 const utf8 = new TextEncoder();

@@ -25,16 +25,11 @@ import { ConfigSchema as VlessInboundSchema } from "../../gen/xray/proxy/vless_i
 import { AccountSchema as VlessAccountSchema } from "../../gen/xray/proxy/vless_pb.ts";
 import { ConfigSchema as VmessInboundSchema } from "../../gen/xray/proxy/vmess_inbound_pb.ts";
 import { AccountSchema as VmessAccountSchema } from "../../gen/xray/proxy/vmess_pb.ts";
+import { isShadowsocks2022, type ShadowsocksMethod } from "../../protocols/shadowsocks.ts";
 import type { CoreProtocol } from "../core-types.ts";
 import { LAYOUT_FACTS, type WireLayout } from "../wire-layout.ts";
 import { encodeXrayStream } from "./encode-xray-stream.ts";
-import {
-  type InboundPlan,
-  isShadowsocks2022,
-  type ProxyPlan,
-  type ShadowsocksMethod,
-  type UserPlan,
-} from "./plan.ts";
+import type { InboundPlan, ProxyPlan, UserPlan } from "./plan.ts";
 import { typedXray } from "./typed-message.ts";
 import { encodeReceiver, RECEIVER_TYPE_NAME } from "./xray-variants.ts";
 

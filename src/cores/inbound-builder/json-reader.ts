@@ -1,18 +1,8 @@
 // Reads untrusted JSON objects with paths for every problem, and reports every key that nobody
 // read: an ignored key must be named, never silently dropped.
 
+import { isJsonObject, type JsonObject, joinPath } from "../../lib/json.ts";
 import type { Problem } from "../core-types.ts";
-
-export type JsonObject = Record<string, unknown>;
-
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-export function joinPath(base: string, key: string | number): string {
-  if (typeof key === "number") return `${base}[${key}]`;
-  return base === "" ? key : `${base}.${key}`;
-}
 
 export class ObjectReader {
   private readonly seen = new Set<string>();

@@ -1,11 +1,8 @@
 // The flavor-neutral result of reading an operator's inbound JSON: validated, normalised values
 // that the V2Ray and Xray encoders turn into protobuf without further checks.
 
-export const SHADOWSOCKS_AEAD_METHODS = ["aes-128-gcm", "aes-256-gcm", "chacha20-poly1305"] as const;
-export const SHADOWSOCKS_2022_METHODS = ["2022-blake3-aes-128-gcm", "2022-blake3-aes-256-gcm"] as const;
-export type ShadowsocksMethod =
-  | (typeof SHADOWSOCKS_AEAD_METHODS)[number]
-  | (typeof SHADOWSOCKS_2022_METHODS)[number];
+import type { ShadowsocksMethod } from "../../protocols/shadowsocks.ts";
+import type { Network } from "../../protocols/streams.ts";
 
 export type UserPlan = {
   email: string;
@@ -59,7 +56,7 @@ export type HttpPathPlan = {
 };
 
 export type StreamPlan = {
-  network: "tcp" | "ws" | "grpc" | "httpupgrade";
+  network: Network;
   security: "none" | "tls" | "reality";
   tls: TlsPlan | null;
   reality: RealityPlan | null;
@@ -84,7 +81,3 @@ export type InboundPlan = {
   stream: StreamPlan;
   sniffing: SniffingPlan | null;
 };
-
-export function isShadowsocks2022(method: string | undefined): boolean {
-  return method?.startsWith("2022-") === true;
-}

@@ -1,12 +1,12 @@
 // Reads `settings` of a vless / vmess / trojan / shadowsocks inbound into a ProxyPlan, refusing
 // what the target flavor cannot hold and every shape known to crash or confuse the core.
 
+import { joinPath } from "../../lib/json.ts";
+import { VLESS_VISION_FLOW } from "../../protocols/vless.ts";
 import type { CoreFlavor, CoreProtocol, Problem } from "../core-types.ts";
-import { joinPath, ObjectReader } from "./json-reader.ts";
+import { ObjectReader } from "./json-reader.ts";
 import type { ProxyPlan, UserPlan } from "./plan.ts";
 import { emailProblem, passwordProblem, uuidProblem } from "./values.ts";
-
-export const VISION_FLOW = "xtls-rprx-vision";
 
 type UserProtocol = "vless" | "vmess" | "trojan";
 
@@ -40,7 +40,7 @@ function readFlow(client: ObjectReader, flavor: CoreFlavor): string {
   const flow = client.string("flow") ?? "";
   if (flow === "") return "";
   if (flavor === "v2ray") client.problem("flow", "VLESS flow (XTLS) is not supported by V2Ray 4.x");
-  else if (flow !== VISION_FLOW) client.problem("flow", `must be "" or "${VISION_FLOW}"`);
+  else if (flow !== VLESS_VISION_FLOW) client.problem("flow", `must be "" or "${VLESS_VISION_FLOW}"`);
   return flow;
 }
 

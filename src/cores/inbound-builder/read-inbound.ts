@@ -1,10 +1,11 @@
 // Reads a whole Xray-style inbound object (protocol, port, listen, tag, settings, streamSettings,
 // sniffing) into an InboundPlan, collecting every problem for the target flavor.
 
+import { VLESS_VISION_FLOW } from "../../protocols/vless.ts";
 import { CORE_PROTOCOLS, type CoreFlavor, type CoreProtocol, type Problem } from "../core-types.ts";
 import { ObjectReader } from "./json-reader.ts";
 import type { InboundPlan, ProxyPlan, SniffingPlan, StreamPlan } from "./plan.ts";
-import { readUserProxy, VISION_FLOW } from "./read-clients.ts";
+import { readUserProxy } from "./read-clients.ts";
 import { readShadowsocks } from "./read-shadowsocks.ts";
 import { readStream } from "./read-stream.ts";
 import { parseListen, parsePort, tagProblem } from "./values.ts";
@@ -130,11 +131,11 @@ function readSniffing(
 
 /** Vision needs raw TCP under TLS or REALITY; elsewhere the core drops every connection. */
 function checkFlow(proxy: ProxyPlan, stream: StreamPlan, problems: Problem[]): void {
-  if (proxy.protocol !== "vless" || !proxy.users.some((user) => user.flow === VISION_FLOW)) return;
+  if (proxy.protocol !== "vless" || !proxy.users.some((user) => user.flow === VLESS_VISION_FLOW)) return;
   if (stream.network !== "tcp" || stream.security === "none") {
     problems.push({
       path: "settings.clients",
-      message: `flow ${VISION_FLOW} needs network tcp with tls or reality`,
+      message: `flow ${VLESS_VISION_FLOW} needs network tcp with tls or reality`,
     });
   }
 }

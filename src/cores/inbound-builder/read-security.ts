@@ -1,8 +1,9 @@
 // Reads tlsSettings (certificates as inline PEM, as Xray's `certificate`/`key` string or line
 // arrays) and realitySettings (Xray only) of a server inbound.
 
+import { joinPath } from "../../lib/json.ts";
 import type { CoreFlavor, Problem } from "../core-types.ts";
-import { joinPath, ObjectReader } from "./json-reader.ts";
+import { ObjectReader } from "./json-reader.ts";
 import type { RealityPlan, TlsPlan } from "./plan.ts";
 import { decodeRawUrlBase64, parseClientVersion, parseShortId } from "./values.ts";
 

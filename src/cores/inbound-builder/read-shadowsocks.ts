@@ -1,31 +1,17 @@
 // Reads a shadowsocks inbound's `settings`: AEAD ciphers on both flavors (one user on V2Ray 4.x),
 // and SS-2022 multi-user on Xray only.
 
+import {
+  isShadowsocks2022,
+  normaliseShadowsocksMethod,
+  type Shadowsocks2022Method,
+  type ShadowsocksMethod,
+  ss2022KeyProblem,
+} from "../../protocols/shadowsocks.ts";
 import type { CoreFlavor } from "../core-types.ts";
 import type { ObjectReader } from "./json-reader.ts";
-import { type ProxyPlan, SHADOWSOCKS_2022_METHODS, type ShadowsocksMethod, type UserPlan } from "./plan.ts";
+import type { ProxyPlan, UserPlan } from "./plan.ts";
 import { checkDuplicates, readClient, readClientList } from "./read-clients.ts";
-import { ss2022KeyProblem } from "./values.ts";
-
-const METHOD_ALIASES: Record<string, ShadowsocksMethod> = {
-  "aes-128-gcm": "aes-128-gcm",
-  aead_aes_128_gcm: "aes-128-gcm",
-  "aes-256-gcm": "aes-256-gcm",
-  aead_aes_256_gcm: "aes-256-gcm",
-  "chacha20-poly1305": "chacha20-poly1305",
-  "chacha20-ietf-poly1305": "chacha20-poly1305",
-  aead_chacha20_poly1305: "chacha20-poly1305",
-  "2022-blake3-aes-128-gcm": "2022-blake3-aes-128-gcm",
-  "2022-blake3-aes-256-gcm": "2022-blake3-aes-256-gcm",
-};
-
-export function normaliseShadowsocksMethod(method: string): ShadowsocksMethod | undefined {
-  return METHOD_ALIASES[method.toLowerCase()];
-}
-
-export function ss2022KeyBytes(method: ShadowsocksMethod): number {
-  return method === "2022-blake3-aes-128-gcm" ? 16 : 32;
-}
 
 export function readShadowsocks(settings: ObjectReader, flavor: CoreFlavor): ProxyPlan | undefined {
   const method = readMethod(settings, flavor);
@@ -33,8 +19,8 @@ export function readShadowsocks(settings: ObjectReader, flavor: CoreFlavor): Pro
   const ivCheck = settings.bool("ivCheck") ?? false;
   if (ivCheck && flavor === "v2ray") settings.problem("ivCheck", "not supported by V2Ray 4.x");
   if (method === undefined) return undefined;
-  const is2022 = (SHADOWSOCKS_2022_METHODS as readonly string[]).includes(method);
-  const serverKey = is2022 ? readServerKey(settings, method) : "";
+  const is2022 = isShadowsocks2022(method);
+  const serverKey = is2022 ? readServerKey(settings, method as Shadowsocks2022Method) : "";
   const users = settings.has("clients")
     ? readClients(settings, flavor, method)
     : readSingleUser(settings, flavor, is2022);
@@ -61,17 +47,16 @@ function readMethod(settings: ObjectReader, flavor: CoreFlavor): ShadowsocksMeth
       "method",
       "must be aes-128-gcm, aes-256-gcm, chacha20-poly1305 or a 2022-blake3-aes method",
     );
-  } else if (method.startsWith("2022-") && flavor === "v2ray") {
+  } else if (isShadowsocks2022(method) && flavor === "v2ray") {
     settings.problem("method", "Shadowsocks 2022 is not supported by V2Ray 4.x");
     return undefined;
   }
   return method;
 }
 
-function readServerKey(settings: ObjectReader, method: ShadowsocksMethod): string | undefined {
+function readServerKey(settings: ObjectReader, method: Shadowsocks2022Method): string | undefined {
   const key = settings.string("password");
-  const message =
-    key === undefined ? "is required (the server key)" : ss2022KeyProblem(key, ss2022KeyBytes(method));
+  const message = key === undefined ? "is required (the server key)" : ss2022KeyProblem(key, method);
   if (message !== undefined) settings.problem("password", message);
   return message === undefined ? key : undefined;
 }
@@ -82,17 +67,17 @@ function readClients(
   method: ShadowsocksMethod,
 ): UserPlan[] | undefined {
   for (const key of ["email", "level"]) settings.unsupported(key, "give users in clients, not here");
-  if (!method.startsWith("2022-")) settings.unsupported("password", "give passwords in clients, not here");
+  if (!isShadowsocks2022(method)) settings.unsupported("password", "give passwords in clients, not here");
   const users = readClientList(settings, "shadowsocks", flavor, "password", (client) => {
     const own = client.string("method");
     if (own !== undefined && normaliseShadowsocksMethod(own) !== method) {
       client.problem("method", "must be the inbound's method (one method per inbound)");
     }
   });
-  if (users === undefined || !method.startsWith("2022-")) return users;
+  if (users === undefined || !isShadowsocks2022(method)) return users;
   let valid = true;
   users.forEach((user, index) => {
-    const message = ss2022KeyProblem(user.credential, ss2022KeyBytes(method));
+    const message = ss2022KeyProblem(user.credential, method as Shadowsocks2022Method);
     if (message !== undefined) {
       settings.problems.push({ path: `${settings.at("clients")}[${index}].password`, message });
       valid = false;

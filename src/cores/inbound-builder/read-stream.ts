@@ -1,19 +1,11 @@
 // Reads `streamSettings`: the transport (tcp, ws, grpc, httpupgrade) and its settings, and hands
 // security (tls, reality) to read-security.ts. Transports V2Ray 4.34 lacks are reported.
 
+import { normaliseNetwork } from "../../protocols/streams.ts";
 import type { CoreFlavor } from "../core-types.ts";
 import type { ObjectReader } from "./json-reader.ts";
 import type { HttpPathPlan, StreamPlan } from "./plan.ts";
 import { readReality, readTls } from "./read-security.ts";
-
-const NETWORKS: Record<string, StreamPlan["network"]> = {
-  tcp: "tcp",
-  raw: "tcp",
-  ws: "ws",
-  websocket: "ws",
-  grpc: "grpc",
-  httpupgrade: "httpupgrade",
-};
 
 const SETTINGS_KEY = {
   tcp: ["tcpSettings", "rawSettings"],
@@ -82,7 +74,7 @@ function readSecuritySettings(stream: ObjectReader, plan: StreamPlan, flavor: Co
 
 function readNetwork(stream: ObjectReader, flavor: CoreFlavor): StreamPlan["network"] | undefined {
   const text = stream.string("network") ?? "tcp";
-  const network = NETWORKS[text.toLowerCase()];
+  const network = normaliseNetwork(text);
   if (network === undefined) {
     stream.problem("network", "must be tcp (raw), ws, grpc or httpupgrade");
   } else if (flavor === "v2ray" && (network === "grpc" || network === "httpupgrade")) {

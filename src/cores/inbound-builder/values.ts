@@ -34,15 +34,6 @@ export function passwordProblem(password: string): string | undefined {
   return undefined;
 }
 
-/** SS-2022 keys are standard base64 of exactly the cipher's key length. */
-export function ss2022KeyProblem(key: string, keyBytes: number): string | undefined {
-  const decoded = decodeStdBase64(key);
-  if (decoded === undefined || decoded.length !== keyBytes) {
-    return `must be base64 of exactly ${keyBytes} bytes (e.g. openssl rand -base64 ${keyBytes})`;
-  }
-  return undefined;
-}
-
 export function decodeStdBase64(text: string): Uint8Array | undefined {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return undefined;
   return new Uint8Array(Buffer.from(text, "base64"));

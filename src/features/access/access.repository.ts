@@ -7,18 +7,10 @@ import { UniqueViolationError } from "../../db/unique-violation.ts";
 import { ConflictError } from "../../lib/errors.ts";
 import { chunks } from "../../lib/limiter.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
+import type { SyncGrant } from "../sync/stores.ts";
 
-export type AccessRow = {
-  id: string;
-  user_id: string;
-  server_inbound_id: string;
-  server_id: string;
-  proxy_user_id: string;
-  credential: string;
-  level: number;
-  is_active: boolean;
-  sync_state: SyncState;
-  sync_error: string | null;
+/** A grant row: what provisioning reads and writes (sync's SyncGrant), plus traffic and timestamps. */
+export type AccessRow = SyncGrant & {
   uplink_bytes: number;
   downlink_bytes: number;
   created_at: string;

@@ -1,12 +1,11 @@
 // Access grants: who may use which inbound. A grant gets the user's proxy id on that server and a
 // fresh credential, is stored, then added to the core through CoreSync; revoking takes it off the
 // core first (queued when the core is unreachable). Also the client configurations of grants.
-import type { CoreProtocol } from "../../cores/core-types.ts";
 import { NotFoundError, notFoundAt, UnprocessableError, ValidationError } from "../../lib/errors.ts";
+import { isUuid } from "../../lib/uuid.ts";
 import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import type { CoreSync } from "../sync/core-sync.ts";
-import { holdsUserInline } from "../sync/desired.ts";
 import type { User, UserCreate } from "../users/users.schemas.ts";
 import type { UsersService } from "../users/users.service.ts";
 import {
@@ -17,8 +16,7 @@ import {
   CredentialTakenError,
 } from "./access.repository.ts";
 import type { AccessRecord, ClientConfig, GrantCreate } from "./access.schemas.ts";
-import { newGrantRow } from "./bulk-grant.ts";
-import { isUuid, newCredential } from "./credentials.ts";
+import { newGrantRow } from "./grant-rows.ts";
 import { linksOf } from "./links.ts";
 
 const CREDENTIAL_ATTEMPTS = 5;
@@ -42,7 +40,7 @@ export class AccessService {
       if (existing !== undefined && (await this.access.findOnInbound(inboundId, { userId: existing.id }))) {
         throw accessExists(existing.id);
       }
-      await this.#checkCapacity(inbound);
+      await this.sync.checkCapacity(inbound, 1, { path: "server_inbound_id", message: "holds its one user" });
       const user = existing ?? (await this.users.create(newUserOf(input)));
       const row = await this.#insert(inbound, user.id, input.level ?? 0);
       const status = await this.sync.addGrant(row.id);
@@ -114,29 +112,12 @@ export class AccessService {
     }
   }
 
-  /** V2Ray 4.x shadowsocks inbounds hold one user: a second grant is refused before anything is stored. */
-  async #checkCapacity(inbound: InboundRow): Promise<void> {
-    const protocol: CoreProtocol = inbound.link_params.protocol;
-    if (protocol !== "shadowsocks") return;
-    const flavor = await this.sync.flavorOf(inbound.server_id);
-    if (flavor === null || !holdsUserInline(protocol, flavor)) return;
-    if ((await this.access.listByInbound(inbound.id, true)).length === 0) return;
-    const detail =
-      "this server's core (V2Ray 4.x) holds exactly one user per shadowsocks inbound, and this inbound has one; " +
-      "create another inbound (another port) for this user";
-    throw new UnprocessableError(
-      detail,
-      [{ path: "server_inbound_id", message: "holds its one user" }],
-      "core_capacity",
-    );
-  }
-
-  /** A fresh credential, drawn again in the unlikely case the inbound already has it. */
+  /** A fresh credential, drawn again (never the same twice) in the unlikely case the inbound has it. */
   async #insert(inbound: InboundRow, userId: string, level: number): Promise<AccessRow> {
     const now = this.now().toISOString();
-    const { protocol, shadowsocksMethod } = inbound.link_params;
+    const tried = new Set<string>();
     for (let attempt = 1; ; attempt++) {
-      const row = newGrantRow(inbound, userId, level, newCredential(protocol, shadowsocksMethod), now);
+      const row = newGrantRow(inbound, userId, level, now, tried);
       try {
         await this.access.insertAccess(row);
         return row;

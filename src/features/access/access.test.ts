@@ -3,9 +3,8 @@
 // what the core holds; a server whose core nobody runs shows that nothing hangs.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
-import { installed } from "../../../test/support/link-client-configs.ts";
 import { decodeLink } from "../../../test/support/link-decoder.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import {
@@ -18,6 +17,7 @@ import {
   subscriptionLinks,
   templateFor,
 } from "../../../test/support/provisioning.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { expectProblem, request } from "../../../test/support/templates.ts";
 import {
   CleanupStack,
@@ -25,6 +25,8 @@ import {
   startV2rayServer,
   type V2rayServer,
 } from "../../../test/support/v2ray.ts";
+
+const needs = requires("v2ray", "ss-local");
 
 const stack = new CleanupStack();
 const BODY = randomBytes(20_000);
@@ -36,7 +38,7 @@ let httpPort: number;
 let vlessTemplate: string;
 let ssTemplate: string;
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "1500" });
   core = await startV2rayServer(stack.add);
   coreServer = (await registerServer(t, core.apiPort, { name: "access core" })).id;
@@ -47,7 +49,7 @@ before(async () => {
     await templateFor(t, { protocol: "shadowsocks", network: "tcp", tls: false, method: "aes-256-gcm" })
   ).id;
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
   await stack.run();
 });
@@ -67,7 +69,7 @@ async function clientOf(userId: string): Promise<number> {
   return startClient(stack.add, target.protocol === "shadowsocks" ? "ss-local" : "v2ray", target);
 }
 
-describe("granting access", () => {
+describe("granting access", needs, () => {
   test("a grant with a name creates the user; the record has level 0, a proxy id, and the user is on the core", async () => {
     const inbound = await inboundOn(coreServer);
     const access = await grant(t, coreServer, inbound.id, {
@@ -182,7 +184,7 @@ describe("granting access", () => {
   });
 });
 
-describe("revoking access", { skip: !installed("v2ray", "ss-local") }, () => {
+describe("revoking access", needs, () => {
   test("by proxy_user_id or by the user's uuid: 204, the core drops the user, and the grant is gone", async () => {
     const inbound = await inboundOn(coreServer);
     const byProxy = await grant(t, coreServer, inbound.id, { name: "by proxy id" });
@@ -231,7 +233,7 @@ describe("revoking access", { skip: !installed("v2ray", "ss-local") }, () => {
   });
 });
 
-describe("access records and client configurations", () => {
+describe("access records and client configurations", needs, () => {
   test("GET /api/users/{id}/access lists grants; include_uris adds uri, protocol, server_name, inbound_tag", async () => {
     const a = await inboundOn(downServer);
     const b = await inboundOn(downServer, ssTemplate);

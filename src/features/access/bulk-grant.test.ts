@@ -4,14 +4,17 @@
 // one seat is 422 with nothing stored.
 import assert from "node:assert/strict";
 import { Readable } from "node:stream";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { bulkGrant, createUsers, grantsOf, probeCore } from "../../../test/support/convergence.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { expectProblem, request } from "../../../test/support/templates.ts";
 import { CleanupStack, startV2rayServer, type V2rayServer } from "../../../test/support/v2ray.ts";
 import { run } from "../../cli/access.ts";
+
+const needs = requires("v2ray");
 
 const stack = new CleanupStack();
 let t: TestApp;
@@ -19,13 +22,13 @@ let core: V2rayServer;
 let serverId: string;
 let templateId: string;
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "2000" });
   core = await startV2rayServer(stack.add);
   serverId = (await registerServer(t, core.apiPort)).id;
   templateId = (await templateFor(t, { protocol: "trojan", network: "tcp", tls: false })).id;
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
   await stack.run();
 });
@@ -34,7 +37,7 @@ const newInbound = async () =>
   createInbound(t, serverId, { template_id: templateId, port: await freePort() });
 const bulkUrl = (inboundId: string) => `/api/servers/${serverId}/inbounds/${inboundId}/users/bulk`;
 
-describe("POST …/inbounds/{inbound_id}/users/bulk", () => {
+describe("POST …/inbounds/{inbound_id}/users/bulk", needs, () => {
   test("grants the new users (on the core at once), reports existing grants and unknown users", async () => {
     const inbound = await newInbound();
     const users = await createUsers(t.deps, 5, "bulk");
@@ -93,7 +96,7 @@ describe("POST …/inbounds/{inbound_id}/users/bulk", () => {
   });
 });
 
-describe("portcullis access grant-bulk", () => {
+describe("portcullis access grant-bulk", needs, () => {
   test("takes ids from the arguments or stdin and prints a summary; bad usage exits 2", async () => {
     const inbound = await newInbound();
     const users = await createUsers(t.deps, 3, "cli");

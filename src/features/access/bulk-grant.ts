@@ -1,45 +1,15 @@
 // Granting one inbound to many existing users at once (POST …/users/bulk, `portcullis access
 // grant-bulk`): the rows are stored in one transaction (all or none), then pushed to the core with
 // many adds in flight. A crash after the commit leaves them pending, and the reconciler adds them.
-import { randomUUID } from "node:crypto";
-import type { CoreProtocol } from "../../cores/core-types.ts";
-import { UnprocessableError } from "../../lib/errors.ts";
 import { limiter } from "../../lib/limiter.ts";
-import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
+import type { InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import type { CoreSync } from "../sync/core-sync.ts";
-import { holdsUserInline } from "../sync/desired.ts";
 import { USER_PUSH_PARALLELISM } from "../sync/push.ts";
 import type { UsersService } from "../users/users.service.ts";
-import type { AccessRepository, AccessRow } from "./access.repository.ts";
+import type { AccessRepository } from "./access.repository.ts";
 import type { BulkGrantCreate, BulkGrantResult } from "./access.schemas.ts";
-import { newCredential, proxyUserIdFor } from "./credentials.ts";
-
-/** A new grant row, pending until the core has it. */
-export function newGrantRow(
-  inbound: Pick<InboundRow, "id" | "server_id">,
-  userId: string,
-  level: number,
-  credential: string,
-  now: string,
-): AccessRow {
-  return {
-    id: randomUUID(),
-    user_id: userId,
-    server_inbound_id: inbound.id,
-    server_id: inbound.server_id,
-    proxy_user_id: proxyUserIdFor(inbound.server_id, userId),
-    credential,
-    level,
-    is_active: true,
-    sync_state: "pending",
-    sync_error: null,
-    uplink_bytes: 0,
-    downlink_bytes: 0,
-    created_at: now,
-    updated_at: now,
-  };
-}
+import { newGrantRow } from "./grant-rows.ts";
 
 export class BulkGrants {
   constructor(
@@ -60,8 +30,13 @@ export class BulkGrants {
       const known = await this.users.existingIds(wanted);
       const granted = await this.access.listGrantedUserIds(inboundId, wanted);
       const fresh = wanted.filter((id) => known.has(id) && !granted.has(id));
-      await this.#checkCapacity(inbound, fresh.length);
-      const rows = await this.#rows(inbound, fresh, input.level ?? 0);
+      await this.sync.checkCapacity(inbound, fresh.length, {
+        path: "body.user_ids",
+        message: "more than one user",
+      });
+      const taken = await this.access.listCredentials(inbound.id);
+      const now = this.now().toISOString();
+      const rows = fresh.map((userId) => newGrantRow(inbound, userId, input.level ?? 0, now, taken));
       await this.access.insertMany(rows);
       const statuses = await this.sync.pushGrants(inbound, rows, limiter(USER_PUSH_PARALLELISM));
       const results = rows.map((row) => {
@@ -81,34 +56,5 @@ export class BulkGrants {
         results,
       };
     });
-  }
-
-  /** Fresh credentials, none equal to another on the inbound (drawn again in the unlikely event). */
-  async #rows(inbound: InboundRow, userIds: readonly string[], level: number): Promise<AccessRow[]> {
-    const taken = await this.access.listCredentials(inbound.id);
-    const now = this.now().toISOString();
-    const { protocol, shadowsocksMethod } = inbound.link_params;
-    return userIds.map((userId) => {
-      let credential = newCredential(protocol, shadowsocksMethod);
-      while (taken.has(credential)) credential = newCredential(protocol, shadowsocksMethod);
-      taken.add(credential);
-      return newGrantRow(inbound, userId, level, credential, now);
-    });
-  }
-
-  /** V2Ray 4.x shadowsocks holds one user per inbound: more is refused before anything is stored. */
-  async #checkCapacity(inbound: InboundRow, adding: number): Promise<void> {
-    const protocol: CoreProtocol = inbound.link_params.protocol;
-    if (adding === 0 || protocol !== "shadowsocks") return;
-    const flavor = await this.sync.flavorOf(inbound.server_id);
-    if (flavor === null || !holdsUserInline(protocol, flavor)) return;
-    const existing = (await this.access.listActiveIds(inbound.id)).length;
-    if (existing + adding <= 1) return;
-    const detail = `this server's core (V2Ray 4.x) holds exactly one user per shadowsocks inbound; ${existing} granted, ${adding} asked`;
-    throw new UnprocessableError(
-      detail,
-      [{ path: "body.user_ids", message: "more than one user" }],
-      "core_capacity",
-    );
   }
 }

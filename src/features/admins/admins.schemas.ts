@@ -1,18 +1,7 @@
 // Request and response shapes of /api/admins. Password hashes and TOTP secrets are never in a response.
 import { type Static, Type } from "typebox";
 import { Timestamp, Uuid } from "../../lib/schemas.ts";
-import { ROLES } from "./permissions.ts";
-
-export const RoleSchema = Type.Union(
-  [Type.Literal("owner"), Type.Literal("operator"), Type.Literal("support"), Type.Literal("viewer")],
-  {
-    description:
-      "owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only",
-  },
-);
-// The schema above lists ROLES; this line fails to compile when the two drift apart.
-const _rolesMatch: readonly Static<typeof RoleSchema>[] = ROLES;
-void _rolesMatch;
+import { RoleSchema } from "../auth/auth.schemas.ts";
 
 const Username = Type.String({
   pattern: "^[A-Za-z0-9._-]{1,64}$",

@@ -2,8 +2,9 @@
 // second factor, delete. There is always an owner who can sign in: the last one cannot be demoted,
 // disabled or deleted, and an admin cannot disable or delete themself (a slip would lock them out).
 import { ConflictError } from "../../lib/errors.ts";
-import type { AuthService, Principal } from "../auth/auth.service.ts";
-import type { AdminRecord, AdminsRepository } from "./admins.repository.ts";
+import type { Principal } from "../../lib/http.ts";
+import type { AdminRecord, AdminsRepository } from "../auth/admins.repository.ts";
+import type { AuthService } from "../auth/auth.service.ts";
 import type { AdminCreate, AdminUpdate, AdminView } from "./admins.schemas.ts";
 
 export class AdminsService {

@@ -6,7 +6,8 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { createUser } from "../../../test/support/factories.ts";
-import { can, ROLES, type Role, routePermission } from "./permissions.ts";
+import { can, ROLES, type Role } from "../../lib/roles.ts";
+import { routePermission } from "./permissions.ts";
 
 let t: TestApp;
 const tokens = new Map<Role, string>();

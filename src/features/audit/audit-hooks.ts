@@ -2,7 +2,7 @@
 // its handler runs, completed in onSend (before the answer leaves, so a client that reads the log
 // right after its write sees the outcome) with the status, the created id and the body's field names.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Principal } from "../auth/auth.service.ts";
+import type { Principal } from "../../lib/http.ts";
 import { actionOf } from "./actions.ts";
 import type { AuditService } from "./audit.service.ts";
 

@@ -1,5 +1,5 @@
 // Bearer credentials of admins (session tokens and named API keys), stored hashed. Admin accounts
-// themselves are in features/admins/admins.repository.ts.
+// themselves are in features/auth/admins.repository.ts.
 import type { Kysely, Selectable } from "kysely";
 import { read } from "../../db/dialect.ts";
 import type { AdminTokensTable, Database } from "../../db/types.ts";

@@ -10,22 +10,14 @@ import {
   NotFoundError,
   UnauthorizedError,
 } from "../../lib/errors.ts";
+import type { Principal } from "../../lib/http.ts";
 import { hashPassword, randomPassword, verifyPassword } from "../../lib/password.ts";
-import type { AdminRecord, AdminsRepository } from "../admins/admins.repository.ts";
-import { isRole, isWithin, type Permission, permissionsOf, type Role } from "../admins/permissions.ts";
-import type { AuditService } from "../audit/audit.service.ts";
+import { isRole, isWithin, type Permission, permissionsOf, type Role } from "../../lib/roles.ts";
+import type { AdminRecord, AdminsRepository } from "./admins.repository.ts";
 import type { AuthRepository, StoredToken } from "./auth.repository.ts";
 import type { LoginAttempt, LoginThrottle } from "./throttle.ts";
 import type { Enrolment, SecondFactor, TwoFactor } from "./two-factor.ts";
 
-export type Principal = {
-  adminId: string;
-  username: string;
-  tokenId: string;
-  kind: "session" | "api_key";
-  /** The role this request acts with: the admin's, or the API key's narrower one. */
-  role: Role;
-};
 export type IssuedToken = { access_token: string; token_type: "Bearer"; expires_in: number };
 export type ApiKey = {
   id: string;
@@ -44,6 +36,22 @@ export type Me = {
   permissions: Permission[];
   totp_enabled: boolean;
 };
+/** Where sign-ins are recorded (the audit log's `record`, wired in deps.ts). */
+export interface LoginAudit {
+  record(
+    entry: {
+      actor: { kind: "anonymous"; id: string; name: string; tokenId: null };
+      action: string;
+      method: string;
+      route: string;
+      targets: Record<string, string>;
+      ip: string;
+      requestId: string | null;
+    },
+    status: number,
+  ): Promise<void>;
+}
+
 export type LoginRequest = { username: string; password: string } & SecondFactor;
 
 const TOUCH_INTERVAL_MS = 60_000;
@@ -63,7 +71,7 @@ export class AuthService {
     private readonly twoFactor: TwoFactor,
     private readonly throttle: LoginThrottle,
     private readonly tokenTtlSeconds: number,
-    private readonly audit: Pick<AuditService, "record"> | undefined,
+    private readonly audit: LoginAudit | undefined,
     private readonly now: () => Date = () => new Date(),
   ) {}
 

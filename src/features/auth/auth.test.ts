@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ADMIN, createTestApp, type TestApp } from "../../../test/support/app.ts";
-import { AdminsRepository } from "../admins/admins.repository.ts";
+import { AdminsRepository } from "./admins.repository.ts";
 import { AuthRepository } from "./auth.repository.ts";
 import { AuthService } from "./auth.service.ts";
 import { LoginThrottle } from "./throttle.ts";

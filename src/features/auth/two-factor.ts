@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { ConflictError, UnauthorizedError } from "../../lib/errors.ts";
 import { qrSvg } from "../../lib/qr.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
-import type { AdminRecord, AdminsRepository } from "../admins/admins.repository.ts";
+import type { AdminRecord, AdminsRepository } from "./admins.repository.ts";
 import { hashRecoveryCode, matchingStep, newRecoveryCodes, newTotpSecret, otpauthUri } from "./totp.ts";
 
 export type SecondFactor = { totp_code?: string | undefined; recovery_code?: string | undefined };

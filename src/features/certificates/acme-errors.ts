@@ -1,5 +1,6 @@
 // Turns what acme-client, axios, TLS and the DNS hook throw into one readable sentence for `last_error`
 // and logs, and scrubs anything secret-looking from it (PEM blocks, the EAB HMAC key) on the way.
+import { redact } from "../../lib/redact.ts";
 
 export const ACME_STEPS = [
   "checking the request",
@@ -43,22 +44,19 @@ function errorCode(error: Error): string | undefined {
 
 /** One line about `error`; never the stack, never a PEM block. */
 export function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return typeof error === "string" ? redact(error) : "unknown error";
+  if (!(error instanceof Error)) return typeof error === "string" ? scrub(error) : "unknown error";
   const code = errorCode(error);
   const message = error.message.trim() || error.name;
   if (code !== undefined && TLS_TRUST_CODES.has(code)) {
-    return redact(`the server's TLS certificate is not trusted (${code}: ${message})`);
+    return scrub(`the server's TLS certificate is not trusted (${code}: ${message})`);
   }
   const withCode = code !== undefined && !message.includes(code) ? `${message} (${code})` : message;
-  return redact(withCode);
+  return scrub(withCode);
 }
 
 /** Removes PEM blocks and the given secrets, flattens to one line and bounds the length. */
-export function redact(text: string, secrets: readonly string[] = []): string {
-  let clean = text.replace(PEM_BLOCK, "[PEM block removed]");
-  for (const secret of secrets) {
-    if (secret.length >= 8) clean = clean.split(secret).join("[redacted]");
-  }
+export function scrub(text: string, secrets: readonly string[] = []): string {
+  let clean = redact(text.replace(PEM_BLOCK, "[PEM block removed]"), secrets);
   clean = clean.replace(/\s+/g, " ").trim();
   return clean.length > MAX_LENGTH ? `${clean.slice(0, MAX_LENGTH)}…` : clean;
 }

@@ -5,7 +5,9 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { CertificatesConfig } from "../../config/config.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
-import { type AcmeChallenge, createAccountKeyPem, issueCertificate } from "./acme.ts";
+// acme.ts (and acme-client, with axios under it) loads on the first issuance, not with the app: most
+// processes never issue, and the import costs more than starting the rest of the app.
+import type { AcmeChallenge } from "./acme.ts";
 import type { AcmeAccountRow, AcmeAccountsRepository } from "./acme-accounts.repository.ts";
 import { AcmeIssueError } from "./acme-errors.ts";
 import { classifyDomain } from "./domain-name.ts";
@@ -43,6 +45,7 @@ export class AcmeIssuer implements CertificateAuthority {
       ? this.#dnsChallenge()
       : { type: "http-01" as const, responder: await this.#listener.acquire() };
     try {
+      const { issueCertificate } = await import("./acme.ts");
       const issued = await issueCertificate({
         directoryUrl: this.settings.directoryUrl,
         accountKeyPem: this.secretBox.open(account.account_key_sealed),
@@ -80,6 +83,7 @@ export class AcmeIssuer implements CertificateAuthority {
   async #account(): Promise<AcmeAccountRow> {
     const existing = await this.accounts.findAccount(this.settings.directoryUrl);
     if (existing !== undefined) return existing;
+    const { createAccountKeyPem } = await import("./acme.ts");
     const fresh: AcmeAccountRow = {
       id: randomUUID(),
       directory_url: this.settings.directoryUrl,

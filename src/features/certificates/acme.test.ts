@@ -4,14 +4,17 @@ import assert from "node:assert/strict";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, type TestContext, test } from "node:test";
+import { describe, type TestContext, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { opensslVerifyChain, splitPemCertificates } from "../../../test/support/openssl.ts";
 import { PEBBLE_EAB, type Pebble, startPebble, WRONG_EAB_HMAC_KEY } from "../../../test/support/pebble.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { type AcmeIssueOptions, createAccountKeyPem, issueCertificate } from "./acme.ts";
 import { AcmeIssueError } from "./acme-errors.ts";
 import { Http01Responder, type Http01Server, startHttp01Server } from "./http01-server.ts";
 import { readCertificateFacts, validateImport } from "./pem.ts";
+
+const needs = requires("pebble", "pebble-challtestsrv", "openssl");
 
 const HOOK_SCRIPT = fileURLToPath(
   new URL("../../../test/support/challtestsrv-dns-hook.mjs", import.meta.url),
@@ -23,13 +26,13 @@ let accountKeyPem: string;
 let workDir: string;
 const responder = new Http01Responder();
 
-before(async () => {
+needs.before(async () => {
   http01 = await startHttp01Server({ host: "127.0.0.1", port: 0, responder });
   pebble = await startPebble({ httpPort: http01.port });
   accountKeyPem = await createAccountKeyPem();
   workDir = await mkdtemp(join(tmpdir(), "portcullis-acme-test-"));
 });
-after(async () => {
+needs.after(async () => {
   await pebble?.stop();
   await http01?.close();
   if (workDir !== undefined) await rm(workDir, { recursive: true, force: true });
@@ -61,7 +64,7 @@ async function issueFailure(t: TestContext, issuing: Promise<unknown>): Promise<
   return error;
 }
 
-describe("ACME issuance against pebble", { timeout: 120_000 }, () => {
+describe("ACME issuance against pebble", { ...needs, timeout: 120_000 }, () => {
   test("http-01: the CA fetches the token from our listener and the chain verifies against its root", async () => {
     const servedBefore = responder.servedCount;
     const issued = await issueCertificate(options("http01.portcullis.test"));

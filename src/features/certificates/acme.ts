@@ -4,7 +4,7 @@
 import { webcrypto } from "node:crypto";
 import { Agent } from "node:https";
 import { type Authorization, Client, type Order } from "acme-client";
-import { AcmeIssueError, type AcmeStep, describeError, hintFor, redact } from "./acme-errors.ts";
+import { AcmeIssueError, type AcmeStep, describeError, hintFor, scrub } from "./acme-errors.ts";
 import {
   AcmeCancelledError,
   type AcmeHttpScope,
@@ -224,7 +224,7 @@ function once(action: () => Promise<void>): () => Promise<void> {
 }
 
 function warn(issuance: Issuance, error: unknown): void {
-  issuance.options.onWarning?.(redact(describeError(error), issuance.secrets));
+  issuance.options.onWarning?.(scrub(describeError(error), issuance.secrets));
 }
 
 async function runCleanups(issuance: Issuance): Promise<void> {
@@ -257,7 +257,7 @@ async function step<T>(issuance: Issuance, name: AcmeStep, work: () => Promise<T
     if (error instanceof AcmeIssueError) throw error;
     if (error instanceof AcmeCancelledError) throw error;
     const text = isLostResponseCrash(error) ? describeLostResponse(issuance.http) : describeError(error);
-    const detail = redact(text, issuance.secrets);
+    const detail = scrub(text, issuance.secrets);
     // No `cause`: axios errors carry request bodies and agents, and logs must stay free of secrets.
     throw new AcmeIssueError(name, `${detail}${hintFor(name, detail)}`);
   }

@@ -3,14 +3,17 @@
 // under the same id, and a wrong EAB key ends in failed with a readable last_error while the service
 // keeps answering.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { opensslVerifyChain } from "../../../test/support/openssl.ts";
 import { PEBBLE_EAB, type Pebble, startPebble, WRONG_EAB_HMAC_KEY } from "../../../test/support/pebble.ts";
 import { waitFor } from "../../../test/support/poll.ts";
 import { freePorts } from "../../../test/support/ports.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { readCertificateFacts } from "./pem.ts";
+
+const needs = requires("pebble", "pebble-challtestsrv", "openssl");
 
 const HOOK_SCRIPT = fileURLToPath(
   new URL("../../../test/support/challtestsrv-dns-hook.mjs", import.meta.url),
@@ -42,7 +45,7 @@ function acmeEnv(http01Port: number, hmacKey: string): Record<string, string> {
   };
 }
 
-before(async () => {
+needs.before(async () => {
   const [http01Port, otherPort] = await freePorts(2);
   pebble = await startPebble({ httpPort: http01Port ?? 0 });
   // The dns-01 hook inherits Portcullis's environment; this is how it finds challtestsrv.
@@ -50,7 +53,7 @@ before(async () => {
   t = await createTestApp(acmeEnv(http01Port ?? 0, PEBBLE_EAB.hmacKey));
   wrongEab = await createTestApp(acmeEnv(otherPort ?? 0, WRONG_EAB_HMAC_KEY));
 });
-after(async () => {
+needs.after(async () => {
   await t?.close();
   await wrongEab?.close();
   await pebble?.stop();
@@ -83,7 +86,7 @@ function settled(app: TestApp, id: string, isDone: (cert: CertificateBody) => bo
   );
 }
 
-describe("publicca against pebble", { timeout: 180_000 }, () => {
+describe("publicca against pebble", { ...needs, timeout: 180_000 }, () => {
   test("POST answers 201 pending; the record becomes valid with a chain that verifies", async () => {
     const created = await order(t, "api.portcullis.test");
     assert.equal(created.status, "pending");

@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { ConflictError, type ErrorDetail, NotFoundError, ValidationError } from "../../lib/errors.ts";
+import type { Changes } from "../../lib/events.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
 import type { CertificateAuthority, IssuedMaterial } from "./acme-issuer.ts";
 import type {
@@ -30,28 +31,21 @@ const PROBLEM_PATHS: Record<ImportProblem["code"], string> = {
   domain_not_covered: "body.domain",
 };
 
-/** Called after a certificate's PEM pair changed (renewal or PUT): the inbounds using it are applied again. */
-export type CertificateChangeListener = (id: string) => Promise<void>;
-
 export class CertificatesService {
   readonly #renewals: Renewals;
-  readonly #changeListeners: CertificateChangeListener[] = [];
 
   constructor(
     private readonly certificates: CertificatesRepository,
     private readonly secretBox: SecretBox,
     authority: CertificateAuthority,
     private readonly settings: CertificatesSettings,
+    private readonly events: Changes,
     private readonly logger: Logger,
     private readonly now: () => Date = () => new Date(),
   ) {
     this.#renewals = new Renewals(certificates, secretBox, authority, settings, logger, now, (id) =>
       this.#changed(id),
     );
-  }
-
-  onCertificateChanged(listener: CertificateChangeListener): void {
-    this.#changeListeners.push(listener);
   }
 
   async list(): Promise<Certificate[]> {
@@ -159,13 +153,11 @@ export class CertificatesService {
     return this.#renewals.close();
   }
 
-  /** A listener's failure is logged, never the renewal's or the request's failure. */
+  /** After the PEM pair changed (renewal or PUT): a listener's failure is logged, never the renewal's or the request's. */
   async #changed(id: string): Promise<void> {
-    for (const listener of this.#changeListeners) {
-      await listener(id).catch((error: unknown) => {
-        this.logger.error({ certificate_id: id, err: error }, "certificate change listener failed");
-      });
-    }
+    await this.events.emit("certificateChanged", id).catch((error: unknown) => {
+      this.logger.error({ certificate_id: id, err: error }, "certificate change listener failed");
+    });
   }
 
   #view(row: CertificateRow): Certificate {

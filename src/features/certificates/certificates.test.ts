@@ -2,7 +2,7 @@
 // openssl, imports refused with the check that failed, updates, deletes and renewals under one id,
 // and no response that ever carries a private key.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import {
   type KeyPairFiles,
@@ -10,22 +10,25 @@ import {
   opensslEncryptedKey,
   opensslSelfSigned,
 } from "../../../test/support/openssl.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { readCertificateFacts, validateImport } from "./pem.ts";
 import { generateSelfSigned } from "./self-signed.ts";
+
+const needs = requires("openssl");
 
 let t: TestApp;
 let shop: KeyPairFiles;
 let other: KeyPairFiles;
 const bodiesSeen: string[] = [];
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp();
   [shop, other] = await Promise.all([
     opensslSelfSigned("DNS:shop.portcullis.test"),
     opensslSelfSigned("DNS:other.portcullis.test"),
   ]);
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
 });
 
@@ -68,7 +71,7 @@ function opensslDate(text: string, field: "notBefore" | "notAfter"): string {
   ).toISOString();
 }
 
-describe("self_signed with only name and domain", () => {
+describe("self_signed with only name and domain", needs, () => {
   test("201 valid, and openssl shows the SAN and the dates the API reports", async () => {
     const cert = await create({ cert_type: "self_signed", domain: "Edge.Portcullis.test" });
     assert.equal(cert.status, "valid");
@@ -108,7 +111,7 @@ describe("self_signed with only name and domain", () => {
   });
 });
 
-describe("importing a PEM pair", () => {
+describe("importing a PEM pair", needs, () => {
   test("an openssl-made pair is accepted as is; an imported self_signed does not auto-renew", async () => {
     const cert = await create(shopPair("self_signed"));
     assert.equal(cert.status, "valid");
@@ -208,7 +211,7 @@ describe("importing a PEM pair", () => {
   });
 });
 
-describe("updating, deleting, renewing", () => {
+describe("updating, deleting, renewing", needs, () => {
   test("a duplicate name is 409 certificate_name_taken", async () => {
     const first = await create({ cert_type: "self_signed", domain: "dup.portcullis.test" });
     const res = await api("POST", "/api/certificates", {
@@ -308,7 +311,7 @@ describe("updating, deleting, renewing", () => {
   });
 });
 
-describe("secrecy", () => {
+describe("secrecy", needs, () => {
   test("no response body carried a private key", () => {
     assert.ok(bodiesSeen.length >= 20, `saw ${bodiesSeen.length} bodies`);
     for (const body of bodiesSeen) assert.ok(!body.includes("PRIVATE KEY"), body.slice(0, 200));

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import {
   inTempDir,
   type KeyPairFiles,
@@ -12,7 +12,10 @@ import {
   opensslEncryptedKey,
   opensslSelfSigned,
 } from "../../../test/support/openssl.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { type ImportInput, type ImportProblemCode, readCertificateFacts, validateImport } from "./pem.ts";
+
+const needs = requires("openssl");
 
 let shop: KeyPairFiles;
 let other: KeyPairFiles;
@@ -22,7 +25,7 @@ let rsaKeyPem: string;
 let encryptedKeyPem: string;
 const messagesSeen: string[] = [];
 
-before(async () => {
+needs.before(async () => {
   [shop, other, wildcard, addresses] = await Promise.all([
     opensslSelfSigned("DNS:shop.portcullis.test,DNS:www.shop.portcullis.test"),
     opensslSelfSigned("DNS:other.portcullis.test"),
@@ -40,7 +43,7 @@ function problemCodes(input: ImportInput): ImportProblemCode[] {
   return result.problems.map((problem) => problem.code);
 }
 
-describe("importing an openssl-made pair", () => {
+describe("importing an openssl-made pair", needs, () => {
   test("a matching pair for the domain is accepted with the facts openssl reports", async () => {
     const result = validateImport({ ...shop, domain: "shop.portcullis.test" });
     assert.ok(result.ok, JSON.stringify(result));
@@ -78,7 +81,7 @@ describe("importing an openssl-made pair", () => {
   });
 });
 
-describe("refusing a broken import", () => {
+describe("refusing a broken import", needs, () => {
   test("another certificate's key → key_mismatch", () => {
     const codes = problemCodes({
       certificatePem: shop.certificatePem,
@@ -154,7 +157,7 @@ describe("refusing a broken import", () => {
   });
 });
 
-describe("what a certificate covers", () => {
+describe("what a certificate covers", needs, () => {
   test("a wildcard covers one label below it, not the apex or two labels", () => {
     assert.deepEqual(problemCodes({ ...wildcard, domain: "api.portcullis.test" }), []);
     assert.deepEqual(problemCodes({ ...wildcard, domain: "*.portcullis.test" }), []);
@@ -173,7 +176,7 @@ describe("what a certificate covers", () => {
   });
 });
 
-describe("secrecy", () => {
+describe("secrecy", needs, () => {
   test("no problem message contains a private key or any line of one", () => {
     assert.ok(messagesSeen.length >= 10, `collected ${messagesSeen.length} messages`);
     const keyLines = [shop.privateKeyPem, other.privateKeyPem, rsaKeyPem, encryptedKeyPem]

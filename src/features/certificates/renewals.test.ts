@@ -7,6 +7,7 @@ import { createTestApp, type TestApp, testLogger } from "../../../test/support/a
 import { waitFor } from "../../../test/support/poll.ts";
 import { renewCertificatesJob } from "../../jobs/renew-certificates.ts";
 import { ConflictError } from "../../lib/errors.ts";
+import { EventBus } from "../../lib/events.ts";
 import type { CertificateAuthority, IssuedMaterial } from "./acme-issuer.ts";
 import { CertificatesRepository } from "./certificates.repository.ts";
 import { CertificatesService } from "./certificates.service.ts";
@@ -50,7 +51,16 @@ let service: CertificatesService;
 function makeService(): CertificatesService {
   const repository = new CertificatesRepository(t.deps.database.db);
   const settings = { selfSignedValidityDays: 3 };
-  return new CertificatesService(repository, t.deps.secretBox, ca, settings, testLogger(), () => clock);
+  const events = new EventBus();
+  return new CertificatesService(
+    repository,
+    t.deps.secretBox,
+    ca,
+    settings,
+    events,
+    testLogger(),
+    () => clock,
+  );
 }
 
 function later(ms: number): Date {

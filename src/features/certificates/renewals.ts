@@ -3,7 +3,7 @@
 // storing the new chain and sealed key under the same id, or the failure with its backoff state.
 import type { Logger } from "pino";
 import type { SecretBox } from "../../lib/secret-box.ts";
-import { AcmeIssueError, describeError, redact } from "./acme-errors.ts";
+import { AcmeIssueError, describeError, scrub } from "./acme-errors.ts";
 import type { CertificateAuthority, IssuedMaterial } from "./acme-issuer.ts";
 import type {
   CertificateMaterial,
@@ -179,7 +179,7 @@ export class Renewals {
   }
 
   #failure(row: CertificateRow, error: unknown): CertificatePatch {
-    const message = error instanceof AcmeIssueError ? error.message : redact(describeError(error));
+    const message = error instanceof AcmeIssueError ? error.message : scrub(describeError(error));
     this.logger.warn({ certificate_id: row.id, error: message }, "certificate issuance failed");
     return {
       issuance: row.certificate_pem === null ? "failed" : "issued",

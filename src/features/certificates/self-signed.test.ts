@@ -3,8 +3,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { opensslDescribe } from "../../../test/support/openssl.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { readCertificateFacts, validateImport } from "./pem.ts";
 import { generateSelfSigned } from "./self-signed.ts";
+
+const needs = requires("openssl");
 
 const DAY_MS = 86_400_000;
 
@@ -14,7 +17,7 @@ function opensslDate(text: string, field: "notBefore" | "notAfter"): number {
   return Date.parse(value);
 }
 
-describe("self-signed certificates", () => {
+describe("self-signed certificates", needs, () => {
   test("with only a domain: SAN is the DNS name, P-256 key, one year, dates as reported", async () => {
     const now = new Date();
     const generated = await generateSelfSigned({ domain: "edge.portcullis.test" });

@@ -5,22 +5,13 @@ import { read } from "../../db/dialect.ts";
 import type { Database, ServerInboundsTable, SyncState } from "../../db/types.ts";
 import { UniqueViolationError } from "../../db/unique-violation.ts";
 import { ConflictError, NotFoundError } from "../../lib/errors.ts";
-import type { JsonValue } from "../templates/render.ts";
+import type { JsonValue } from "../../lib/json.ts";
+import type { SyncInbound } from "../sync/stores.ts";
 import type { LinkParams } from "./link-params.ts";
 
-export type InboundRow = {
-  id: string;
-  server_id: string;
-  template_id: string;
-  tag: string;
-  port: number;
-  certificate_id: string | null;
-  variable_values: Record<string, JsonValue>;
-  secrets_sealed: string;
+/** An inbound row: what provisioning needs (sync's SyncInbound) with all its link parameters. */
+export type InboundRow = Omit<SyncInbound, "link_params"> & {
   link_params: LinkParams;
-  is_active: boolean;
-  sync_state: SyncState;
-  sync_error: string | null;
   synced_at: string | null;
   created_at: string;
   updated_at: string;

@@ -3,14 +3,15 @@
 // reached leaves the inbound stored with sync_state 'pending'.
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import { API_INBOUND_TAGS } from "../../cores/core-types.ts";
 import { type BuildTarget, layoutFlavor, type WireLayout } from "../../cores/wire-layout.ts";
 import { AppError, notFoundAt, UnprocessableError } from "../../lib/errors.ts";
+import type { JsonValue } from "../../lib/json.ts";
 import type { Server } from "../servers/servers.schemas.ts";
-import { API_INBOUND_TAGS, type ServersService } from "../servers/servers.service.ts";
+import type { ServersService } from "../servers/servers.service.ts";
 import { type CoreSync, orThrow } from "../sync/core-sync.ts";
 import { type CertificateMaterial, checkInbound, inboundSpec, renderForLinks } from "../sync/desired.ts";
 import { generateInboundSecrets, type InboundSecrets } from "../templates/prepare.ts";
-import type { JsonValue } from "../templates/render.ts";
 import type { Template } from "../templates/templates.schemas.ts";
 import type { TemplatesService } from "../templates/templates.service.ts";
 import {

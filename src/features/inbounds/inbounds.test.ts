@@ -3,7 +3,7 @@
 // refusals use a real V2Ray 4.34 core.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import {
@@ -14,8 +14,11 @@ import {
   registerServer,
   templateFor,
 } from "../../../test/support/provisioning.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { createTemplate, expectProblem, realityTemplate, request } from "../../../test/support/templates.ts";
 import { CleanupStack, startV2rayServer, type V2rayServer } from "../../../test/support/v2ray.ts";
+
+const needs = requires("v2ray");
 
 const TIMEOUT_MS = 1500;
 const stack = new CleanupStack();
@@ -26,7 +29,7 @@ let coreServer: string;
 let plainTemplate: { id: string; name: string };
 let tlsTemplate: { id: string; name: string };
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: String(TIMEOUT_MS) });
   downServer = (await registerServer(t, await freePort(), { name: "nobody listens" })).id;
   core = await startV2rayServer(stack.add);
@@ -34,7 +37,7 @@ before(async () => {
   plainTemplate = await templateFor(t, { protocol: "vless", network: "ws", tls: false });
   tlsTemplate = await templateFor(t, { protocol: "vmess", network: "ws", tls: true });
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
   await stack.run();
 });
@@ -44,7 +47,7 @@ const api = (method: "GET" | "POST" | "PUT" | "DELETE", url: string, payload?: u
 const inboundsOf = (server: string) => `/api/servers/${server}/inbounds`;
 const UNKNOWN = "00000000-0000-4000-8000-000000000000";
 
-describe("creating inbounds", () => {
+describe("creating inbounds", needs, () => {
   test("on a core that is down the inbound is stored 'pending' with the reason, within the core deadline", async () => {
     const port = await freePort();
     const started = Date.now();
@@ -222,7 +225,7 @@ describe("creating inbounds", () => {
   });
 });
 
-describe("updating and deleting inbounds", () => {
+describe("updating and deleting inbounds", needs, () => {
   test("PUT changes the fields present and applies the inbound again", async () => {
     const inbound = await createInbound(t, coreServer, {
       template_id: plainTemplate.id,

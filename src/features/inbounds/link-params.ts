@@ -2,7 +2,7 @@
 // template whenever the inbound, its template, its server or its certificate changes and stored on
 // the inbound, so a subscription renders from one indexed read without templates or decryption.
 import type { CoreProtocol } from "../../cores/core-types.ts";
-import { normaliseShadowsocksMethod } from "../../cores/inbound-builder/read-shadowsocks.ts";
+import type { JsonObject, JsonValue } from "../../lib/json.ts";
 import { linkShape } from "../../links/build.ts";
 import type { LinkShape } from "../../links/shape.ts";
 import {
@@ -10,14 +10,18 @@ import {
   type Fingerprint,
   type LinkTarget,
   type Security,
-  type ShadowsocksMethod,
   type Transport,
-  type VlessFlow,
 } from "../../links/types.ts";
 import { InvalidLinkTargetError } from "../../links/uri.ts";
+import {
+  isShadowsocks2022,
+  normaliseShadowsocksMethod,
+  type ShadowsocksMethod,
+} from "../../protocols/shadowsocks.ts";
+import { normaliseNetwork } from "../../protocols/streams.ts";
+import { VLESS_VISION_FLOW, type VlessFlow } from "../../protocols/vless.ts";
 import { objectAt } from "../templates/definition.ts";
 import { realityPublicKey } from "../templates/reality.ts";
-import type { JsonObject, JsonValue } from "../templates/render.ts";
 
 export type LinkParams = {
   version: 1;
@@ -65,14 +69,13 @@ export function computeLinkParams(input: LinkParamsInput): LinkParams {
   const settings = objectAt(input.json.settings);
   if (input.protocol === "vless") {
     params.vlessEncryption = text(settings?.decryption) ?? "none";
-    if (input.clientFlow === "xtls-rprx-vision") params.vlessFlow = "xtls-rprx-vision";
+    if (input.clientFlow === VLESS_VISION_FLOW) params.vlessFlow = VLESS_VISION_FLOW;
   }
   if (input.protocol === "shadowsocks") {
     const method = normaliseShadowsocksMethod(text(settings?.method) ?? "");
     if (method !== undefined) params.shadowsocksMethod = method;
     const serverKey = text(settings?.password);
-    if (method?.startsWith("2022-") === true && serverKey !== undefined)
-      params.shadowsocksServerKey = serverKey;
+    if (isShadowsocks2022(method) && serverKey !== undefined) params.shadowsocksServerKey = serverKey;
   }
   return params;
 }
@@ -161,11 +164,8 @@ function linkDomain(candidates: (string | undefined)[], hostname: string): strin
   return undefined;
 }
 
-const NETWORK_ALIASES: Record<string, string> = { raw: "tcp", websocket: "ws" };
-
 function transportOf(stream: JsonObject | undefined, domain: string | undefined): Transport {
-  const raw = (text(stream?.network) ?? "tcp").toLowerCase();
-  const network = NETWORK_ALIASES[raw] ?? raw;
+  const network = normaliseNetwork(text(stream?.network) ?? "tcp");
   if (network === "ws" || network === "httpupgrade") {
     const settings = objectAt(stream?.[network === "ws" ? "wsSettings" : "httpupgradeSettings"]);
     const host = text(settings?.host) ?? text(objectAt(settings?.headers)?.Host) ?? domain;

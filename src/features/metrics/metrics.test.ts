@@ -8,7 +8,10 @@ import { after, before, describe, test } from "node:test";
 import parsePrometheus from "parse-prometheus-text-format";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { CleanupStack, startV2rayServer } from "../../../test/support/v2ray.ts";
+
+const needs = requires("v2ray");
 
 type Family = { name: string; type: string; metrics: { value?: string; labels?: Record<string, string> }[] };
 const parse = parsePrometheus as (text: string) => Family[];
@@ -37,7 +40,7 @@ function value(families: Map<string, Family>, name: string, labels: Record<strin
   return sample?.value === undefined ? 0 : Number(sample.value);
 }
 
-describe("GET /metrics", () => {
+describe("GET /metrics", needs, () => {
   test("without PORTCULLIS_METRICS_TOKEN there is no /metrics; with it, only the token opens it", async () => {
     const off = await createTestApp();
     try {

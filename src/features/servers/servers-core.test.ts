@@ -3,9 +3,10 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { createServer, type Socket } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { freePort } from "../../../test/support/ports.ts";
+import { requires } from "../../../test/support/requires.ts";
 import {
   CleanupStack,
   fetchViaSocks,
@@ -16,16 +17,18 @@ import {
 } from "../../../test/support/v2ray.ts";
 import { buildInbound, buildUser } from "../../cores/inbound-builder/build.ts";
 
+const needs = requires("v2ray");
+
 const stack = new CleanupStack();
 let t: TestApp;
 let core: V2rayServer;
 const TIMEOUT_MS = 1500;
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: String(TIMEOUT_MS) });
   core = await startV2rayServer(stack.add);
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
   await stack.run();
 });
@@ -51,7 +54,7 @@ async function register(name: string, port: number, api_credentials?: string): P
   return res.json().id;
 }
 
-describe("a reachable core", () => {
+describe("a reachable core", needs, () => {
   test("/test connects, detects v2ray, and the server goes online with its flavor remembered", async () => {
     const id = await register("real-core", core.apiPort);
     const res = await api("POST", `/api/servers/${id}/test`);
@@ -154,7 +157,7 @@ describe("a reachable core", () => {
   });
 });
 
-describe("an unreachable core", () => {
+describe("an unreachable core", needs, () => {
   test("a port nobody listens on: connected false, status offline, within the deadline", async () => {
     const id = await register("nobody-home", await freePort());
     const started = Date.now();
@@ -204,7 +207,7 @@ describe("an unreachable core", () => {
   });
 });
 
-describe("a core API behind TLS", () => {
+describe("a core API behind TLS", needs, () => {
   test("the right CA connects; another CA does not; the token never shows up anywhere", async () => {
     const tlsCore = await startV2rayServer(stack.add, { apiTls: true });
     assert.ok(tlsCore.apiCredentials?.ca);

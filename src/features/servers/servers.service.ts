@@ -3,29 +3,18 @@
 import { randomUUID } from "node:crypto";
 import type { CoreClient } from "../../cores/core-client.ts";
 import type { CorePool } from "../../cores/core-pool.ts";
-import type { CoreFlavor } from "../../cores/core-types.ts";
+import { API_INBOUND_TAGS, type CoreFlavor } from "../../cores/core-types.ts";
 import { type CoreProfile, layoutFlavor, type WireLayout } from "../../cores/wire-layout.ts";
-import { AppError, ConflictError, NotFoundError, ValidationError } from "../../lib/errors.ts";
+import { AppError, ConflictError, CoreDownError, NotFoundError, ValidationError } from "../../lib/errors.ts";
+import type { Changes } from "../../lib/events.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
-import type { Emit } from "../notifications/notifier.ts";
 import { type ApiCredentials, isHostname, parseApiCredentials } from "./credentials.ts";
 import type { ServerPatch, ServerRow, ServersRepository } from "./servers.repository.ts";
 import type { Server, ServerCreate, ServerStats, ServerTestResult, ServerUpdate } from "./servers.schemas.ts";
 import { aggregateStats } from "./stats.ts";
 
-/** The core API's own inbound (dokodemo-door): never shown in stats, never touched. */
-export const API_INBOUND_TAGS = ["api", "api-in"] as const;
-
 export interface CertificateLookup {
   exists(id: string): Promise<boolean>;
-}
-
-/** What provisioning does around server changes; wired by deps.ts (inbounds are built after servers). */
-export interface ServerHooks {
-  /** Before a server is deleted: its inbounds off the core. Best effort, bounded by the core deadline. */
-  beforeDelete(serverId: string): Promise<void>;
-  /** After its name or hostname changed: share links say the new ones. */
-  afterRenamed(serverId: string): Promise<void>;
 }
 
 type PinFields = {
@@ -47,22 +36,19 @@ function pinned(layout: WireLayout | null | undefined): PinFields {
   };
 }
 
-export class ServersService {
-  #hooks: ServerHooks | undefined;
+export type NotifyServer = (type: "server.status_changed", data: Record<string, unknown>) => Promise<void>;
 
+export class ServersService {
   constructor(
     private readonly servers: ServersRepository,
     private readonly secretBox: SecretBox,
     private readonly cores: CorePool,
     private readonly certificates: CertificateLookup,
+    private readonly events: Changes,
     private readonly now: () => Date = () => new Date(),
-    /** server.status_changed for webhooks and Telegram (features/notifications). */
-    private readonly notify: Emit = async () => {},
+    /** server.status_changed for webhooks and Telegram (deps.ts wires the notifier). */
+    private readonly notify: NotifyServer = async () => {},
   ) {}
-
-  setHooks(hooks: ServerHooks): void {
-    this.#hooks = hooks;
-  }
 
   async list(): Promise<Server[]> {
     return (await this.servers.listServers()).map(publicView);
@@ -132,14 +118,15 @@ export class ServersService {
     const addressChanged = patch.grpc_hostname !== undefined || patch.grpc_port !== undefined;
     if (addressChanged || patch.api_credentials_sealed !== undefined || isPinChanged) this.cores.close(id);
     if (patch.name !== undefined || (patch.hostname !== undefined && patch.hostname !== current.hostname)) {
-      await this.#hooks?.afterRenamed(id);
+      await this.events.emit("serverRenamed", id);
     }
     return this.get(id);
   }
 
   async delete(id: string): Promise<void> {
     await this.servers.getServer(id);
-    await this.#hooks?.beforeDelete(id);
+    // Its inbounds come off the core first: best effort, bounded by the core deadline.
+    await this.events.emit("serverDeleting", id);
     if (!(await this.servers.deleteServer(id))) throw new NotFoundError("server", id);
     this.cores.close(id);
   }
@@ -168,7 +155,7 @@ export class ServersService {
       };
     } catch (error) {
       const message = error instanceof AppError ? error.message : "unexpected error talking to the core";
-      const isDown = error instanceof AppError && ["core_unavailable", "core_timeout"].includes(error.code);
+      const isDown = error instanceof CoreDownError;
       await this.recordUnreachable(server.id, isDown ? "offline" : "error", message);
       return {
         connected: false,

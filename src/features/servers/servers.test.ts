@@ -4,14 +4,17 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { startRecordingXray } from "../../../test/support/recording-grpc.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { CleanupStack } from "../../../test/support/v2ray.ts";
+
+const needs = requires("openssl");
 
 let t: TestApp;
 let pem: { cert: string; key: string; otherKey: string };
-before(async () => {
+needs.before(async () => {
   t = await createTestApp();
   const dir = mkdtempSync(join(tmpdir(), "servers-test-"));
   const openssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "pipe" });
@@ -39,7 +42,7 @@ before(async () => {
     otherKey: readFileSync(join(dir, "k2.pem"), "utf8"),
   };
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
 });
 
@@ -54,7 +57,7 @@ function api(method: "GET" | "POST" | "PUT" | "DELETE", url: string, payload?: u
 
 const LEAK_TOKEN = "leakcheck-token-0123456789";
 
-describe("creating servers", () => {
+describe("creating servers", needs, () => {
   test("defaults: grpc_hostname is the hostname, grpc_port 2053, status unknown, no credentials", async () => {
     const res = await api("POST", "/api/servers", { name: "edge-1", hostname: "edge1.example.com" });
     assert.equal(res.statusCode, 201);
@@ -114,7 +117,7 @@ describe("creating servers", () => {
   });
 });
 
-describe("api_credentials is write-only", () => {
+describe("api_credentials is write-only", needs, () => {
   test("it is stored sealed, reported only as has_credentials, and never returned", async () => {
     const creds = JSON.stringify({
       ca: pem.cert,
@@ -174,7 +177,7 @@ describe("api_credentials is write-only", () => {
   });
 });
 
-describe("updating and deleting servers", () => {
+describe("updating and deleting servers", needs, () => {
   test("PUT changes only the fields present, including the status values", async () => {
     const created = (await api("POST", "/api/servers", { name: "upd", hostname: "u.example" })).json();
     for (const status of ["online", "offline", "error", "unknown"]) {
@@ -198,9 +201,9 @@ describe("updating and deleting servers", () => {
   });
 });
 
-describe("api_credentials follow their endpoint", () => {
+describe("api_credentials follow their endpoint", needs, () => {
   const stack = new CleanupStack();
-  after(() => stack.run());
+  needs.after(() => stack.run());
 
   test("a bearer token never reaches an address it was not entered for", async () => {
     const [first, second] = [await startRecordingXray(stack.add), await startRecordingXray(stack.add)];

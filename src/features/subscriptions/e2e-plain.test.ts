@@ -3,9 +3,8 @@
 // ss-local) configured only from those links carrying a page. Revoking the grant stops them.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
-import { installed } from "../../../test/support/link-client-configs.ts";
 import { decodeLink } from "../../../test/support/link-decoder.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import {
@@ -20,6 +19,7 @@ import {
   subscriptionLinks,
   templateFor,
 } from "../../../test/support/provisioning.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { request } from "../../../test/support/templates.ts";
 import {
   CleanupStack,
@@ -28,6 +28,8 @@ import {
   type V2rayServer,
 } from "../../../test/support/v2ray.ts";
 
+const needs = requires("v2ray", "ss-local");
+
 const stack = new CleanupStack();
 const BODY = randomBytes(40_000);
 let t: TestApp;
@@ -35,13 +37,13 @@ let core: V2rayServer;
 let serverId: string;
 let httpPort: number;
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "3000" });
   core = await startV2rayServer(stack.add);
   serverId = (await registerServer(t, core.apiPort, { name: "e2e plain" })).id;
   httpPort = await startHttpServer(stack.add, BODY);
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
   await stack.run();
 });
@@ -65,9 +67,7 @@ const CASES: Case[] = [
   },
 ];
 
-const hasClients = installed("v2ray", "ss-local");
-
-describe("each protocol and transport V2Ray 4.34 supports without TLS", { skip: !hasClients }, () => {
+describe("each protocol and transport V2Ray 4.34 supports without TLS", needs, () => {
   for (const c of CASES) {
     test(`${c.name}: real clients (${c.clients.join(", ")}) carry a page through the subscription's link until the grant is revoked`, async () => {
       const template = await templateFor(t, c.kind);

@@ -5,9 +5,8 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
-import { installed } from "../../../test/support/link-client-configs.ts";
 import { decodeLink } from "../../../test/support/link-decoder.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import {
@@ -23,6 +22,7 @@ import {
   subscriptionLinks,
   templateFor,
 } from "../../../test/support/provisioning.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { request } from "../../../test/support/templates.ts";
 import {
   CleanupStack,
@@ -32,6 +32,8 @@ import {
   type V2rayServer,
 } from "../../../test/support/v2ray.ts";
 
+const needs = requires("v2ray", "trojan");
+
 const stack = new CleanupStack();
 const BODY = randomBytes(40_000);
 let t: TestApp;
@@ -40,7 +42,7 @@ let serverId: string;
 let httpPort: number;
 let certificate: { id: string; file: string };
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "3000" });
   core = await startV2rayServer(stack.add);
   certificate = await apiCertificate(t, stack.add, "localhost");
@@ -51,7 +53,7 @@ before(async () => {
   serverId = server.id;
   httpPort = await startHttpServer(stack.add, BODY);
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
   await stack.run();
 });
@@ -70,9 +72,7 @@ const CASES: Case[] = [
   },
 ];
 
-describe("each protocol and transport V2Ray 4.34 supports with TLS", {
-  skip: !installed("v2ray", "trojan"),
-}, () => {
+describe("each protocol and transport V2Ray 4.34 supports with TLS", needs, () => {
   for (const c of CASES) {
     test(`${c.name}: real clients (${c.clients.join(", ")}) verify the API's certificate and carry a page until the grant is revoked`, async () => {
       const template = await templateFor(t, c.kind);

@@ -6,7 +6,7 @@
 import { setImmediate as yieldToRequests } from "node:timers/promises";
 import type { Logger } from "pino";
 import { NotFoundError } from "../../lib/errors.ts";
-import { isUuid } from "../access/credentials.ts";
+import { isUuid } from "../../lib/uuid.ts";
 import { entryOf, responseOf, type SubscriptionResponse, uncachedResponseOf } from "./cached-response.ts";
 import { type Change, ChangeFeed } from "./change-feed.ts";
 import { type RenderedSubscription, renderSubscription } from "./subscription.ts";

@@ -4,7 +4,7 @@
 // core is down reach it when it is back, exactly (revoked users stay out).
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp, testLogger } from "../../../test/support/app.ts";
 import {
   bulkGrant,
@@ -20,8 +20,11 @@ import {
 import { waitFor } from "../../../test/support/poll.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { createInbound, type Kind, registerServer, templateFor } from "../../../test/support/provisioning.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { request } from "../../../test/support/templates.ts";
 import { CleanupStack, startHttpServer, startV2rayServer } from "../../../test/support/v2ray.ts";
+
+const needs = requires("v2ray");
 
 const RECONCILE_MS = 250;
 const stack = new CleanupStack();
@@ -29,11 +32,11 @@ const BODY = randomBytes(50_000);
 let t: TestApp;
 let httpPort: number;
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "1500" });
   httpPort = await startHttpServer(stack.add, BODY);
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
   await stack.run();
 });
@@ -56,7 +59,7 @@ async function appliedStartedAt(serverId: string): Promise<string | null> {
   return (await t.deps.services.reconciler.state(serverId)).appliedCoreStartedAt;
 }
 
-describe("convergence with a real core", () => {
+describe("convergence with a real core", needs, () => {
   test(`a core killed with SIGKILL gets ${FAULT_GRANTS} grants on 3 inbounds back, and counted traffic is kept`, async (ctx) => {
     const core = await startV2rayServer(stack.add);
     const server = await registerServer(t, core.apiPort);

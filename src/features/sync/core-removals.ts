@@ -3,16 +3,15 @@
 // reconciler, so a revoke or delete always succeeds in the database.
 import type { Logger } from "pino";
 import type { CoreClient } from "../../cores/core-client.ts";
-import { AppError } from "../../lib/errors.ts";
-import type { AccessRepository, AccessRow } from "../access/access.repository.ts";
-import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
+import { AppError, CoreNotFoundError } from "../../lib/errors.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import { holdsUserInline } from "./desired.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
+import type { GrantStore, InboundStore, SyncGrant, SyncInbound } from "./stores.ts";
 
 type Deps = {
-  inbounds: InboundsRepository;
-  access: AccessRepository;
+  inbounds: InboundStore;
+  grants: GrantStore;
   removals: RemovalsRepository;
   servers: ServersService;
   logger: Logger;
@@ -31,7 +30,7 @@ export class CoreRemovals {
   ) {}
 
   /** Takes a revoked grant off its core. Best effort: a removal that fails is queued, never thrown. */
-  async removeGrant(grant: AccessRow, inbound: InboundRow): Promise<void> {
+  async removeGrant(grant: SyncGrant, inbound: SyncInbound): Promise<void> {
     if (!mayBeOnCore(inbound) || !grant.is_active) return;
     const flavor = (await this.deps.servers.get(inbound.server_id)).core;
     if (flavor === null) return; // never reached, so nothing was ever pushed
@@ -41,7 +40,7 @@ export class CoreRemovals {
 
   /** Takes an inbound (about to be deleted or renamed) off its core. Best effort, like removeGrant. */
   async removeInbound(
-    inbound: Pick<InboundRow, "server_id" | "tag" | "is_active" | "sync_state">,
+    inbound: Pick<SyncInbound, "server_id" | "tag" | "is_active" | "sync_state">,
   ): Promise<void> {
     if (!mayBeOnCore(inbound)) return;
     if ((await this.deps.servers.get(inbound.server_id)).core === null) return;
@@ -50,7 +49,7 @@ export class CoreRemovals {
 
   /** Before a user is deleted: every grant off its core (queued where the core is unreachable). */
   async revokeUser(userId: string): Promise<void> {
-    for (const grant of await this.deps.access.listByUser(userId)) {
+    for (const grant of await this.deps.grants.listByUser(userId)) {
       await this.hooks.exclusive(grant.server_inbound_id, async () => {
         const inbound = await this.deps.inbounds.findInboundById(grant.server_inbound_id);
         if (inbound !== undefined) await this.removeGrant(grant, inbound);
@@ -73,7 +72,7 @@ export class CoreRemovals {
       await (email === null ? client.removeInbound(tag) : client.removeUser(tag, email));
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      if (error.code === "core_not_found") return;
+      if (error instanceof CoreNotFoundError) return;
       this.deps.logger.warn({ server_id: serverId, tag, code: error.code }, "core removal failed; queued");
       await this.deps.removals.enqueue(serverId, tag, email, this.hooks.now().toISOString());
     }
@@ -81,6 +80,6 @@ export class CoreRemovals {
 }
 
 /** Inactive and synced means the core was told to drop it and did; anything else may be there. */
-function mayBeOnCore(inbound: Pick<InboundRow, "is_active" | "sync_state">): boolean {
+function mayBeOnCore(inbound: Pick<SyncInbound, "is_active" | "sync_state">): boolean {
   return inbound.is_active || inbound.sync_state !== "synced";
 }

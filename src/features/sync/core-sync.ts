@@ -13,16 +13,22 @@ import {
   type WireLayout,
 } from "../../cores/wire-layout.ts";
 import type { SyncState } from "../../db/types.ts";
-import { AppError, CoreUnavailableError, NotFoundError, UnprocessableError } from "../../lib/errors.ts";
+import {
+  AppError,
+  CoreDownError,
+  CoreUnavailableError,
+  type ErrorDetail,
+  NotFoundError,
+  UnprocessableError,
+} from "../../lib/errors.ts";
 import { KeyedLock } from "../../lib/keyed-lock.ts";
 import { type Limiter, limiter } from "../../lib/limiter.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
-import type { AccessRepository, AccessRow } from "../access/access.repository.ts";
 import type { CertificatesRepository } from "../certificates/certificates.repository.ts";
-import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import type { InboundSecrets } from "../templates/prepare.ts";
 import type { TemplatesService } from "../templates/templates.service.ts";
+import { checkCapacity } from "./capacity.ts";
 import { CoreRemovals } from "./core-removals.ts";
 import {
   type CertificateMaterial,
@@ -42,13 +48,14 @@ import {
   type UserPush,
 } from "./push.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
+import type { GrantStore, InboundStore, SyncGrant, SyncInbound } from "./stores.ts";
 import { SyncRecorder } from "./sync-recorder.ts";
 
 export type SyncStatus = { state: SyncState; error: string | null };
 
 export type CoreSyncDeps = {
-  inbounds: InboundsRepository;
-  access: AccessRepository;
+  inbounds: InboundStore;
+  grants: GrantStore;
   removals: RemovalsRepository;
   templates: TemplatesService;
   servers: ServersService;
@@ -78,7 +85,7 @@ export class CoreSync {
 
   constructor(private readonly deps: CoreSyncDeps) {
     this.#now = deps.now ?? (() => new Date());
-    this.#recorder = new SyncRecorder(deps.access, deps.removals);
+    this.#recorder = new SyncRecorder(deps.grants, deps.removals);
     this.#material = new InboundMaterial(deps.templates, deps.certificates, deps.secretBox);
     this.#removals = new CoreRemovals(deps, {
       connect: (serverId) => this.connect(serverId),
@@ -108,6 +115,20 @@ export class CoreSync {
     }
   }
 
+  /** 422 core_capacity before anything is stored when `adding` grants do not fit the inbound's core. */
+  checkCapacity(
+    inbound: Pick<SyncInbound, "id" | "server_id" | "link_params">,
+    adding: number,
+    at: ErrorDetail,
+  ): Promise<void> {
+    return checkCapacity(
+      { flavorOf: (id) => this.flavorOf(id), grants: this.deps.grants },
+      inbound,
+      adding,
+      at,
+    );
+  }
+
   certificateMaterial(id: string): Promise<CertificateMaterial> {
     return this.#material.certificate(id);
   }
@@ -130,7 +151,7 @@ export class CoreSync {
     limit: Limiter = limiter(USER_PUSH_PARALLELISM),
   ): Promise<SyncStatus> {
     const inbound = await this.#inbound(inboundId);
-    const grants = inbound.is_active ? await this.deps.access.listByInbound(inbound.id, true) : [];
+    const grants = inbound.is_active ? await this.deps.grants.listByInbound(inbound.id, true) : [];
     const perGrant = new Map<string, SyncStatus>();
     const status = await this.#whenReachable(inbound, async (connected) => {
       if (!inbound.is_active) return removeInboundIfPresent(connected.client, inbound.tag);
@@ -150,8 +171,8 @@ export class CoreSync {
   /** The users of a freshly added inbound, then whatever changed in the database meanwhile. */
   async #pushAll(
     connected: Connected,
-    inbound: InboundRow,
-    grants: readonly AccessRow[],
+    inbound: SyncInbound,
+    grants: readonly SyncGrant[],
     desired: DesiredInbound,
     limit: Limiter,
     perGrant: Map<string, SyncStatus>,
@@ -164,12 +185,12 @@ export class CoreSync {
     if (outcome.isInboundMissing)
       throw new CoreUnavailableError(`the core lost inbound ${ref.tag} while it was applied`);
     for (const [id, status] of statusesOf(outcome)) perGrant.set(id, status);
-    const current = new Set(await this.deps.access.listActiveIds(inbound.id));
+    const current = new Set(await this.deps.grants.listActiveIds(inbound.id));
     const known = new Set(grants.map((grant) => grant.id));
     for (const grant of grants.filter((g) => !current.has(g.id))) {
       await removeUserIfPresent(connected.client, ref.tag, grant.proxy_user_id);
     }
-    const added = await this.deps.access.findByIds([...current].filter((id) => !known.has(id)));
+    const added = await this.deps.grants.findByIds([...current].filter((id) => !known.has(id)));
     if (added.length > 0) {
       const later = orThrow(desiredInbound(await this.#material.specOf(inbound, added), connected.layout));
       const more = await pushUsers(
@@ -184,7 +205,7 @@ export class CoreSync {
 
   /** Adds one new grant's user to the core; falls back to a full apply where a user cannot be added alone. */
   async addGrant(accessId: string): Promise<SyncStatus> {
-    const grant = await this.deps.access.findById(accessId);
+    const grant = await this.deps.grants.findById(accessId);
     if (grant === undefined) throw new NotFoundError("access grant", accessId);
     const inbound = await this.#inbound(grant.server_inbound_id);
     const statuses = await this.pushGrants(inbound, [grant], limiter(1));
@@ -197,8 +218,8 @@ export class CoreSync {
    * shadowsocks inbound holding its user inline) is applied as a whole instead.
    */
   async pushGrants(
-    inbound: InboundRow,
-    grants: readonly AccessRow[],
+    inbound: SyncInbound,
+    grants: readonly SyncGrant[],
     limit: Limiter,
     options: { replaceFirst?: ReadonlySet<string>; signal?: AbortSignal } = {},
   ): Promise<Map<string, SyncStatus>> {
@@ -238,9 +259,9 @@ export class CoreSync {
     return new Map(grants.map((grant) => [grant.id, statuses.get(grant.id) ?? SYNCED]));
   }
 
-  async #applyFor(inbound: InboundRow, grants: readonly AccessRow[], limit: Limiter) {
+  async #applyFor(inbound: SyncInbound, grants: readonly SyncGrant[], limit: Limiter) {
     const status = await this.applyInbound(inbound.id, limit);
-    const after = new Map((await this.deps.access.findByIds(grants.map((g) => g.id))).map((g) => [g.id, g]));
+    const after = new Map((await this.deps.grants.findByIds(grants.map((g) => g.id))).map((g) => [g.id, g]));
     return new Map(
       grants.map((grant) => {
         const row = after.get(grant.id);
@@ -254,12 +275,12 @@ export class CoreSync {
   }
 
   /** Takes a revoked grant off its core. Best effort: a removal that fails is queued, never thrown. */
-  removeGrant(grant: AccessRow, inbound: InboundRow): Promise<void> {
+  removeGrant(grant: SyncGrant, inbound: SyncInbound): Promise<void> {
     return this.#removals.removeGrant(grant, inbound);
   }
 
   /** Takes an inbound (about to be deleted or renamed) off its core. Best effort, like removeGrant. */
-  removeInbound(inbound: Pick<InboundRow, "server_id" | "tag" | "is_active" | "sync_state">): Promise<void> {
+  removeInbound(inbound: Pick<SyncInbound, "server_id" | "tag" | "is_active" | "sync_state">): Promise<void> {
     return this.#removals.removeInbound(inbound);
   }
 
@@ -275,7 +296,7 @@ export class CoreSync {
 
   /** An inactive inbound on a core that was never reached has nothing to take off it. */
   async #whenReachable(
-    inbound: InboundRow,
+    inbound: SyncInbound,
     work: (connected: Connected) => Promise<void>,
   ): Promise<SyncStatus> {
     if (!inbound.is_active && (await this.deps.servers.get(inbound.server_id)).core === null) return SYNCED;
@@ -288,7 +309,7 @@ export class CoreSync {
       return SYNCED;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      if (isCoreDown(error)) {
+      if (error instanceof CoreDownError) {
         await this.deps.servers.recordUnreachable(serverId, "offline", error.message);
         return { state: "pending", error: error.message };
       }
@@ -329,7 +350,7 @@ export class CoreSync {
     return { connected: connectedWith(client, profile, true), replaced };
   }
 
-  async #inbound(id: string): Promise<InboundRow> {
+  async #inbound(id: string): Promise<SyncInbound> {
     const inbound = await this.deps.inbounds.findInboundById(id);
     if (inbound === undefined) throw new NotFoundError("inbound", id);
     return inbound;
@@ -346,10 +367,6 @@ function connectedWith(client: CoreClient, profile: CoreProfile, isFresh: boolea
   };
 }
 
-export function isCoreDown(error: unknown): boolean {
-  return error instanceof AppError && (error.code === "core_unavailable" || error.code === "core_timeout");
-}
-
 /** The builder's refusal as the API's 422: nothing is sent to the core. */
 export function orThrow(result: DesiredResult): DesiredInbound {
   if (result.ok) return result.value;
@@ -359,7 +376,7 @@ export function orThrow(result: DesiredResult): DesiredInbound {
   throw new UnprocessableError(`${summary}: ${listed}`, result.problems, result.code);
 }
 
-function userPush(grant: AccessRow, user: BuiltUser | undefined): UserPush {
+function userPush(grant: SyncGrant, user: BuiltUser | undefined): UserPush {
   if (user === undefined) throw new Error(`no built user for grant ${grant.id}`);
   return { accessId: grant.id, email: grant.proxy_user_id, user, replaceFirst: false };
 }

@@ -2,14 +2,12 @@
 // as plan rows (all of them, or only those not synced yet), the queued removals, and on Xray the
 // core's own listing of the inbounds Portcullis manages (other inbounds on the core are left alone).
 import type { CoreClient } from "../../cores/core-client.ts";
-import type { CoreFlavor } from "../../cores/core-types.ts";
+import { API_INBOUND_TAGS, type CoreFlavor } from "../../cores/core-types.ts";
 import type { Limiter } from "../../lib/limiter.ts";
-import type { AccessRepository, AccessRow } from "../access/access.repository.ts";
-import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
-import { API_INBOUND_TAGS } from "../servers/servers.service.ts";
 import { holdsUserInline } from "./desired.ts";
 import type { DesiredGrant, DesiredServer, ObservedInbound } from "./plan.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
+import type { GrantStore, InboundStore, SyncGrant, SyncInbound } from "./stores.ts";
 
 export type DesiredSnapshot = {
   server: DesiredServer;
@@ -20,7 +18,7 @@ export type DesiredSnapshot = {
 export type Scope = { kind: "all" } | { kind: "unsynced"; withErrors: boolean };
 
 export async function readDesired(
-  repos: { inbounds: InboundsRepository; access: AccessRepository; removals: RemovalsRepository },
+  repos: { inbounds: InboundStore; grants: GrantStore; removals: RemovalsRepository },
   serverId: string,
   flavor: CoreFlavor,
   scope: Scope,
@@ -28,8 +26,8 @@ export async function readDesired(
   const inbounds = await repos.inbounds.listByServer(serverId);
   const grants =
     scope.kind === "all"
-      ? await repos.access.listByServer(serverId)
-      : await repos.access.listUnsyncedByServer(serverId, scope.withErrors);
+      ? await repos.grants.listByServer(serverId)
+      : await repos.grants.listUnsyncedByServer(serverId, scope.withErrors);
   const byInbound = new Map<string, DesiredGrant[]>();
   const plannedStates = new Map<string, string>();
   for (const grant of grants) {
@@ -52,7 +50,7 @@ export async function readDesired(
   };
 }
 
-function planInbound(row: InboundRow, flavor: CoreFlavor, grants: DesiredGrant[]) {
+function planInbound(row: SyncInbound, flavor: CoreFlavor, grants: DesiredGrant[]) {
   return {
     inboundId: row.id,
     tag: row.tag,
@@ -65,7 +63,7 @@ function planInbound(row: InboundRow, flavor: CoreFlavor, grants: DesiredGrant[]
   };
 }
 
-function planGrant(grant: AccessRow): DesiredGrant {
+function planGrant(grant: SyncGrant): DesiredGrant {
   return {
     accessId: grant.id,
     email: grant.proxy_user_id,

@@ -1,16 +1,21 @@
 // The desired state of one inbound on one core, as builder output: the rendered template built for
 // the core's flavor plus one built user per active grant. Pure, so the service can check an inbound
 // or a grant (and answer 422) before anything is stored or sent.
-import type { CoreFlavor, CoreProtocol, Problem } from "../../cores/core-types.ts";
+import {
+  API_INBOUND_TAGS,
+  type CoreFlavor,
+  type CoreProtocol,
+  type Problem,
+} from "../../cores/core-types.ts";
 import { buildInbound, buildUser } from "../../cores/inbound-builder/build.ts";
 import type { BuiltInbound, BuiltUser } from "../../cores/inbound-builder/built.ts";
 import { type BuildTarget, layoutFlavor, targetLayout } from "../../cores/wire-layout.ts";
-import { newCredential } from "../access/credentials.ts";
-import { API_INBOUND_TAGS } from "../servers/servers.service.ts";
+import type { JsonObject, JsonValue } from "../../lib/json.ts";
 import { objectAt, type TemplateDefinition } from "../templates/definition.ts";
 import { type InboundSecrets, prepareInboundJson } from "../templates/prepare.ts";
-import { type JsonObject, type JsonValue, type RenderResult, renderTemplate } from "../templates/render.ts";
+import { type RenderResult, renderTemplate } from "../templates/render.ts";
 import type { Template } from "../templates/templates.schemas.ts";
+import { newCredential } from "./credentials.ts";
 
 export type GrantSpec = { proxyUserId: string; credential: string; level: number };
 

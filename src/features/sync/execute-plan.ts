@@ -3,21 +3,20 @@
 // and the reconciler never interleave on it), and the outcome written back in a few statements.
 // A core that becomes unreachable, or a cancelled run, stops it: what was not done stays pending.
 import type { CoreClient } from "../../cores/core-client.ts";
-import { AppError } from "../../lib/errors.ts";
+import { AppError, CoreDownError, type ErrorCode } from "../../lib/errors.ts";
 import { eachWithWorkers, type Limiter } from "../../lib/limiter.ts";
-import type { AccessRepository, AccessRow } from "../access/access.repository.ts";
-import type { InboundsRepository } from "../inbounds/inbounds.repository.ts";
-import { type CoreSync, isCoreDown } from "./core-sync.ts";
+import type { CoreSync } from "./core-sync.ts";
 import type { ReconcileAction } from "./plan.ts";
 import { removeInboundIfPresent, removeUserIfPresent, USER_PUSH_PARALLELISM } from "./push.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
+import type { GrantStore, InboundStore, SyncGrant } from "./stores.ts";
 import type { SyncRecorder } from "./sync-recorder.ts";
 
 export type ExecutionContext = {
   client: CoreClient;
   sync: CoreSync;
-  inbounds: InboundsRepository;
-  access: AccessRepository;
+  inbounds: InboundStore;
+  grants: GrantStore;
   removals: RemovalsRepository;
   recorder: SyncRecorder;
   limit: Limiter;
@@ -29,7 +28,7 @@ export type ExecutionContext = {
   now: () => Date;
 };
 
-export type ActionError = { tag: string; email: string | null; code: string; message: string };
+export type ActionError = { tag: string; email: string | null; code: ErrorCode; message: string };
 
 export type ExecutionResult = {
   inbounds: number;
@@ -106,7 +105,7 @@ class Run {
     const where = { tag: action.tag, email: action.email };
     if (!(await this.#call(where, (c) => removeUserIfPresent(c, action.tag, action.email)))) return;
     this.result.removed += 1;
-    await this.ctx.access.setSyncState(action.accessIds, "synced", null);
+    await this.ctx.grants.setSyncState(action.accessIds, "synced", null);
     await this.ctx.removals.deleteByIds(action.removalIds);
   }
 
@@ -122,7 +121,7 @@ class Run {
       if (status.state !== "synced") return;
       // Read first, then add: `x += await y` would read x before the await and lose the count of
       // an inbound applied concurrently.
-      const users = row.is_active ? (await this.ctx.access.listActiveIds(row.id)).length : 0;
+      const users = row.is_active ? (await this.ctx.grants.listActiveIds(row.id)).length : 0;
       this.result.inbounds += 1;
       this.result.users += users;
     });
@@ -135,7 +134,7 @@ class Run {
     await this.ctx.sync.exclusive(first.inboundId, async () => {
       const inbound = await this.ctx.inbounds.findInboundById(first.inboundId);
       if (inbound === undefined || this.isStopped()) return;
-      const rows = (await this.ctx.access.findByIds(group.map((a) => a.accessId))).filter((row) =>
+      const rows = (await this.ctx.grants.findByIds(group.map((a) => a.accessId))).filter((row) =>
         this.#stillDue(row),
       );
       const replaceFirst = new Set(group.filter((a) => a.replace).map((a) => a.accessId));
@@ -161,7 +160,7 @@ class Run {
     await this.ctx.removals.deleteByIds(action.removalIds);
   }
 
-  #stillDue(row: AccessRow): boolean {
+  #stillDue(row: SyncGrant): boolean {
     const planned = this.ctx.plannedStates.get(row.id);
     return !(this.ctx.skipSettled && planned !== "synced" && row.sync_state === "synced");
   }
@@ -182,11 +181,11 @@ class Run {
 
   #fail(error: unknown, where: Omit<ActionError, "code" | "message">): void {
     if (!(error instanceof AppError)) throw error;
-    if (isCoreDown(error)) this.#isDown = true;
+    if (error instanceof CoreDownError) this.#isDown = true;
     this.#error(where, error.code, error.message);
   }
 
-  #error(where: Omit<ActionError, "code" | "message">, code: string, message: string | null): void {
+  #error(where: Omit<ActionError, "code" | "message">, code: ErrorCode, message: string | null): void {
     if (this.result.errors.length < MAX_ERRORS) {
       this.result.errors.push({ ...where, code, message: message ?? code });
     }

@@ -3,7 +3,7 @@
 // it; with two instances on one PostgreSQL database, killing the one that holds a server's lease
 // hands the server to the other within the lease time, and a core restart is still repaired.
 import assert from "node:assert/strict";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { FAULT_GRANTS, type ProbeGrant, probeCore } from "../../../test/support/convergence.ts";
 import { waitFor } from "../../../test/support/poll.ts";
 import {
@@ -14,13 +14,16 @@ import {
 } from "../../../test/support/portcullis-process.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { kindTemplate } from "../../../test/support/provisioning.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { CleanupStack, startV2rayServer, type V2rayServer } from "../../../test/support/v2ray.ts";
 import { GrpcCoreClient } from "../../cores/grpc-core-client.ts";
 import type { DatabaseHandle } from "../../db/connection.ts";
 import { limiter, settleAll } from "../../lib/limiter.ts";
 
+const needs = requires("v2ray");
+
 const stack = new CleanupStack();
-after(() => stack.run());
+needs.after(() => stack.run());
 
 const FAST = {
   PORTCULLIS_RECONCILE_INTERVAL_MS: "200",
@@ -103,7 +106,7 @@ async function openStore(store: Store): Promise<DatabaseHandle> {
   return db;
 }
 
-describe("killing Portcullis", () => {
+describe("killing Portcullis", needs, () => {
   test(`SIGKILL during a bulk grant of ${FAULT_GRANTS} users: the database is consistent and the core converges to it`, async (ctx) => {
     const core = await startV2rayServer(stack.add);
     const store = await sharedStore(stack.add);

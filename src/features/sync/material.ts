@@ -5,10 +5,10 @@
 import { NotFoundError, UnprocessableError } from "../../lib/errors.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
 import type { CertificatesRepository } from "../certificates/certificates.repository.ts";
-import type { InboundRow } from "../inbounds/inbounds.repository.ts";
 import type { InboundSecrets } from "../templates/prepare.ts";
 import type { TemplatesService } from "../templates/templates.service.ts";
 import { type CertificateMaterial, type InboundSpec, inboundSpec } from "./desired.ts";
+import type { SyncInbound } from "./stores.ts";
 
 export class InboundMaterial {
   constructor(
@@ -38,7 +38,7 @@ export class InboundMaterial {
 
   /** The inbound's spec with these grants, ready for desiredInbound(). */
   async specOf(
-    inbound: InboundRow,
+    inbound: SyncInbound,
     grants: readonly { proxy_user_id: string; credential: string; level: number }[],
   ): Promise<InboundSpec> {
     const template = await this.templates.get(inbound.template_id);

@@ -5,7 +5,7 @@ import type { CoreClient } from "../../cores/core-client.ts";
 import type { InboundRef } from "../../cores/core-types.ts";
 import type { BuiltUser } from "../../cores/inbound-builder/built.ts";
 import type { SyncState } from "../../db/types.ts";
-import { AppError } from "../../lib/errors.ts";
+import { AppError, CoreConflictError, CoreDownError, CoreNotFoundError } from "../../lib/errors.ts";
 import { eachWithWorkers, type Limiter } from "../../lib/limiter.ts";
 
 /** Where a core's add rate levels off (probe §10: 64 in flight on one channel). */
@@ -26,7 +26,7 @@ export type PushOutcome = {
   /** Not sent because the core went away, the inbound vanished or the run was cancelled. */
   notSent: string[];
   /** The core became unreachable or timed out during the push. */
-  down: AppError | undefined;
+  down: CoreDownError | undefined;
   /** The core no longer has the inbound (it restarted): apply the inbound instead. */
   isInboundMissing: boolean;
 };
@@ -75,10 +75,10 @@ export async function pushUsers(
 
 function record(outcome: PushOutcome, accessId: string, error: unknown): void {
   if (!(error instanceof AppError)) throw error;
-  if (error.code === "core_unavailable" || error.code === "core_timeout") {
+  if (error instanceof CoreDownError) {
     outcome.down ??= error;
     outcome.notSent.push(accessId);
-  } else if (error.code === "core_not_found") {
+  } else if (error instanceof CoreNotFoundError) {
     outcome.isInboundMissing = true;
     outcome.notSent.push(accessId);
   } else {
@@ -92,7 +92,7 @@ async function addOne(client: CoreClient, ref: InboundRef, push: UserPush): Prom
   try {
     await client.addUser(ref, push.user);
   } catch (error) {
-    if (!(error instanceof AppError && error.code === "core_conflict")) throw error;
+    if (!(error instanceof CoreConflictError)) throw error;
     await client.removeUser(ref.tag, push.email);
     await client.addUser(ref, push.user);
   }
@@ -107,7 +107,7 @@ export async function removeInboundIfPresent(client: CoreClient, tag: string): P
 }
 
 function ignoreNotFound(error: unknown): void {
-  if (!(error instanceof AppError && error.code === "core_not_found")) throw error;
+  if (!(error instanceof CoreNotFoundError)) throw error;
 }
 
 /** The state each grant of a push ends in. */

@@ -5,11 +5,9 @@
 // instance (a per-server lock), and across instances only the lease holder calls tick().
 import type { Logger } from "pino";
 import type { WireLayout } from "../../cores/wire-layout.ts";
-import { AppError, CoreUnavailableError, NotFoundError } from "../../lib/errors.ts";
+import { AppError, CoreDownError, CoreUnavailableError, NotFoundError } from "../../lib/errors.ts";
 import { KeyedLock } from "../../lib/keyed-lock.ts";
 import { limiter } from "../../lib/limiter.ts";
-import type { AccessRepository } from "../access/access.repository.ts";
-import type { InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import type { Connected, CoreSync } from "./core-sync.ts";
 import { listManaged, readDesired } from "./desired-state.ts";
@@ -19,12 +17,12 @@ import { type Observed, planReconcile } from "./plan.ts";
 import { USER_PUSH_PARALLELISM } from "./push.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
 import type { ServerSyncRepository, ServerSyncState } from "./server-sync.repository.ts";
+import type { GrantStore, InboundStore } from "./stores.ts";
 import { SyncRecorder } from "./sync-recorder.ts";
 import {
   type CorePoll,
   type CoreWatch,
   decideTick,
-  isDownCode,
   NEW_WATCH,
   observe,
   shouldRecheckLayout,
@@ -40,8 +38,8 @@ export const ERROR_RETRY_INTERVAL_MS = 60_000;
 export type ReconcilerDeps = {
   sync: CoreSync;
   servers: ServersService;
-  inbounds: InboundsRepository;
-  access: AccessRepository;
+  inbounds: InboundStore;
+  grants: GrantStore;
   removals: RemovalsRepository;
   state: ServerSyncRepository;
   leases: ServerLeases;
@@ -166,9 +164,9 @@ export class Reconciler {
       return (await this.deps.sync.redetect(serverId)).connected;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      if (error.code === "not_found") return undefined;
+      if (error instanceof NotFoundError) return undefined;
       this.deps.logger.warn({ server_id: serverId, code: error.code }, "wire layout not detected");
-      const status = isDownCode(error.code) ? "offline" : "error";
+      const status = error instanceof CoreDownError ? "offline" : "error";
       await this.deps.servers.recordObserved(serverId, status, error.message);
       return undefined;
     }
@@ -184,7 +182,7 @@ export class Reconciler {
     const verdict = observe(this.#watches.get(serverId) ?? NEW_WATCH, polled.poll);
     this.#watches.set(serverId, verdict.watch);
     const stored = await this.deps.servers.get(serverId).catch((error: unknown) => {
-      if (error instanceof AppError && error.code === "not_found") return undefined;
+      if (error instanceof NotFoundError) return undefined;
       throw error;
     });
     if (stored === undefined) return undefined; // deleted meanwhile
@@ -206,9 +204,14 @@ export class Reconciler {
       };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      if (error.code === "not_found") return undefined; // the server was deleted
+      if (error instanceof NotFoundError) return undefined; // the server was deleted
       return {
-        poll: { ok: false, atMs: this.#now().getTime(), code: error.code, message: error.message },
+        poll: {
+          ok: false,
+          atMs: this.#now().getTime(),
+          isDown: error instanceof CoreDownError,
+          message: error.message,
+        },
         error,
       };
     }
@@ -266,10 +269,10 @@ export class Reconciler {
       observed = { kind: "listed", inbounds: await listManaged(client, snapshot.server, limit) };
     } else observed = { kind: decision.observe };
     const actions = planReconcile(snapshot.server, observed);
-    const { inbounds, access, removals, sync } = this.deps;
+    const { inbounds, grants, removals, sync } = this.deps;
     return executePlan(actions, {
-      ...{ client, sync, inbounds, access, removals, limit, signal, now: this.#now },
-      recorder: new SyncRecorder(access, removals),
+      ...{ client, sync, inbounds, grants, removals, limit, signal, now: this.#now },
+      recorder: new SyncRecorder(grants, removals),
       skipSettled: decision.mode === "incremental",
       plannedStates: snapshot.plannedStates,
     });

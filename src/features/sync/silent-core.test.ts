@@ -4,7 +4,7 @@
 // server next to it is reconciled meanwhile.
 import assert from "node:assert/strict";
 import { createServer, type Socket } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp, testLogger } from "../../../test/support/app.ts";
 import {
   bulkGrant,
@@ -15,17 +15,20 @@ import {
 import { waitFor } from "../../../test/support/poll.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { createInbound, registerServer, templateFor } from "../../../test/support/provisioning.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { request } from "../../../test/support/templates.ts";
 import { CleanupStack, startV2rayServer } from "../../../test/support/v2ray.ts";
+
+const needs = requires("v2ray");
 
 const TIMEOUT_MS = 400;
 const stack = new CleanupStack();
 let t: TestApp;
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: String(TIMEOUT_MS) });
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
   await stack.run();
 });
@@ -50,7 +53,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; elapsedMs: 
   return { value, elapsedMs: performance.now() - started };
 }
 
-describe("a core that never answers", () => {
+describe("a core that never answers", needs, () => {
   test("API calls and reconcile ticks end at their deadlines, nothing piles up, other servers go on", async (ctx) => {
     const { port, sockets } = await silentListener();
     const silent = await registerServer(t, port, { name: "silent" });

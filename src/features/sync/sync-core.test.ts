@@ -3,7 +3,7 @@
 // apply, removals that could not reach it are queued, and a deleted server's inbounds are removed.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { decodeLink } from "../../../test/support/link-decoder.ts";
 import { freePort } from "../../../test/support/ports.ts";
@@ -17,6 +17,7 @@ import {
   subscriptionLinks,
   templateFor,
 } from "../../../test/support/provisioning.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { request } from "../../../test/support/templates.ts";
 import {
   CleanupStack,
@@ -25,6 +26,8 @@ import {
   type V2rayServer,
 } from "../../../test/support/v2ray.ts";
 
+const needs = requires("v2ray");
+
 const stack = new CleanupStack();
 const BODY = randomBytes(20_000);
 let t: TestApp;
@@ -32,13 +35,13 @@ let core: V2rayServer;
 let httpPort: number;
 let templateId: string;
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "1500" });
   core = await startV2rayServer(stack.add);
   httpPort = await startHttpServer(stack.add, BODY);
   templateId = (await templateFor(t, { protocol: "vless", network: "ws", tls: false })).id;
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
   await stack.run();
 });
@@ -64,7 +67,7 @@ async function provisioned(name: string) {
   };
 }
 
-describe("core sync on a real core", () => {
+describe("core sync on a real core", needs, () => {
   test("is_active false takes the inbound off the core but keeps it; true puts it back with its users", async () => {
     const p = await provisioned("toggle");
     const off = (await api("PUT", p.url, { is_active: false })).json();

@@ -3,31 +3,34 @@
 // is listed and diffed, so drift made behind Portcullis' back is repaired while the operator's own
 // inbounds stay; with another instance holding the server's lease the sync is handed to it (202).
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { bulkGrant, createUsers, grantsOf, probeCore } from "../../../test/support/convergence.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
 import { startRecordingXray } from "../../../test/support/recording-grpc.ts";
+import { requires } from "../../../test/support/requires.ts";
 import { expectProblem, request } from "../../../test/support/templates.ts";
 import { CleanupStack, startV2rayServer } from "../../../test/support/v2ray.ts";
 import { InboundHandlerConfigSchema } from "../../gen/xray/core_pb.ts";
 
+const needs = requires("v2ray");
+
 const stack = new CleanupStack();
 let t: TestApp;
 
-before(async () => {
+needs.before(async () => {
   t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "2000" });
 });
-after(async () => {
+needs.after(async () => {
   await t.close();
   await stack.run();
 });
 
 const sync = (serverId: string) => request(t, "POST", `/api/servers/${serverId}/sync`);
 
-describe("POST /api/servers/{id}/sync", () => {
+describe("POST /api/servers/{id}/sync", needs, () => {
   test("V2Ray: a core that restarted empty gets every inbound and grant back; the summary counts them", async () => {
     const core = await startV2rayServer(stack.add);
     const server = await registerServer(t, core.apiPort);

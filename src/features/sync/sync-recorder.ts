@@ -2,14 +2,14 @@
 // in chunks), and queued removals made moot because the user is on the core again. Shared by
 // CoreSync and the reconciler, so thousands of grants cost a handful of statements.
 import type { SyncState } from "../../db/types.ts";
-import type { AccessRepository } from "../access/access.repository.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
+import type { GrantStore } from "./stores.ts";
 
 export type Settled = { id: string; status: { state: SyncState; error: string | null } };
 
 export class SyncRecorder {
   constructor(
-    private readonly access: AccessRepository,
+    private readonly store: Pick<GrantStore, "setSyncState">,
     private readonly removals: RemovalsRepository,
   ) {}
 
@@ -22,7 +22,7 @@ export class SyncRecorder {
       groups.set(key, group);
     }
     for (const { status, ids } of groups.values()) {
-      await this.access.setSyncState(ids, status.state, status.error);
+      await this.store.setSyncState(ids, status.state, status.error);
     }
   }
 
@@ -38,7 +38,7 @@ export class SyncRecorder {
       onSynced: (ids) => {
         for (const id of ids) written.add(id);
         writes.push(
-          this.access.setSyncState(ids, "synced", null).catch((error: unknown) => {
+          this.store.setSyncState(ids, "synced", null).catch((error: unknown) => {
             failure ??= error;
           }),
         );

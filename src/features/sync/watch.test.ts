@@ -23,10 +23,10 @@ const up = (atMs: number, uptimeSeconds: number, totalAllocBytes = 5_000_000): C
   uptimeSeconds,
   totalAllocBytes,
 });
-const down = (atMs: number, code = "core_unavailable"): CorePoll => ({
+const down = (atMs: number, isDown = true): CorePoll => ({
   ok: false,
   atMs,
-  code,
+  isDown,
   message: "no",
 });
 
@@ -57,8 +57,8 @@ describe("status follows the polls", () => {
   test("unreachable or timed out is offline, other failures error, an answer online", () => {
     const offline = observe(NEW_WATCH, down(T0));
     assert.equal(offline.status, "offline");
-    assert.equal(observe(offline.watch, down(T0 + 3000, "core_timeout")).status, "offline");
-    const error = observe(offline.watch, down(T0 + 6000, "core_auth_failed"));
+    assert.equal(observe(offline.watch, down(T0 + 3000, true)).status, "offline");
+    const error = observe(offline.watch, down(T0 + 6000, false));
     assert.equal(error.status, "error");
     const online = observe(error.watch, up(T0 + 9000, 5));
     assert.deepEqual([online.status, online.error, online.cameBack], ["online", null, true]);

@@ -8,7 +8,8 @@ export const RESTART_SLACK_MS = 2000;
 
 export type CorePoll =
   | { ok: true; atMs: number; uptimeSeconds: number; totalAllocBytes: number }
-  | { ok: false; atMs: number; code: string; message: string };
+  /** isDown: unreachable or timed out (CoreDownError), as opposed to refused. */
+  | { ok: false; atMs: number; isDown: boolean; message: string };
 
 /** What a tick remembers about a core between polls (in memory, per instance). */
 export type CoreWatch = {
@@ -57,7 +58,7 @@ export function sameProcess(
 /** Folds one poll into the watch. Unreachable or timed out is offline; any other failure is error. */
 export function observe(previous: CoreWatch, poll: CorePoll): WatchVerdict {
   if (!poll.ok) {
-    const status: ObservedStatus = isDownCode(poll.code) ? "offline" : "error";
+    const status: ObservedStatus = poll.isDown ? "offline" : "error";
     return {
       watch: { last: previous.last, isDown: true },
       status,
@@ -89,10 +90,6 @@ export function statusToWrite(
 ): boolean {
   if (stored.status !== verdict.status) return true;
   return verdict.status === "online" ? stored.last_error !== null : stored.last_error !== verdict.error;
-}
-
-export function isDownCode(code: string): boolean {
-  return code === "core_unavailable" || code === "core_timeout";
 }
 
 /**

@@ -3,20 +3,12 @@
 // builder for each core flavor. The flavors that build are the template's supported cores.
 import { CORE_FLAVORS, CORE_PROTOCOLS, type CoreFlavor, type Problem } from "../../cores/core-types.ts";
 import { buildInbound } from "../../cores/inbound-builder/build.ts";
+import { type JsonObject, type JsonValue, joinPath } from "../../lib/json.ts";
+import { generateSs2022Key, shadowsocks2022Method } from "../../protocols/shadowsocks.ts";
 import { generateSelfSigned } from "../certificates/self-signed.ts";
 import { objectAt, type TemplateDefinition } from "./definition.ts";
 import { generateInboundSecrets, type InboundCertificate, prepareInboundJson } from "./prepare.ts";
-import { generateSs2022Key, isSs2022Method } from "./reality.ts";
-import {
-  type Builtins,
-  isBuiltin,
-  type JsonObject,
-  type JsonValue,
-  joinPath,
-  placeholderUses,
-  type TemplateVariable,
-  VARIABLE_NAME,
-} from "./render.ts";
+import { type Builtins, isBuiltin, placeholderUses, type TemplateVariable, VARIABLE_NAME } from "./render.ts";
 
 export type CheckResult =
   | { ok: true; supportedCores: CoreFlavor[] }
@@ -133,8 +125,8 @@ function sampleClient({ config, client_flow }: TemplateDefinition): JsonObject {
   }
   if (config.protocol === "vmess") return { id: crypto.randomUUID(), email };
   const method = objectAt(config.settings)?.method;
-  if (typeof method === "string" && isSs2022Method(method))
-    return { password: generateSs2022Key(method), email };
+  const is2022 = typeof method === "string" ? shadowsocks2022Method(method) : undefined;
+  if (is2022 !== undefined) return { password: generateSs2022Key(is2022), email };
   return { password: "template-check-password", email };
 }
 

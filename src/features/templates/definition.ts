@@ -1,9 +1,12 @@
 // What a template is made of (config + variables + client flow) and the facts read from its config:
 // protocol, transport, security. Those keys must be literal, so the facts hold for every inbound.
 import { CORE_PROTOCOLS, type CoreProtocol } from "../../cores/core-types.ts";
-import type { JsonObject, JsonValue, TemplateVariable } from "./render.ts";
+import type { JsonObject, JsonValue } from "../../lib/json.ts";
+import { normaliseNetwork } from "../../protocols/streams.ts";
+import { VLESS_FLOWS } from "../../protocols/vless.ts";
+import type { TemplateVariable } from "./render.ts";
 
-export const CLIENT_FLOWS = ["", "xtls-rprx-vision"] as const;
+export const CLIENT_FLOWS = ["", ...VLESS_FLOWS] as const;
 /** The VLESS flow every user of the template's inbounds gets (Xray keeps flow per client). */
 export type ClientFlow = (typeof CLIENT_FLOWS)[number];
 
@@ -27,8 +30,6 @@ export type TemplateFacts = {
   needs_certificate: boolean;
 };
 
-const NETWORK_ALIASES: Record<string, string> = { raw: "tcp", websocket: "ws" };
-
 export function objectAt(value: JsonValue | undefined): JsonObject | undefined {
   return value !== null && typeof value === "object" && !Array.isArray(value) ? value : undefined;
 }
@@ -48,7 +49,7 @@ export function describeConfig(config: JsonObject, usesDomain: boolean): Templat
   return {
     protocol,
     security,
-    network: NETWORK_ALIASES[network] ?? network,
+    network: normaliseNetwork(network) ?? network,
     shadowsocks_method: method ?? null,
     uses_reality: security === "reality",
     needs_certificate: security === "tls" || usesDomain,

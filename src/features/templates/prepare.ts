@@ -3,16 +3,11 @@
 // PEM pair injected under TLS. Provisioning passes the result to buildInbound for its core.
 import { randomBytes } from "node:crypto";
 import type { Problem } from "../../cores/core-types.ts";
+import type { JsonObject, JsonValue } from "../../lib/json.ts";
+import { generateSs2022Key, shadowsocks2022Method } from "../../protocols/shadowsocks.ts";
 import { objectAt, type TemplateDefinition } from "./definition.ts";
-import { generateRealityKeys, generateShortId, generateSs2022Key, isSs2022Method } from "./reality.ts";
-import {
-  type Builtins,
-  type JsonObject,
-  type JsonValue,
-  placeholdersOf,
-  type RenderResult,
-  renderTemplate,
-} from "./render.ts";
+import { generateRealityKeys, generateShortId } from "./reality.ts";
+import { type Builtins, placeholdersOf, type RenderResult, renderTemplate } from "./render.ts";
 
 export type InboundCertificate = { certificatePem: string; keyPem: string };
 
@@ -88,10 +83,9 @@ export function generateInboundSecrets(template: Pick<TemplateDefinition, "confi
   }
   if (used.includes("ss2022_server_key")) {
     const method = objectAt(template.config.settings)?.method;
-    const text = typeof method === "string" ? method : "";
-    secrets.ss2022_server_key = isSs2022Method(text)
-      ? generateSs2022Key(text)
-      : randomBytes(32).toString("base64");
+    const is2022 = shadowsocks2022Method(typeof method === "string" ? method : "");
+    secrets.ss2022_server_key =
+      is2022 === undefined ? randomBytes(32).toString("base64") : generateSs2022Key(is2022);
   }
   return secrets;
 }

@@ -1,7 +1,6 @@
-// Per-inbound secrets a template can ask for through built-in placeholders: the REALITY x25519 key
-// pair and short id, and the Shadowsocks 2022 server key. Keys are made with node:crypto.
+// REALITY secrets a template can ask for through built-in placeholders: the x25519 key pair and the
+// short id (Shadowsocks 2022 keys are made in protocols/shadowsocks.ts). Keys come from node:crypto.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from "node:crypto";
-import { normaliseShadowsocksMethod, ss2022KeyBytes } from "../../cores/inbound-builder/read-shadowsocks.ts";
 
 export type RealityKeys = {
   /** base64url without padding (43 characters), as `xray x25519` prints it. */
@@ -38,17 +37,4 @@ export function realityPublicKey(privateKey: string): string {
 /** A REALITY short id: 8 hex characters (4 random bytes). */
 export function generateShortId(): string {
   return randomBytes(4).toString("hex");
-}
-
-export function isSs2022Method(method: string): boolean {
-  return normaliseShadowsocksMethod(method)?.startsWith("2022-") === true;
-}
-
-/** A Shadowsocks 2022 key: standard base64 of 16 (aes-128) or 32 (aes-256) random bytes. */
-export function generateSs2022Key(method: string): string {
-  const normalised = normaliseShadowsocksMethod(method);
-  if (normalised === undefined || !isSs2022Method(normalised)) {
-    throw new RangeError(`${method} is not a Shadowsocks 2022 method`);
-  }
-  return randomBytes(ss2022KeyBytes(normalised)).toString("base64");
 }

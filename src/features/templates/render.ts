@@ -2,9 +2,7 @@
 // exactly one placeholder takes the value's JSON type (a number port, a list of serverNames);
 // placeholders inside longer strings are stringified. Pure: no I/O, no randomness.
 import type { Problem } from "../../cores/core-types.ts";
-
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-export type JsonObject = { [key: string]: JsonValue };
+import { type JsonObject, type JsonValue, joinPath } from "../../lib/json.ts";
 
 export const BUILTIN_PLACEHOLDERS = [
   "port",
@@ -47,11 +45,6 @@ const EXACT = /^\{\{\s*([^{}\s]*)\s*\}\}$/;
 
 export function isBuiltin(name: string): name is BuiltinName {
   return (BUILTIN_PLACEHOLDERS as readonly string[]).includes(name);
-}
-
-export function joinPath(base: string, key: string | number): string {
-  if (typeof key === "number") return `${base}[${key}]`;
-  return base === "" ? key : `${base}.${key}`;
 }
 
 /** Every placeholder in string values, with the JSON path of the string that holds it. */

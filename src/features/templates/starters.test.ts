@@ -6,10 +6,11 @@ import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { run } from "../../cli/templates.ts";
 import { CORE_FLAVORS } from "../../cores/core-types.ts";
 import { buildInbound } from "../../cores/inbound-builder/build.ts";
+import type { JsonObject } from "../../lib/json.ts";
 import { generateSelfSigned } from "../certificates/self-signed.ts";
 import { checkTemplate } from "./check.ts";
 import { generateInboundSecrets, prepareInboundJson } from "./prepare.ts";
-import type { JsonObject, TemplateVariable } from "./render.ts";
+import type { TemplateVariable } from "./render.ts";
 import { loadStarters, STARTER_NAMES } from "./starters.ts";
 
 const starters = loadStarters();

@@ -5,8 +5,9 @@ import type { CoreFlavor } from "../../cores/core-types.ts";
 import { read } from "../../db/dialect.ts";
 import type { Database, TemplatesTable } from "../../db/types.ts";
 import { NotFoundError } from "../../lib/errors.ts";
+import type { JsonObject } from "../../lib/json.ts";
 import { CLIENT_FLOWS, type ClientFlow, describeConfig } from "./definition.ts";
-import { type JsonObject, placeholdersOf, type TemplateVariable } from "./render.ts";
+import { placeholdersOf, type TemplateVariable } from "./render.ts";
 import type { Template } from "./templates.schemas.ts";
 
 /** What is stored; everything else in a Template is derived from it. */

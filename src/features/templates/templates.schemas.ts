@@ -1,8 +1,10 @@
 // The template resource: an Xray-style inbound object with {{placeholders}}, its declared variables,
 // and facts read from it when saved (supported cores, protocol, transport, security).
 import { type Static, Type } from "typebox";
+import type { JsonObject } from "../../lib/json.ts";
 import { Timestamp, Uuid } from "../../lib/schemas.ts";
-import type { JsonObject, TemplateVariable } from "./render.ts";
+import { VLESS_VISION_FLOW } from "../../protocols/vless.ts";
+import type { TemplateVariable } from "./render.ts";
 
 const Name = Type.String({
   minLength: 1,
@@ -15,7 +17,7 @@ const Config = Type.Record(Type.String(), Type.Unknown(), {
   description:
     "Xray-style inbound object (protocol, settings, streamSettings, sniffing) with {{placeholders}}",
 });
-const ClientFlow = Type.Union([Type.Literal(""), Type.Literal("xtls-rprx-vision")], {
+const ClientFlow = Type.Union([Type.Literal(""), Type.Literal(VLESS_VISION_FLOW)], {
   description: "VLESS only: the flow every user of the template's inbounds gets",
 });
 const Flavor = Type.Union([Type.Literal("xray"), Type.Literal("v2ray")]);

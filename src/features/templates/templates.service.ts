@@ -2,18 +2,19 @@
 // core flavors it builds on; a template in use by inbounds cannot be deleted.
 import { randomUUID } from "node:crypto";
 import type { CoreFlavor } from "../../cores/core-types.ts";
-import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from "../../lib/errors.ts";
+import { ConflictError, NotFoundError, UnprocessableError } from "../../lib/errors.ts";
+import type { Changes } from "../../lib/events.ts";
+import type { JsonObject, JsonValue } from "../../lib/json.ts";
+import { trimName } from "../../lib/names.ts";
 import { checkTemplate } from "./check.ts";
 import type { TemplateDefinition } from "./definition.ts";
-import type { JsonObject, JsonValue, TemplateVariable } from "./render.ts";
+import type { TemplateVariable } from "./render.ts";
 import type { TemplatePatch, TemplateRecord, TemplatesRepository } from "./templates.repository.ts";
 import type { Template, TemplateCreate, TemplateUpdate } from "./templates.schemas.ts";
 
-/** How many inbounds use a template, and what they do when it changes; implemented by the inbounds feature. */
+/** How many inbounds use a template; answered by the inbounds' repository (wired in deps.ts). */
 export interface TemplateUsage {
   countInboundsUsing(templateId: string): Promise<number>;
-  /** After an update: the inbounds made from the template are applied again with fresh links. */
-  templateChanged?(templateId: string): Promise<void>;
 }
 
 type VariableInput = NonNullable<TemplateCreate["variables"]>[number];
@@ -22,6 +23,7 @@ export class TemplatesService {
   constructor(
     private readonly templates: TemplatesRepository,
     private readonly usage: TemplateUsage,
+    private readonly events: Changes,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -78,7 +80,8 @@ export class TemplatesService {
     });
     const updated = await this.templates.updateTemplate(id, patch, this.now().toISOString());
     if (updated === undefined) throw new NotFoundError("template", id);
-    await this.usage.templateChanged?.(id);
+    // The inbounds made from it get fresh links and are applied again before this answers.
+    await this.events.emit("templateChanged", id);
     return updated;
   }
 
@@ -118,14 +121,4 @@ function toVariable(input: VariableInput): TemplateVariable {
     default: input.default === undefined ? null : (input.default as JsonValue),
     required: input.required ?? false,
   };
-}
-
-function trimName(name: string): string {
-  const trimmed = name.trim();
-  if (trimmed.length === 0) {
-    throw new ValidationError("name must not be blank", [
-      { path: "body.name", message: "must not be blank" },
-    ]);
-  }
-  return trimmed;
 }

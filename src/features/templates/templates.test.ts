@@ -11,6 +11,7 @@ import {
   wsTemplate,
 } from "../../../test/support/templates.ts";
 import { buildApp } from "../../app.ts";
+import { EventBus } from "../../lib/events.ts";
 import { TemplatesRepository } from "./templates.repository.ts";
 import { TemplatesService } from "./templates.service.ts";
 
@@ -169,9 +170,11 @@ describe("deleting templates", () => {
 
   test("a template that inbounds use cannot be deleted: 409 template_in_use", async () => {
     const template = await create(wsTemplate());
-    const inUse = new TemplatesService(new TemplatesRepository(t.deps.database.db), {
-      countInboundsUsing: async (id) => (id === template.id ? 2 : 0),
-    });
+    const inUse = new TemplatesService(
+      new TemplatesRepository(t.deps.database.db),
+      { countInboundsUsing: async (id) => (id === template.id ? 2 : 0) },
+      new EventBus(),
+    );
     const app = await buildApp({ ...t.deps, services: { ...t.deps.services, templates: inUse } });
     try {
       const res = await app.inject({

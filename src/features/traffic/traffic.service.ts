@@ -2,8 +2,8 @@
 // in the database, so a core restart loses at most what was counted since the last collection.
 // Deltas whose write failed are kept in memory and added to the next collection.
 import type { Logger } from "pino";
+import { API_INBOUND_TAGS } from "../../cores/core-types.ts";
 import type { ServersService } from "../servers/servers.service.ts";
-import { API_INBOUND_TAGS } from "../servers/servers.service.ts";
 import type { CoreSync } from "../sync/core-sync.ts";
 import type { UsersService } from "../users/users.service.ts";
 import type { TrafficRepository } from "./traffic.repository.ts";

@@ -1,8 +1,8 @@
 // User use cases. Names are trimmed here; deleting a user first takes its grants off every core
 // (through the provisioning feature's revoker), then deletes the user and, by cascade, its grants.
 import { randomUUID } from "node:crypto";
-import { NotFoundError, ValidationError } from "../../lib/errors.ts";
-import type { Emit } from "../notifications/notifier.ts";
+import { NotFoundError } from "../../lib/errors.ts";
+import { trimName } from "../../lib/names.ts";
 import type { UserPatch, UsersRepository } from "./users.repository.ts";
 import type { User, UserCreate, UserUpdate } from "./users.schemas.ts";
 
@@ -13,13 +13,18 @@ export interface UserAccessRevoker {
   revokeUser(userId: string): Promise<void>;
 }
 
+export type NotifyUser = (
+  type: "user.created" | "user.updated" | "user.deleted",
+  data: Record<string, unknown>,
+) => Promise<void>;
+
 export class UsersService {
   constructor(
     private readonly users: UsersRepository,
     private readonly revoker: UserAccessRevoker = { revokeUser: async () => {} },
     private readonly now: () => Date = () => new Date(),
-    /** user.created / updated / deleted for webhooks (features/notifications). */
-    private readonly notify: Emit = async () => {},
+    /** user.created / updated / deleted for webhooks (deps.ts wires the notifier). */
+    private readonly notify: NotifyUser = async () => {},
   ) {}
 
   list(
@@ -73,14 +78,4 @@ export class UsersService {
     if (!(await this.users.deleteUser(id))) throw new NotFoundError("user", id);
     await this.notify("user.deleted", { user });
   }
-}
-
-function trimName(name: string): string {
-  const trimmed = name.trim();
-  if (trimmed.length === 0) {
-    throw new ValidationError("name must not be blank", [
-      { path: "body.name", message: "must not be blank" },
-    ]);
-  }
-  return trimmed;
 }

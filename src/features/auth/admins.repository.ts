@@ -4,7 +4,7 @@ import type { Kysely, Selectable, Transaction, Updateable } from "kysely";
 import { type DialectName, read } from "../../db/dialect.ts";
 import type { AdminsTable, Database } from "../../db/types.ts";
 import { ConflictError, NotFoundError } from "../../lib/errors.ts";
-import { isRole, type Role } from "./permissions.ts";
+import { isRole, type Role } from "../../lib/roles.ts";
 
 export type AdminRecord = {
   id: string;

@@ -1,0 +1,63 @@
+// What provisioning reads and writes, in its own terms. The inbounds and access repositories satisfy
+// these interfaces as they are, so sync depends on no other feature's storage: inbounds and access
+// call down into sync, never the other way (docs/ARCHITECTURE.md, "the life of a grant").
+import type { CoreProtocol } from "../../cores/core-types.ts";
+import type { SyncState } from "../../db/types.ts";
+import type { JsonValue } from "../../lib/json.ts";
+
+/** An inbound as provisioning needs it: what it is built from and where it stands on its core. */
+export type SyncInbound = {
+  id: string;
+  server_id: string;
+  template_id: string;
+  tag: string;
+  port: number;
+  certificate_id: string | null;
+  variable_values: Record<string, JsonValue>;
+  secrets_sealed: string;
+  /** Of the link parameters only the protocol matters here: it decides how users reach the core. */
+  link_params: { protocol: CoreProtocol };
+  is_active: boolean;
+  sync_state: SyncState;
+  sync_error: string | null;
+};
+
+/** A grant as provisioning needs it: who the user is on the core, their secret, and its state. */
+export type SyncGrant = {
+  id: string;
+  user_id: string;
+  server_inbound_id: string;
+  server_id: string;
+  proxy_user_id: string;
+  credential: string;
+  level: number;
+  is_active: boolean;
+  sync_state: SyncState;
+  sync_error: string | null;
+};
+
+export interface InboundStore {
+  findInboundById(id: string): Promise<SyncInbound | undefined>;
+  listByServer(serverId: string): Promise<SyncInbound[]>;
+  /** Sync bookkeeping, not an edit: updated_at stays. */
+  setSyncState(id: string, state: SyncState, error: string | null, syncedAt?: string): Promise<void>;
+  setSyncStateMany(
+    ids: readonly string[],
+    state: SyncState,
+    error: string | null,
+    syncedAt?: string,
+  ): Promise<void>;
+}
+
+export interface GrantStore {
+  findById(id: string): Promise<SyncGrant | undefined>;
+  findByIds(ids: readonly string[]): Promise<SyncGrant[]>;
+  listByInbound(inboundId: string, onlyActive?: boolean): Promise<SyncGrant[]>;
+  listActiveIds(inboundId: string): Promise<string[]>;
+  listByUser(userId: string): Promise<SyncGrant[]>;
+  listByServer(serverId: string): Promise<SyncGrant[]>;
+  /** Pending grants, and those in error too when asked. */
+  listUnsyncedByServer(serverId: string, withErrors: boolean): Promise<SyncGrant[]>;
+  /** Rows already in that state are not written again. */
+  setSyncState(ids: readonly string[], state: SyncState, error: string | null): Promise<void>;
+}

@@ -1,0 +1,17 @@
+// Transport names as operators write them in streamSettings.network, in one place for the inbound
+// builder, template facts and share links: the four Portcullis manages, and the aliases Xray accepts.
+
+export const NETWORKS = ["tcp", "ws", "grpc", "httpupgrade"] as const;
+export type Network = (typeof NETWORKS)[number];
+
+/** Xray's other names: `raw` is the new name of tcp, `websocket` the long one of ws. */
+const ALIASES = new Map<string, Network>([
+  ["raw", "tcp"],
+  ["websocket", "ws"],
+]);
+
+/** The network `text` names (any case, aliases included), or undefined for one we do not manage. */
+export function normaliseNetwork(text: string): Network | undefined {
+  const lower = text.toLowerCase();
+  return (NETWORKS as readonly string[]).includes(lower) ? (lower as Network) : ALIASES.get(lower);
+}

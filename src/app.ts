@@ -15,6 +15,7 @@ import type { Deps } from "./deps.ts";
 import { accessRoutes } from "./features/access/access.routes.ts";
 import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
+import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
@@ -133,6 +134,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   trafficRoutes(app, deps.services.traffic);
   subscriptionsRoutes(app, deps.services.subscriptions); // public: /sub/* has config auth: false
   subscriptionCacheRoutes(app, deps.services.subscriptions);
+  dashboardRoutes(app, deps.config.dashboard); // public: static files of the web dashboard
 
   return Object.assign(app, { routeTable });
 }

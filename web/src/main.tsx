@@ -4,6 +4,7 @@ import "@mantine/notifications/styles.css";
 import { DirectionProvider, localStorageColorSchemeManager, MantineProvider } from "@mantine/core";
 import { Notifications } from "@mantine/notifications";
 import { QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { setNonce } from "get-nonce";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App.tsx";
@@ -14,6 +15,8 @@ import { theme } from "./theme.ts";
 // The service writes a fresh nonce into this meta tag with every index.html; the CSP allows
 // exactly that one for Mantine's <style> element.
 const nonce = document.querySelector<HTMLMetaElement>('meta[name="portcullis-style-nonce"]')?.content ?? "";
+// Modals lock scrolling with a <style> element of their own (react-remove-scroll), nonced here.
+setNonce(nonce);
 
 const queryClient = new QueryClient({
   queryCache: new QueryCache(),

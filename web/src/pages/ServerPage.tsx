@@ -272,7 +272,11 @@ function ServerView({
         </Group>
         <Text size="sm" c="dimmed">
           {server.hostname} · {t("server.api")} {server.grpc_hostname}:{server.grpc_port} ·{" "}
-          {server.core === null ? t("server.coreUnknown") : `${server.core} ${server.core_version ?? ""}`}
+          <span data-testid="server-core">
+            {server.core === null
+              ? t("server.coreUnknown")
+              : `${server.core} ${server.core_version ?? ""}`.trim()}
+          </span>
         </Text>
       </div>
       {server.last_error && (

@@ -10,7 +10,7 @@ import { createRoot } from "react-dom/client";
 import { App } from "./App.tsx";
 import { ApiError } from "./api/client.ts";
 import { I18nProvider } from "./i18n/i18n.tsx";
-import { theme } from "./theme.ts";
+import { cssVariablesResolver, theme } from "./theme.ts";
 
 // The service writes a fresh nonce into this meta tag with every index.html; the CSP allows
 // exactly that one for Mantine's <style> element.
@@ -38,6 +38,7 @@ createRoot(root).render(
     <DirectionProvider detectDirection>
       <MantineProvider
         theme={theme}
+        cssVariablesResolver={cssVariablesResolver}
         defaultColorScheme="auto"
         colorSchemeManager={localStorageColorSchemeManager({ key: "portcullis.color-scheme" })}
         getStyleNonce={() => nonce}

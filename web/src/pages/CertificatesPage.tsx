@@ -34,7 +34,7 @@ function Countdown({ notAfter }: { notAfter: string | null }) {
   const days = daysUntil(notAfter);
   const color = days < 0 ? "red" : days < 14 ? "orange" : days < 30 ? "yellow" : "teal";
   return (
-    <Badge color={color} variant="outline" data-testid="certificate-countdown">
+    <Badge color={color} variant="light" data-testid="certificate-countdown">
       {days < 0 ? t("certificate.expiredAgo", { days: -days }) : t("certificate.daysLeft", { days })}
     </Badge>
   );
@@ -206,7 +206,7 @@ function CertificateRow({ certificate }: { certificate: Certificate }) {
           {certificate.auto_renew ? ` · ${t("certificate.autoRenew")}` : ""}
         </Text>
         {certificate.last_error && (
-          <Text size="xs" c="red">
+          <Text size="xs" c="var(--mantine-color-red-light-color)">
             {certificate.last_error}
           </Text>
         )}

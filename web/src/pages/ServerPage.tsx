@@ -76,7 +76,7 @@ function StatsCard({ server }: { server: Server }) {
                 users: stats.data.users.length,
               })}
             </Text>
-            {stats.data.inbounds.length > 0 && (
+            {stats.data.inbounds.some((i) => i.uplink_bytes + i.downlink_bytes > 0) && (
               <Suspense fallback={<Skeleton h={160} />}>
                 <UsageChart
                   rows={stats.data.inbounds.map((i) => ({

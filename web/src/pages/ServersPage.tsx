@@ -60,7 +60,17 @@ function SyncSummary({ server }: { server: Server }) {
   const pending = inbounds.data.filter((i) => i.sync_state === "pending").length;
   const failed = inbounds.data.filter((i) => i.sync_state === "error").length;
   return (
-    <Text size="sm" c={failed > 0 ? "red" : pending > 0 ? "yellow.8" : "dimmed"} data-testid="sync-summary">
+    <Text
+      size="sm"
+      c={
+        failed > 0
+          ? "var(--mantine-color-red-light-color)"
+          : pending > 0
+            ? "var(--mantine-color-yellow-light-color)"
+            : "dimmed"
+      }
+      data-testid="sync-summary"
+    >
       {t("server.inboundSummary", { count: inbounds.data.length, pending, failed })}
     </Text>
   );

@@ -309,7 +309,7 @@ function UsageCard({ user }: { user: User }) {
             <Text size="sm">
               ↑ {formatBytes(usage.data.uplink_bytes)} · ↓ {formatBytes(usage.data.downlink_bytes)}
             </Text>
-            {usage.data.servers.length === 0 ? (
+            {usage.data.uplink_bytes + usage.data.downlink_bytes === 0 ? (
               <Text size="sm" c="dimmed">
                 {t("usage.none")}
               </Text>

@@ -33,7 +33,7 @@ const SERVER_COLORS: Record<Server["status"], string> = {
 export function ServerStatusBadge({ status }: { status: Server["status"] }) {
   const t = useT();
   return (
-    <Badge color={SERVER_COLORS[status]} variant="filled" data-testid="server-status">
+    <Badge color={SERVER_COLORS[status]} variant="dot" size="lg" data-testid="server-status">
       {t(`server.status.${status}`)}
     </Badge>
   );

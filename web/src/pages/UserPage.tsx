@@ -77,10 +77,10 @@ function UserForm({ user }: { user: User }) {
       telegram_id: user.telegram_id ?? ("" as string | number),
     },
   });
+  // The stored user changed (saved here, or refetched): show it, with nothing left dirty.
   useEffect(() => {
     form.setValues({ name: user.name, comment: user.comment ?? "", telegram_id: user.telegram_id ?? "" });
     form.resetDirty();
-    // biome-ignore lint/correctness/useExhaustiveDependencies: reset only when the stored user changes
   }, [user.updated_at]);
   const save = useMutation({
     mutationFn: (values: typeof form.values) =>

@@ -93,24 +93,21 @@ async function serve(dataDir: string, port: number): Promise<ChildProcess> {
   child.stdout?.on("data", (chunk: Buffer) => {
     log = (log + chunk.toString()).slice(-100_000);
   });
-  // Measure the steady state: after the subscription cache's warm-up walk over every user is done.
-  await waitFor(() => log.includes('"msg":"subscription cache warmed"'), {
-    timeoutMs: 600_000,
-    intervalMs: 500,
-    what: "portcullis serve with its subscription cache warmed",
-  });
-  await waitFor(
-    () =>
-      fetch(`http://127.0.0.1:${port}/health`).then(
-        (r) => r.ok,
-        () => false,
-      ),
-    {
-      timeoutMs: 60_000,
-      what: "portcullis serve",
-    },
-  );
-  return child;
+  const healthy = () =>
+    fetch(`http://127.0.0.1:${port}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
+  try {
+    // Measure the steady state: after the subscription cache's warm-up walk over every user is done.
+    const warmed = () => log.includes('"msg":"subscription cache warmed"');
+    await waitFor(warmed, { timeoutMs: 600_000, intervalMs: 500, what: "the subscription cache warmed" });
+    await waitFor(healthy, { timeoutMs: 60_000, what: "portcullis serve" });
+    return child;
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  }
 }
 
 const percentile = (xs: number[], p: number) => {

@@ -378,13 +378,16 @@ export function UserPage({ id }: { id: string }) {
           {t("users.delete")}
         </Button>
       </Group>
+      {/* Access first: fixing it is what operators come here for, and on a phone it leads. */}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         <Stack>
-          <UserForm user={data} />
+          <Grants user={data} />
           <Subscription user={data} />
+        </Stack>
+        <Stack>
+          <UserForm user={data} />
           <UsageCard user={data} />
         </Stack>
-        <Grants user={data} />
       </SimpleGrid>
       {confirmModal}
     </Stack>

@@ -224,3 +224,32 @@ test("an API key's secret is shown once, then never again", async ({ page }) => 
   await expect(page.getByText("ci", { exact: true })).toBeVisible();
   expect(await page.content()).not.toContain(secret ?? "");
 });
+
+test("an inbound is edited with its stored variables in the form, and share links follow", async ({
+  page,
+}) => {
+  await page.addInitScript((t) => sessionStorage.setItem("portcullis.token", t), token);
+  await page.goto(`${stack.portcullis.baseUrl}/dashboard/servers/${ids.serverId}`);
+  const row = page.getByTestId("inbound-row").filter({ hasText: "vless-ws-tls" });
+  await row.getByRole("button", { name: /^Edit inbound vless-ws-tls/ }).click();
+  const wsPath = page.getByRole("textbox", { name: "ws_path", exact: true });
+  await expect(wsPath).toHaveValue("/edge");
+  await wsPath.fill("/edited-in-the-dashboard");
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByRole("dialog")).toHaveCount(0);
+  await expect(row.getByTestId("sync-state")).toHaveText("synced");
+  await page.goto(`${stack.portcullis.baseUrl}/dashboard/users/${ids.userId}`);
+  await expect(page.getByTestId("share-link")).toContainText("path=%2Fedited-in-the-dashboard");
+});
+
+test("a certificate is renamed in place", async ({ page }) => {
+  await page.addInitScript((t) => sessionStorage.setItem("portcullis.token", t), token);
+  await page.goto(`${stack.portcullis.baseUrl}/dashboard/certificates`);
+  const row = page.getByTestId("certificate-row").filter({ hasText: "edge-localhost" });
+  await row.getByRole("button", { name: "Edit" }).click();
+  await page.getByRole("textbox", { name: "Name", exact: true }).fill("edge-renamed");
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByTestId("certificate-row").filter({ hasText: "edge-renamed" })).toHaveCount(1);
+  const stored = await stack.api<{ name: string }[]>("GET", "/api/certificates");
+  expect(stored.map((c) => c.name)).toEqual(["edge-renamed"]);
+});

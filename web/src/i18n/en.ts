@@ -137,6 +137,7 @@ export const en = {
 
   "inbound.title": "Inbounds",
   "inbound.new": "New inbound",
+  "inbound.edit": "Edit inbound {tag}",
   "inbound.empty": "No inbounds on this server yet.",
   "inbound.tag": "Tag",
   "inbound.tagHint": "automatic",
@@ -169,6 +170,9 @@ export const en = {
   "templates.deleteConfirm": "Delete template {name}?",
 
   "certificate.new": "New certificate",
+  "certificate.edit": "Edit certificate {name}",
+  "certificate.replaceHint":
+    "To replace the certificate, paste a new chain and key for {domain} (both); leave them empty to keep it.",
   "certificate.empty": "No certificates yet.",
   "certificate.name": "Name",
   "certificate.domain": "Domain",

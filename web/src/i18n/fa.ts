@@ -139,6 +139,7 @@ export const fa: Messages = {
 
   "inbound.title": "اینباندها",
   "inbound.new": "اینباند جدید",
+  "inbound.edit": "ویرایش اینباند {tag}",
   "inbound.empty": "هنوز اینباندی روی این سرور نیست.",
   "inbound.tag": "برچسب",
   "inbound.tagHint": "خودکار",
@@ -172,6 +173,9 @@ export const fa: Messages = {
   "templates.deleteConfirm": "قالب {name} حذف شود؟",
 
   "certificate.new": "گواهی جدید",
+  "certificate.edit": "ویرایش گواهی {name}",
+  "certificate.replaceHint":
+    "برای جایگزینی، زنجیره و کلید تازه برای {domain} را (هر دو) وارد کنید؛ برای نگه داشتن گواهی فعلی خالی بگذارید.",
   "certificate.empty": "هنوز گواهی‌ای نیست.",
   "certificate.name": "نام",
   "certificate.domain": "دامنه",

@@ -140,6 +140,7 @@ export const ru: Messages = {
 
   "inbound.title": "Inbound",
   "inbound.new": "Новый inbound",
+  "inbound.edit": "Изменить inbound {tag}",
   "inbound.empty": "На этом сервере пока нет inbound.",
   "inbound.tag": "Тег",
   "inbound.tagHint": "автоматически",
@@ -173,6 +174,9 @@ export const ru: Messages = {
   "templates.deleteConfirm": "Удалить шаблон {name}?",
 
   "certificate.new": "Новый сертификат",
+  "certificate.edit": "Изменить сертификат {name}",
+  "certificate.replaceHint":
+    "Чтобы заменить сертификат, вставьте новую цепочку и ключ для {domain} (оба); оставьте пустыми, чтобы сохранить текущий.",
   "certificate.empty": "Сертификатов пока нет.",
   "certificate.name": "Название",
   "certificate.domain": "Домен",

@@ -137,6 +137,7 @@ export const zh: Messages = {
 
   "inbound.title": "入站",
   "inbound.new": "新建入站",
+  "inbound.edit": "编辑入站 {tag}",
   "inbound.empty": "此服务器还没有入站。",
   "inbound.tag": "标签",
   "inbound.tagHint": "自动",
@@ -169,6 +170,8 @@ export const zh: Messages = {
   "templates.deleteConfirm": "删除模板 {name}？",
 
   "certificate.new": "新建证书",
+  "certificate.edit": "编辑证书 {name}",
+  "certificate.replaceHint": "要替换证书，请粘贴 {domain} 的新证书链和私钥（两者都要）；留空则保留当前证书。",
   "certificate.empty": "还没有证书。",
   "certificate.name": "名称",
   "certificate.domain": "域名",

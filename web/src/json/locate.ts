@@ -56,8 +56,11 @@ function parse(text: string): { positions: Map<string, Position>; errorAt: numbe
         expect(":");
         value(join(path, key));
         skip();
-        if (text[i] === ",") i++;
-        else return expect("}");
+        if (text[i] !== ",") {
+          expect("}");
+          return;
+        }
+        i++;
       }
     }
     if (c === "[") {
@@ -70,8 +73,11 @@ function parse(text: string): { positions: Map<string, Position>; errorAt: numbe
       for (let n = 0; ; n++) {
         value(join(path, n));
         skip();
-        if (text[i] === ",") i++;
-        else return expect("]");
+        if (text[i] !== ",") {
+          expect("]");
+          return;
+        }
+        i++;
       }
     }
     if (c === '"') {

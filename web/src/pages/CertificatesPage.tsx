@@ -177,6 +177,71 @@ function CertificateModal({ onClose }: { onClose: () => void }) {
   );
 }
 
+/** Rename, switch auto-renewal, or replace the pair (checked against the record's domain, which stays). */
+function EditCertificateModal({ certificate, onClose }: { certificate: Certificate; onClose: () => void }) {
+  const t = useT();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState(certificate.name);
+  const [autoRenew, setAutoRenew] = useState(certificate.auto_renew);
+  const [pem, setPem] = useState("");
+  const [key, setKey] = useState("");
+  const save = useMutation({
+    mutationFn: () =>
+      unwrap(
+        api.PUT("/api/certificates/{id}", {
+          params: { path: { id: certificate.id } },
+          body: {
+            name,
+            auto_renew: autoRenew,
+            ...(pem.trim() || key.trim() ? { certificate_pem: pem, private_key: key } : {}),
+          },
+        }),
+      ),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ["certificates"] });
+      onClose();
+    },
+    onError: notifyError,
+  });
+  return (
+    <Modal opened onClose={onClose} title={t("certificate.edit", { name: certificate.name })} size="lg">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          save.mutate();
+        }}
+      >
+        <Stack>
+          <TextInput
+            label={t("certificate.name")}
+            required
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+          />
+          <Checkbox
+            label={t("certificate.autoRenew")}
+            checked={autoRenew}
+            onChange={(e) => setAutoRenew(e.currentTarget.checked)}
+          />
+          <Text size="sm" c="dimmed">
+            {t("certificate.replaceHint", { domain: certificate.domain })}
+          </Text>
+          <PemField label={t("certificate.pem")} value={pem} onChange={setPem} />
+          <PemField label={t("certificate.key")} value={key} onChange={setKey} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              {t("common.cancel")}
+            </Button>
+            <Button type="submit" loading={save.isPending}>
+              {t("common.save")}
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
 function CertificateRow({ certificate }: { certificate: Certificate }) {
   const { t, language } = useI18n();
   const queryClient = useQueryClient();
@@ -196,6 +261,7 @@ function CertificateRow({ certificate }: { certificate: Certificate }) {
     onSuccess: refresh,
     onError: notifyError,
   });
+  const [isEditing, setEditing] = useState(false);
   return (
     <Table.Tr data-testid="certificate-row">
       <Table.Td>
@@ -231,6 +297,9 @@ function CertificateRow({ certificate }: { certificate: Certificate }) {
           <Button size="xs" variant="light" loading={renew.isPending} onClick={() => renew.mutate()}>
             {t("certificate.renew")}
           </Button>
+          <Button size="xs" variant="subtle" onClick={() => setEditing(true)}>
+            {t("common.edit")}
+          </Button>
           <Button
             size="xs"
             color="red"
@@ -244,6 +313,7 @@ function CertificateRow({ certificate }: { certificate: Certificate }) {
           </Button>
         </Group>
         {confirmModal}
+        {isEditing && <EditCertificateModal certificate={certificate} onClose={() => setEditing(false)} />}
       </Table.Td>
     </Table.Tr>
   );

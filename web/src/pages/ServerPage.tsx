@@ -122,6 +122,7 @@ function InboundRow({ server, inbound }: { server: Server; inbound: Inbound }) {
     },
     onError: notifyError,
   });
+  const [isEditing, setEditing] = useState(false);
   return (
     <Table.Tr data-testid="inbound-row">
       <Table.Td ff="monospace">{inbound.tag}</Table.Td>
@@ -139,16 +140,29 @@ function InboundRow({ server, inbound }: { server: Server; inbound: Inbound }) {
         />
       </Table.Td>
       <Table.Td>
-        <Button
-          size="xs"
-          color="red"
-          variant="subtle"
-          loading={remove.isPending}
-          onClick={() => confirm(t("inbound.deleteConfirm", { tag: inbound.tag }), () => remove.mutate())}
-        >
-          {t("common.delete")}
-        </Button>
+        <Group gap={4} wrap="nowrap">
+          <Button
+            size="xs"
+            variant="subtle"
+            onClick={() => setEditing(true)}
+            aria-label={t("inbound.edit", { tag: inbound.tag })}
+          >
+            {t("common.edit")}
+          </Button>
+          <Button
+            size="xs"
+            color="red"
+            variant="subtle"
+            loading={remove.isPending}
+            onClick={() => confirm(t("inbound.deleteConfirm", { tag: inbound.tag }), () => remove.mutate())}
+          >
+            {t("common.delete")}
+          </Button>
+        </Group>
         {confirmModal}
+        {isEditing && (
+          <InboundFormModal server={server} inbound={inbound} onClose={() => setEditing(false)} />
+        )}
       </Table.Td>
     </Table.Tr>
   );

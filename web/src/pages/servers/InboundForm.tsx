@@ -1,5 +1,6 @@
-// A new inbound from a template: the template's variables become the form (typed by their default:
-// number, switch, text, or JSON for the rest); a refused build lands on the variable it names.
+// An inbound from a template, new or edited: the template's variables become the form (typed by
+// their default: number, switch, text, or JSON for the rest); a refused build lands on the variable
+// it names. Editing sends the values as a whole (the API replaces them) and keeps the template.
 import {
   Button,
   Group,
@@ -13,9 +14,9 @@ import {
   TextInput,
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { ApiError, api, unwrap } from "../../api/client.ts";
-import type { Server, Template } from "../../api/types.ts";
+import type { Inbound, Server, Template } from "../../api/types.ts";
 import { useT } from "../../i18n/i18n.tsx";
 import { notifyError } from "../../ui/errors.tsx";
 
@@ -30,8 +31,8 @@ function kindOf(variable: Variable): Kind {
   return "json";
 }
 
-function initialText(variable: Variable): string {
-  const value = variable.default;
+function initialText(variable: Variable, stored?: unknown): string {
+  const value = stored !== undefined ? stored : variable.default;
   if (value === null || value === undefined) return "";
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
@@ -103,7 +104,15 @@ function VariableInput({
   }
 }
 
-export function InboundFormModal({ server, onClose }: { server: Server; onClose: () => void }) {
+export function InboundFormModal({
+  server,
+  inbound,
+  onClose,
+}: {
+  server: Server;
+  inbound?: Inbound;
+  onClose: () => void;
+}) {
   const t = useT();
   const queryClient = useQueryClient();
   const templates = useQuery({ queryKey: ["templates"], queryFn: () => unwrap(api.GET("/api/templates")) });
@@ -111,41 +120,68 @@ export function InboundFormModal({ server, onClose }: { server: Server; onClose:
     queryKey: ["certificates"],
     queryFn: () => unwrap(api.GET("/api/certificates")),
   });
-  const [templateId, setTemplateId] = useState<string | null>(null);
-  const [port, setPort] = useState<string | number>("");
-  const [tag, setTag] = useState("");
-  const [certificateId, setCertificateId] = useState<string | null>(null);
+  const [templateId, setTemplateId] = useState<string | null>(inbound?.template_id ?? null);
+  const [port, setPort] = useState<string | number>(inbound?.port_override ?? "");
+  const [tag, setTag] = useState(inbound?.tag ?? "");
+  const [certificateId, setCertificateId] = useState<string | null>(inbound?.certificate_id ?? null);
   const [texts, setTexts] = useState<Record<string, string>>({});
   const [flags, setFlags] = useState<Record<string, boolean>>({});
   const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
   const template = templates.data?.find((x) => x.id === templateId);
 
-  const create = useMutation({
+  // Editing: the stored values fill the form once the template (and so its variables) is known.
+  const stored = inbound?.variable_values;
+  useEffect(() => {
+    if (template === undefined || stored === undefined) return;
+    setTexts(Object.fromEntries(template.variables.map((v) => [v.name, initialText(v, stored[v.name])])));
+    const booleans = template.variables.filter((v) => typeof stored[v.name] === "boolean");
+    setFlags(Object.fromEntries(booleans.map((v) => [v.name, stored[v.name] === true])));
+  }, [template, stored]);
+
+  const save = useMutation({
     mutationFn: () => {
       if (template === undefined) throw new Error(t("inbound.pickTemplate"));
+      const values = variableValues(template, texts, flags);
+      const tagged = tag.trim() ? { tag: tag.trim() } : {};
+      if (inbound !== undefined) {
+        return unwrap(
+          api.PUT("/api/servers/{server_id}/inbounds/{inbound_id}", {
+            params: { path: { server_id: server.id, inbound_id: inbound.id } },
+            body: {
+              ...tagged,
+              port_override: Number(port),
+              certificate_id: certificateId,
+              variable_values: values,
+            },
+          }),
+        );
+      }
       return unwrap(
         api.POST("/api/servers/{server_id}/inbounds", {
           params: { path: { server_id: server.id } },
           body: {
+            ...tagged,
             template_id: template.id,
             port: Number(port),
-            ...(tag.trim() ? { tag: tag.trim() } : {}),
             ...(certificateId ? { certificate_id: certificateId } : {}),
-            variable_values: variableValues(template, texts, flags),
+            variable_values: values,
           },
         }),
       );
     },
-    onSuccess: async (inbound) => {
+    onSuccess: async (saved) => {
       await queryClient.invalidateQueries({ queryKey: ["servers", server.id, "inbounds"] });
-      if (inbound.sync_state !== "synced") notifyError(new Error(inbound.sync_error ?? t("sync.pending")));
+      if (saved.sync_state !== "synced") notifyError(new Error(saved.sync_error ?? t("sync.pending")));
       onClose();
     },
     onError: (error) => {
       const errors: Record<string, string> = {};
-      if (error instanceof ApiError)
-        for (const e of error.problem.errors ?? [])
-          errors[e.path.replace(/^(body\.|variable_values\.)/, "")] = e.message;
+      if (error instanceof ApiError) {
+        for (const e of error.problem.errors ?? []) {
+          const field = e.path.replace(/^body\./, "").replace(/^variable_values\./, "");
+          errors[field === "port_override" ? "port" : field] = e.message;
+        }
+      }
       setFieldErrors(errors);
       notifyError(error);
     },
@@ -160,11 +196,16 @@ export function InboundFormModal({ server, onClose }: { server: Server; onClose:
   };
 
   return (
-    <Modal opened onClose={onClose} title={t("inbound.new")} size="lg">
+    <Modal
+      opened
+      onClose={onClose}
+      title={inbound ? t("inbound.edit", { tag: inbound.tag }) : t("inbound.new")}
+      size="lg"
+    >
       <form
         onSubmit={(event) => {
           event.preventDefault();
-          create.mutate();
+          save.mutate();
         }}
       >
         <Stack>
@@ -180,6 +221,7 @@ export function InboundFormModal({ server, onClose }: { server: Server; onClose:
             }))}
             value={templateId}
             onChange={pickTemplate}
+            disabled={inbound !== undefined}
             error={fieldErrors.template_id}
             nothingFoundMessage={t("templates.empty")}
             data-autofocus
@@ -243,8 +285,8 @@ export function InboundFormModal({ server, onClose }: { server: Server; onClose:
             <Button variant="default" onClick={onClose}>
               {t("common.cancel")}
             </Button>
-            <Button type="submit" loading={create.isPending} disabled={template === undefined}>
-              {t("common.create")}
+            <Button type="submit" loading={save.isPending} disabled={template === undefined}>
+              {inbound ? t("common.save") : t("common.create")}
             </Button>
           </Group>
         </Stack>

@@ -68,8 +68,28 @@ describe("the dashboard's files", () => {
     );
     const stamp = await t.app.inject({ method: "GET", url: "/dashboard/.build-stamp" });
     assert.ok(!stamp.body.includes("secret-ish"));
-    const dotdot = await t.app.inject({ method: "GET", url: "/dashboard/assets/%2e%2e/index.html" });
-    assert.ok(!dotdot.body.includes("console.log"));
+    // Encoded traversal, encoded slashes, NUL: the app, the one asset asked for, or 404; never a
+    // file outside the build and never a 500.
+    const cases: [string, "app" | "asset" | 404][] = [
+      ["/dashboard/assets/%2e%2e/index.html", "app"],
+      ["/dashboard/assets/..%2f..%2fpackage.json", "app"],
+      ["/dashboard/%2e%2e/%2e%2e/package.json", 404],
+      ["/dashboard/assets/index-abc.js%00.png", "app"],
+      ["/dashboard/assets%2findex-abc.js", "asset"],
+      ["/dashboard/assets/index-abc.js/", "asset"],
+    ];
+    for (const [url, expected] of cases) {
+      const response = await t.app.inject({ method: "GET", url });
+      const got =
+        response.statusCode === 404
+          ? 404
+          : response.body.includes("<base href")
+            ? "app"
+            : response.body === "console.log('dashboard')"
+              ? "asset"
+              : `${response.statusCode} ${response.body.slice(0, 60)}`;
+      assert.equal(got, expected, url);
+    }
   });
 
   test("assets are immutable, gzipped when the client accepts it, and carry a CSP too", async () => {

@@ -15,10 +15,11 @@ import {
   Title,
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { lazy, Suspense, useState } from "react";
+import { useState } from "react";
 import { api, unwrap } from "../api/client.ts";
 import { inboundsQuery } from "../api/inbounds.ts";
 import type { Inbound, Server } from "../api/types.ts";
+import { TrafficChart } from "../charts/TrafficChart.tsx";
 import { useI18n, useT } from "../i18n/i18n.tsx";
 import { followLink, href, navigate } from "../router.tsx";
 import { useConfirm } from "../ui/Confirm.tsx";
@@ -26,11 +27,9 @@ import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
 import { formatBytes, formatDate, formatDuration } from "../ui/format.ts";
 import { PageLoader } from "../ui/PageLoader.tsx";
 import { ServerStatusBadge, SyncBadge } from "../ui/StatusBadge.tsx";
-import { STATUS_POLL_MS, useServerActions } from "./ServersPage.tsx";
+import { ServerActions, STATUS_POLL_MS } from "./ServersPage.tsx";
 import { InboundFormModal } from "./servers/InboundForm.tsx";
 import { ServerFormModal } from "./servers/ServerForm.tsx";
-
-const UsageChart = lazy(() => import("../charts/UsageChart.tsx").then((m) => ({ default: m.UsageChart })));
 
 function Stat({ label, value }: { label: string; value: string }) {
   return (
@@ -77,17 +76,13 @@ function StatsCard({ server }: { server: Server }) {
               })}
             </Text>
             {stats.data.inbounds.some((i) => i.uplink_bytes + i.downlink_bytes > 0) && (
-              <Suspense fallback={<Skeleton h={160} />}>
-                <UsageChart
-                  rows={stats.data.inbounds.map((i) => ({
-                    name: i.tag,
-                    up: i.uplink_bytes,
-                    down: i.downlink_bytes,
-                  }))}
-                  upLabel={t("usage.uplink")}
-                  downLabel={t("usage.downlink")}
-                />
-              </Suspense>
+              <TrafficChart
+                rows={stats.data.inbounds.map((i) => ({
+                  name: i.tag,
+                  up: i.uplink_bytes,
+                  down: i.downlink_bytes,
+                }))}
+              />
             )}
           </>
         )}
@@ -257,7 +252,6 @@ function ServerView({
   children: React.ReactNode;
 }) {
   const t = useT();
-  const { test, sync } = useServerActions(server);
   return (
     <Stack>
       <div>
@@ -270,12 +264,7 @@ function ServerView({
             <ServerStatusBadge status={server.status} />
           </Group>
           <Group gap="xs">
-            <Button size="xs" variant="light" loading={test.isPending} onClick={() => test.mutate()}>
-              {t("server.test")}
-            </Button>
-            <Button size="xs" variant="light" loading={sync.isPending} onClick={() => sync.mutate()}>
-              {t("server.sync")}
-            </Button>
+            <ServerActions server={server} />
             <Button size="xs" variant="default" onClick={onEdit}>
               {t("common.edit")}
             </Button>

@@ -14,7 +14,7 @@ import { ServerFormModal } from "./servers/ServerForm.tsx";
 
 export const STATUS_POLL_MS = 5_000;
 
-export function useServerActions(server: Server) {
+function useServerActions(server: Server) {
   const t = useT();
   const queryClient = useQueryClient();
   const refresh = () => queryClient.invalidateQueries({ queryKey: ["servers"] });
@@ -76,9 +76,24 @@ function SyncSummary({ server }: { server: Server }) {
   );
 }
 
-function ServerCard({ server }: { server: Server }) {
+/** Test (connect and detect the core) and Sync now (a full reconcile), with what each found. */
+export function ServerActions({ server }: { server: Server }) {
   const t = useT();
   const { test, sync } = useServerActions(server);
+  return (
+    <>
+      <Button size="xs" variant="light" loading={test.isPending} onClick={() => test.mutate()}>
+        {t("server.test")}
+      </Button>
+      <Button size="xs" variant="light" loading={sync.isPending} onClick={() => sync.mutate()}>
+        {t("server.sync")}
+      </Button>
+    </>
+  );
+}
+
+function ServerCard({ server }: { server: Server }) {
+  const t = useT();
   return (
     <Card withBorder data-testid="server-card">
       <Stack gap="xs">
@@ -108,12 +123,7 @@ function ServerCard({ server }: { server: Server }) {
           </Alert>
         )}
         <Group gap="xs">
-          <Button size="xs" variant="light" loading={test.isPending} onClick={() => test.mutate()}>
-            {t("server.test")}
-          </Button>
-          <Button size="xs" variant="light" loading={sync.isPending} onClick={() => sync.mutate()}>
-            {t("server.sync")}
-          </Button>
+          <ServerActions server={server} />
         </Group>
       </Stack>
     </Card>

@@ -9,23 +9,21 @@ import {
   Code,
   Group,
   Modal,
-  NumberInput,
   Select,
   SimpleGrid,
   Skeleton,
   Stack,
   Text,
-  Textarea,
-  TextInput,
   Title,
   Tooltip,
 } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { lazy, Suspense, useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { api, unwrap } from "../api/client.ts";
 import { useAllInbounds } from "../api/inbounds.ts";
 import type { Access, User } from "../api/types.ts";
+import { TrafficChart } from "../charts/TrafficChart.tsx";
 import { useI18n, useT } from "../i18n/i18n.tsx";
 import { followLink, href, navigate } from "../router.tsx";
 import { useConfirm } from "../ui/Confirm.tsx";
@@ -36,9 +34,7 @@ import { QrIcon, TrashIcon } from "../ui/icons.tsx";
 import { PageLoader } from "../ui/PageLoader.tsx";
 import { QrCode } from "../ui/QrCode.tsx";
 import { SyncBadge } from "../ui/StatusBadge.tsx";
-import { applyFieldErrors, toUserInput } from "./users/CreateUser.tsx";
-
-const UsageChart = lazy(() => import("../charts/UsageChart.tsx").then((m) => ({ default: m.UsageChart })));
+import { applyFieldErrors, toUserInput, UserFields, type UserFormValues } from "./users/CreateUser.tsx";
 
 export function QrButton({ value, title }: { value: string; title: string }) {
   const t = useT();
@@ -70,12 +66,8 @@ export function QrButton({ value, title }: { value: string; title: string }) {
 function UserForm({ user }: { user: User }) {
   const t = useT();
   const queryClient = useQueryClient();
-  const form = useForm({
-    initialValues: {
-      name: user.name,
-      comment: user.comment ?? "",
-      telegram_id: user.telegram_id ?? ("" as string | number),
-    },
+  const form = useForm<UserFormValues>({
+    initialValues: { name: user.name, comment: user.comment ?? "", telegram_id: user.telegram_id ?? "" },
   });
   // The stored user changed (saved here, or refetched): show it, with nothing left dirty.
   useEffect(() => {
@@ -99,14 +91,7 @@ function UserForm({ user }: { user: User }) {
     <Card withBorder>
       <form onSubmit={form.onSubmit((values) => save.mutate(values))}>
         <Stack>
-          <TextInput label={t("users.name")} required {...form.getInputProps("name")} />
-          <NumberInput
-            label={t("users.telegramId")}
-            min={1}
-            allowDecimal={false}
-            {...form.getInputProps("telegram_id")}
-          />
-          <Textarea label={t("users.comment")} autosize minRows={2} {...form.getInputProps("comment")} />
+          <UserFields form={form} />
           <Group justify="flex-end">
             <Button type="submit" loading={save.isPending} disabled={!form.isDirty()}>
               {t("common.save")}
@@ -314,17 +299,13 @@ function UsageCard({ user }: { user: User }) {
                 {t("usage.none")}
               </Text>
             ) : (
-              <Suspense fallback={<Skeleton h={200} />}>
-                <UsageChart
-                  rows={usage.data.servers.map((s) => ({
-                    name: s.server_name,
-                    up: s.uplink_bytes,
-                    down: s.downlink_bytes,
-                  }))}
-                  upLabel={t("usage.uplink")}
-                  downLabel={t("usage.downlink")}
-                />
-              </Suspense>
+              <TrafficChart
+                rows={usage.data.servers.map((s) => ({
+                  name: s.server_name,
+                  up: s.uplink_bytes,
+                  down: s.downlink_bytes,
+                }))}
+              />
             )}
           </>
         )}

@@ -1,6 +1,6 @@
 // "New user": the same fields as POST /api/users; the API's validation errors land on their fields.
 import { Button, Group, Modal, NumberInput, Stack, Textarea, TextInput } from "@mantine/core";
-import { useForm } from "@mantine/form";
+import { type UseFormReturnType, useForm } from "@mantine/form";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ApiError, api, unwrap } from "../../api/client.ts";
@@ -9,7 +9,8 @@ import { useT } from "../../i18n/i18n.tsx";
 import { navigate } from "../../router.tsx";
 import { notifyError } from "../../ui/errors.tsx";
 
-type Values = { name: string; comment: string; telegram_id: string | number };
+export type UserFormValues = { name: string; comment: string; telegram_id: string | number };
+type Values = UserFormValues;
 
 export function toUserInput(values: Values): UserInput {
   return {
@@ -33,6 +34,34 @@ export function applyFieldErrors(
     }
   }
   return landed;
+}
+
+/** The user's own fields, the same in "New user" and on the user page. */
+export function UserFields({
+  form,
+  autoFocus = false,
+}: {
+  form: UseFormReturnType<UserFormValues>;
+  autoFocus?: boolean;
+}) {
+  const t = useT();
+  return (
+    <>
+      <TextInput
+        label={t("users.name")}
+        required
+        data-autofocus={autoFocus || undefined}
+        {...form.getInputProps("name")}
+      />
+      <NumberInput
+        label={t("users.telegramId")}
+        min={1}
+        allowDecimal={false}
+        {...form.getInputProps("telegram_id")}
+      />
+      <Textarea label={t("users.comment")} autosize minRows={2} {...form.getInputProps("comment")} />
+    </>
+  );
 }
 
 export function CreateUserButton() {
@@ -59,14 +88,7 @@ export function CreateUserButton() {
       <Modal opened={opened} onClose={() => setOpened(false)} title={t("users.new")}>
         <form onSubmit={form.onSubmit((values) => create.mutate(values))}>
           <Stack>
-            <TextInput label={t("users.name")} required data-autofocus {...form.getInputProps("name")} />
-            <NumberInput
-              label={t("users.telegramId")}
-              min={1}
-              allowDecimal={false}
-              {...form.getInputProps("telegram_id")}
-            />
-            <Textarea label={t("users.comment")} autosize minRows={2} {...form.getInputProps("comment")} />
+            <UserFields form={form} autoFocus />
             <Group justify="flex-end">
               <Button type="submit" loading={create.isPending}>
                 {t("common.create")}

@@ -17,13 +17,14 @@ import {
 import { useDisclosure } from "@mantine/hooks";
 import { useQueryClient } from "@tanstack/react-query";
 import { lazy, type ReactNode, Suspense, useEffect } from "react";
-import { api } from "./api/client.ts";
+import { api, unwrap } from "./api/client.ts";
 import { session, useToken } from "./auth/session.ts";
 import type { MessageKey } from "./i18n/en.ts";
 import { LANGUAGES, type Language, useI18n } from "./i18n/i18n.tsx";
 import { SignInPage } from "./pages/SignInPage.tsx";
 import { UsersPage } from "./pages/UsersPage.tsx";
 import { followLink, href, type Match, matchRoute, navigate, usePath } from "./router.tsx";
+import { notifyError } from "./ui/errors.tsx";
 import { MoonIcon, SunIcon } from "./ui/icons.tsx";
 import { PageLoader } from "./ui/PageLoader.tsx";
 
@@ -102,8 +103,8 @@ function Shell({ path, children }: { path: string; children: ReactNode }) {
   const { t } = useI18n();
   const queryClient = useQueryClient();
   const signOut = async () => {
-    // Revoke the token on the server too; sign out locally whatever it answers.
-    await api.POST("/api/auth/logout").catch(() => undefined);
+    // Revoke the token on the server too; sign out locally whatever it answers, but say so.
+    await unwrap(api.POST("/api/auth/logout")).catch(notifyError);
     session.signOut();
     queryClient.clear();
   };

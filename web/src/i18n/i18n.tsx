@@ -2,6 +2,7 @@
 // is a complete Record of the English keys, so a missing translation fails the type-check. Non-English
 // dictionaries load on demand and stay out of the initial bundle.
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from "react";
+import { notifyError } from "../ui/errors.tsx";
 import { en, type MessageKey } from "./en.ts";
 
 export type Language = "en" | "ru" | "fa" | "zh";
@@ -47,7 +48,7 @@ export function I18nProvider({ children }: { children: ReactNode }) {
       setMessages(loaded);
       document.documentElement.lang = language;
       document.documentElement.dir = language === "fa" ? "rtl" : "ltr";
-    }, console.error);
+    }, notifyError);
     return () => {
       isCurrent = false;
     };

@@ -56,6 +56,7 @@ function useServerActions(server: Server) {
 function SyncSummary({ server }: { server: Server }) {
   const t = useT();
   const inbounds = useQuery(inboundsQuery(server.id));
+  if (inbounds.error) return <ErrorAlert error={inbounds.error} />;
   if (inbounds.data === undefined) return null;
   const pending = inbounds.data.filter((i) => i.sync_state === "pending").length;
   const failed = inbounds.data.filter((i) => i.sync_state === "error").length;

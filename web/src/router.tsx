@@ -23,16 +23,15 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
   for (const listener of listeners) listener();
 }
 
+function subscribe(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** The current path inside the mount point; re-renders on navigate() and back/forward. */
 export function usePath(): string {
-  return (
-    useSyncExternalStore(
-      (listener) => {
-        listeners.add(listener);
-        return () => listeners.delete(listener);
-      },
-      () => window.location.pathname,
-    ) && currentPath()
-  );
+  useSyncExternalStore(subscribe, () => window.location.pathname);
+  return currentPath();
 }
 
 export function href(to: string): string {

@@ -60,8 +60,3 @@ export const SearchIcon = () => (
     <path d="M21 21l-6-6" />
   </Icon>
 );
-export const RefreshIcon = () => (
-  <Icon>
-    <path d="M20 11A8 8 0 0 0 5 7M4 4v4h4M4 13a8 8 0 0 0 15 4M20 20v-4h-4" />
-  </Icon>
-);

@@ -1,10 +1,12 @@
 // Builds what `npm start` runs: src/main.ts and everything it imports in one ES module,
-// dist/portcullis.mjs (packages stay in node_modules), with a source map for stack traces.
+// dist/portcullis.mjs (packages stay in node_modules), with a source map for stack traces; and the
+// web dashboard (web/dist) when its sources changed since it was last built (build-dashboard.mjs).
 // Running the bundle instead of the sources through tsx spares the service tsx's loader thread and
 // its compiled-source caches (about 35 MB of RSS) and the compile work at every start.
 import { rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { buildDashboardIfStale } from "./build-dashboard.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 rmSync(`${root}/dist`, { recursive: true, force: true });
@@ -20,3 +22,4 @@ await build({
   sourcemap: true,
   logLevel: "warning",
 });
+await buildDashboardIfStale();

@@ -13,6 +13,7 @@ import { auditRoutes } from "./features/audit/audit.routes.ts";
 import { beginAudit, finishAudit, isAudited } from "./features/audit/audit-hooks.ts";
 import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
+import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
@@ -212,6 +213,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   if (deps.config.metricsToken !== undefined) {
     metricsRoutes(app, deps.services.metrics, deps.config.metricsToken);
   }
+  dashboardRoutes(app, deps.config.dashboard); // public: static files of the web dashboard
 
   return Object.assign(app, { routeTable });
 }

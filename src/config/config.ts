@@ -33,6 +33,15 @@ export type Config = {
   convergence: ConvergenceConfig;
   subscriptions: SubscriptionsConfig;
   certificates: CertificatesConfig;
+  dashboard: DashboardConfig;
+};
+
+/** The web dashboard's built files (web/, docs/DASHBOARD.md). */
+export type DashboardConfig = {
+  /** URL path it is served at, e.g. "/dashboard"; undefined: not served. */
+  path: string | undefined;
+  /** Directory of the built files; undefined: web/dist of the installed package. */
+  dir: string | undefined;
 };
 
 /** The background loops that keep cores equal to the database (docs/CONVERGENCE.md). */
@@ -210,6 +219,19 @@ function readMetricsToken(read: EnvReader): string | undefined {
   return token;
 }
 
+function readDashboard(read: EnvReader): DashboardConfig {
+  const raw = read.string("PORTCULLIS_DASHBOARD_PATH", "/dashboard");
+  const dir = read.optional("PORTCULLIS_DASHBOARD_DIR");
+  if (raw === "off") return { path: undefined, dir };
+  const path = raw.replace(/\/+$/, "");
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(path) || /^\/(api|sub|health)(\/|$)/.test(path)) {
+    read.problems.push(
+      `PORTCULLIS_DASHBOARD_PATH must be "off" or a path such as /dashboard outside /api, /sub and /health, got "${raw}"`,
+    );
+  }
+  return { path, dir: dir === undefined ? undefined : resolve(dir) };
+}
+
 function parseSecretKey(raw: string | undefined, problems: string[]): Buffer | undefined {
   if (raw === undefined) return undefined;
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64");
@@ -256,6 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
     convergence: readConvergence(read),
     subscriptions: readSubscriptions(read),
     certificates: readCertificates(read),
+    dashboard: readDashboard(read),
   };
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;

@@ -161,7 +161,7 @@ export class AdminsRepository {
   }
 
   /** Marks an unused code of this admin used; false when there is none (unknown or used already). */
-  async useRecoveryCode(adminId: string, hash: string, now: string): Promise<boolean> {
+  async spendRecoveryCode(adminId: string, hash: string, now: string): Promise<boolean> {
     const result = await this.db
       .updateTable("admin_recovery_codes")
       .set({ used_at: now })

@@ -73,7 +73,7 @@ export class TwoFactor {
     }
     if (factor.recovery_code !== undefined) {
       const hash = hashRecoveryCode(factor.recovery_code);
-      return this.admins.useRecoveryCode(admin.id, hash, new Date(nowMs).toISOString());
+      return this.admins.spendRecoveryCode(admin.id, hash, new Date(nowMs).toISOString());
     }
     return false;
   }

@@ -1,0 +1,38 @@
+// Names for the shapes the pages use, taken from the generated schema (never written by hand).
+import type { paths } from "./schema";
+
+type Json<T> = T extends { content: { "application/json": infer B } } ? B : never;
+type Ok<P extends keyof paths, M extends "get" | "post" | "put"> = paths[P][M] extends {
+  responses: infer R;
+}
+  ? R extends { 200: infer A }
+    ? Json<A>
+    : R extends { 201: infer C }
+      ? Json<C>
+      : never
+  : never;
+type Body<P extends keyof paths, M extends "post" | "put"> = paths[P][M] extends {
+  requestBody?: { content: { "application/json": infer B } };
+}
+  ? B
+  : never;
+
+export type User = Ok<"/api/users/{id}", "get">;
+export type UserPage = Ok<"/api/users", "get">;
+export type UserInput = Body<"/api/users", "post">;
+export type Access = Ok<"/api/users/{id}/access", "get">[number];
+export type Usage = Ok<"/api/users/{id}/usage", "get">;
+export type Server = Ok<"/api/servers/{id}", "get">;
+export type ServerInput = Body<"/api/servers", "post">;
+export type ServerTest = Ok<"/api/servers/{id}/test", "post">;
+export type ServerStats = Ok<"/api/servers/{id}/stats", "get">;
+export type SyncReport = Ok<"/api/servers/{id}/sync", "post">;
+export type Inbound = Ok<"/api/servers/{server_id}/inbounds/{inbound_id}", "get">;
+export type InboundInput = Body<"/api/servers/{server_id}/inbounds", "post">;
+export type BulkGrantReport = Ok<"/api/servers/{server_id}/inbounds/{inbound_id}/users/bulk", "post">;
+export type Template = Ok<"/api/templates/{id}", "get">;
+export type TemplateInput = Body<"/api/templates", "post">;
+export type Certificate = Ok<"/api/certificates/{id}", "get">;
+export type CertificateInput = Body<"/api/certificates", "post">;
+export type ApiKey = Ok<"/api/api-keys", "get">[number];
+export type CreatedApiKey = Ok<"/api/api-keys", "post">;

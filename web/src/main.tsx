@@ -1,0 +1,55 @@
+// Entry: providers (theme with the CSP nonce, direction, language, queries, notifications), then the app.
+import "@mantine/core/styles.css";
+import "@mantine/notifications/styles.css";
+import { DirectionProvider, localStorageColorSchemeManager, MantineProvider } from "@mantine/core";
+import { Notifications } from "@mantine/notifications";
+import { QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { setNonce } from "get-nonce";
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { App } from "./App.tsx";
+import { ApiError } from "./api/client.ts";
+import { I18nProvider } from "./i18n/i18n.tsx";
+import { cssVariablesResolver, theme } from "./theme.ts";
+
+// The service writes a fresh nonce into this meta tag with every index.html; the CSP allows
+// exactly that one for Mantine's <style> element.
+const nonce = document.querySelector<HTMLMetaElement>('meta[name="portcullis-style-nonce"]')?.content ?? "";
+// Modals lock scrolling with a <style> element of their own (react-remove-scroll), nonced here.
+setNonce(nonce);
+
+const queryClient = new QueryClient({
+  queryCache: new QueryCache(),
+  defaultOptions: {
+    queries: {
+      staleTime: 5_000,
+      refetchOnWindowFocus: false,
+      // A 4xx will not get better by asking again; a network blip might.
+      retry: (count, error) =>
+        count < 2 && !(error instanceof ApiError && error.status >= 400 && error.status < 500),
+    },
+  },
+});
+
+const root = document.getElementById("root");
+if (root === null) throw new Error("#root missing");
+createRoot(root).render(
+  <StrictMode>
+    <DirectionProvider detectDirection>
+      <MantineProvider
+        theme={theme}
+        cssVariablesResolver={cssVariablesResolver}
+        defaultColorScheme="auto"
+        colorSchemeManager={localStorageColorSchemeManager({ key: "portcullis.color-scheme" })}
+        getStyleNonce={() => nonce}
+      >
+        <Notifications position="top-right" />
+        <QueryClientProvider client={queryClient}>
+          <I18nProvider>
+            <App />
+          </I18nProvider>
+        </QueryClientProvider>
+      </MantineProvider>
+    </DirectionProvider>
+  </StrictMode>,
+);

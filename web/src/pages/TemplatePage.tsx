@@ -1,0 +1,277 @@
+// The template editor: config and variables as JSON, checked by the service when saved; each error
+// it names by JSON path is shown with its line, and a click puts the cursor there.
+import {
+  Alert,
+  Anchor,
+  Button,
+  Group,
+  List,
+  Select,
+  Stack,
+  Text,
+  Textarea,
+  TextInput,
+  Title,
+  UnstyledButton,
+} from "@mantine/core";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { ApiError, api, unwrap } from "../api/client.ts";
+import type { Template, TemplateInput } from "../api/types.ts";
+import { useT } from "../i18n/i18n.tsx";
+import { locateError, locatePaths, type Position, syntaxError } from "../json/locate.ts";
+import { followLink, href, navigate } from "../router.tsx";
+import { useConfirm } from "../ui/Confirm.tsx";
+import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
+import { PageLoader } from "../ui/PageLoader.tsx";
+
+const EMPTY_CONFIG = `{
+  "protocol": "vless",
+  "settings": { "decryption": "none" },
+  "streamSettings": { "network": "tcp", "security": "none" }
+}`;
+
+type Draft = {
+  name: string;
+  description: string;
+  clientFlow: "" | "xtls-rprx-vision";
+  config: string;
+  variables: string;
+};
+
+function draftOf(template: Template | undefined): Draft {
+  return {
+    name: template?.name ?? "",
+    description: template?.description ?? "",
+    clientFlow: template?.client_flow ?? "",
+    config: template ? JSON.stringify(template.config, null, 2) : EMPTY_CONFIG,
+    variables: JSON.stringify(template?.variables ?? [], null, 2),
+  };
+}
+
+type LocatedError = {
+  path: string;
+  message: string;
+  field: "config" | "variables" | "other";
+  at: Position | undefined;
+};
+
+function locate(error: unknown, draft: Draft): LocatedError[] {
+  if (!(error instanceof ApiError)) return [];
+  const config = locatePaths(draft.config);
+  const variables = locatePaths(draft.variables);
+  return (error.problem.errors ?? []).map((e) => {
+    const path = e.path.replace(/^body\./, "");
+    const bare = path.replace(/^\w+: /, "");
+    if (bare.startsWith("variables")) {
+      return { ...e, field: "variables", at: locateError(variables, bare.replace(/^variables/, "")) };
+    }
+    if (bare.startsWith("config") || path !== bare)
+      return { ...e, field: "config", at: locateError(config, bare) };
+    return { ...e, field: "other", at: undefined };
+  });
+}
+
+function JsonField({
+  label,
+  value,
+  onChange,
+  errors,
+  fieldRef,
+  testId,
+}: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  errors: LocatedError[];
+  fieldRef: React.RefObject<HTMLTextAreaElement | null>;
+  testId: string;
+}) {
+  const t = useT();
+  const syntax = syntaxError(value);
+  const jump = (at: Position | undefined) => {
+    const area = fieldRef.current;
+    if (area === null || at === undefined) return;
+    area.focus();
+    const lineEnd = value.indexOf("\n", at.offset);
+    area.setSelectionRange(at.offset, lineEnd < 0 ? value.length : lineEnd);
+  };
+  return (
+    <Stack gap={4}>
+      <Textarea
+        ref={fieldRef}
+        label={label}
+        value={value}
+        onChange={(e) => onChange(e.currentTarget.value)}
+        autosize
+        minRows={6}
+        maxRows={30}
+        spellCheck={false}
+        styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)", fontSize: 13 } }}
+        error={
+          syntax
+            ? `${t("templates.syntax")}${syntax.position ? ` (${t("templates.line", { line: syntax.position.line })})` : ""}: ${syntax.message}`
+            : undefined
+        }
+        data-testid={testId}
+      />
+      {errors.length > 0 && (
+        <Alert color="red" p="xs" data-testid={`${testId}-errors`}>
+          <List size="sm">
+            {errors.map((e) => (
+              <List.Item key={`${e.path}:${e.message}`}>
+                <UnstyledButton onClick={() => jump(e.at)} fz="sm" td={e.at ? "underline" : undefined}>
+                  {e.at ? `${t("templates.line", { line: e.at.line })} · ` : ""}
+                  <code>{e.path}</code>
+                </UnstyledButton>{" "}
+                {e.message}
+              </List.Item>
+            ))}
+          </List>
+        </Alert>
+      )}
+    </Stack>
+  );
+}
+
+export function TemplatePage({ id }: { id: string }) {
+  const isNew = id === "new";
+  const template = useQuery({
+    queryKey: ["templates", id],
+    queryFn: () => unwrap(api.GET("/api/templates/{id}", { params: { path: { id } } })),
+    enabled: !isNew,
+  });
+  if (!isNew && template.isLoading) return <PageLoader />;
+  if (!isNew && template.data === undefined) return <ErrorAlert error={template.error} />;
+  return <TemplateEditor key={template.data?.updated_at ?? "new"} template={template.data} />;
+}
+
+function TemplateEditor({ template }: { template: Template | undefined }) {
+  const t = useT();
+  const queryClient = useQueryClient();
+  const [confirm, confirmModal] = useConfirm();
+  const [draft, setDraft] = useState<Draft>(() => draftOf(template));
+  const configRef = useRef<HTMLTextAreaElement>(null);
+  const variablesRef = useRef<HTMLTextAreaElement>(null);
+  const save = useMutation({
+    mutationFn: () => {
+      const body: TemplateInput = {
+        name: draft.name,
+        description: draft.description,
+        client_flow: draft.clientFlow,
+        config: JSON.parse(draft.config) as TemplateInput["config"],
+        variables: JSON.parse(draft.variables) as TemplateInput["variables"],
+      };
+      if (template === undefined) return unwrap(api.POST("/api/templates", { body }));
+      return unwrap(api.PUT("/api/templates/{id}", { params: { path: { id: template.id } }, body }));
+    },
+    onSuccess: async (saved) => {
+      await queryClient.invalidateQueries({ queryKey: ["templates"] });
+      notifyDone(t("common.saved"));
+      if (template === undefined) navigate(`/templates/${saved.id}`, { replace: true });
+    },
+    onError: notifyError,
+  });
+  const remove = useMutation({
+    mutationFn: () =>
+      unwrap(api.DELETE("/api/templates/{id}", { params: { path: { id: template?.id ?? "" } } })),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ["templates"] });
+      navigate("/templates");
+    },
+    onError: notifyError,
+  });
+  // Errors belong to the text that was sent; editing clears them.
+  const located = useMemo(() => locate(save.error, draft), [save.error, draft]);
+  const { reset } = save;
+  useEffect(() => {
+    if (draft) reset();
+  }, [draft, reset]);
+  const canSave = syntaxError(draft.config) === undefined && syntaxError(draft.variables) === undefined;
+  const other = located.filter((e) => e.field === "other");
+  return (
+    <Stack>
+      <div>
+        <Anchor size="sm" href={href("/templates")} onClick={(e) => followLink(e, "/templates")}>
+          ← {t("nav.templates")}
+        </Anchor>
+        <Group justify="space-between">
+          <Title order={2}>{template?.name ?? t("templates.new")}</Title>
+          {template && (
+            <Button
+              color="red"
+              variant="light"
+              onClick={() =>
+                confirm(t("templates.deleteConfirm", { name: template.name }), () => remove.mutate())
+              }
+            >
+              {t("common.delete")}
+            </Button>
+          )}
+        </Group>
+        {template && (
+          <Text size="sm" c="dimmed">
+            {template.protocol} / {template.network} / {template.security} ·{" "}
+            {template.supported_cores.join(", ")}
+            {template.needs_certificate ? ` · ${t("templates.needsCertificate")}` : ""}
+          </Text>
+        )}
+      </div>
+      <Group grow align="flex-start">
+        <TextInput
+          label={t("templates.name")}
+          required
+          value={draft.name}
+          onChange={(e) => setDraft({ ...draft, name: e.currentTarget.value })}
+        />
+        <Select
+          label={t("templates.clientFlow")}
+          data={[
+            { value: "", label: t("templates.noFlow") },
+            { value: "xtls-rprx-vision", label: "xtls-rprx-vision" },
+          ]}
+          value={draft.clientFlow}
+          allowDeselect={false}
+          onChange={(v) => setDraft({ ...draft, clientFlow: v === "xtls-rprx-vision" ? v : "" })}
+        />
+      </Group>
+      <TextInput
+        label={t("templates.description")}
+        value={draft.description}
+        onChange={(e) => setDraft({ ...draft, description: e.currentTarget.value })}
+      />
+      <JsonField
+        label={t("templates.config")}
+        value={draft.config}
+        onChange={(config) => setDraft({ ...draft, config })}
+        errors={located.filter((e) => e.field === "config")}
+        fieldRef={configRef}
+        testId="template-config"
+      />
+      <JsonField
+        label={t("templates.variablesJson")}
+        value={draft.variables}
+        onChange={(variables) => setDraft({ ...draft, variables })}
+        errors={located.filter((e) => e.field === "variables")}
+        fieldRef={variablesRef}
+        testId="template-variables-json"
+      />
+      {other.length > 0 && (
+        <Alert color="red">
+          {other.map((e) => (
+            <Text key={e.path} size="sm">
+              <code>{e.path}</code> {e.message}
+            </Text>
+          ))}
+        </Alert>
+      )}
+      {save.isError && located.length === 0 && <ErrorAlert error={save.error} />}
+      <Group justify="flex-end">
+        <Button onClick={() => save.mutate()} loading={save.isPending} disabled={!canSave}>
+          {template ? t("common.save") : t("common.create")}
+        </Button>
+      </Group>
+      {confirmModal}
+    </Stack>
+  );
+}

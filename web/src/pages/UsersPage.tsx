@@ -1,0 +1,258 @@
+// Users: the page operators live on. Server-side pagination (the next page is fetched before it is
+// asked for), search as you type (debounced, earlier requests cancelled), bulk grant and delete.
+import {
+  Anchor,
+  Checkbox,
+  Group,
+  Kbd,
+  Pagination,
+  Select,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from "@mantine/core";
+import { useDebouncedValue, useHotkeys } from "@mantine/hooks";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { memo, useCallback, useEffect, useRef, useState } from "react";
+import { api, unwrap } from "../api/client.ts";
+import type { User } from "../api/types.ts";
+import { useI18n } from "../i18n/i18n.tsx";
+import { followLink, href } from "../router.tsx";
+import { ErrorAlert } from "../ui/errors.tsx";
+import { formatDate } from "../ui/format.ts";
+import { SearchIcon } from "../ui/icons.tsx";
+import { BulkActions } from "./users/BulkActions.tsx";
+import { CreateUserButton } from "./users/CreateUser.tsx";
+
+const PAGE_SIZES = ["25", "50", "100", "200"];
+const SEARCH_DEBOUNCE_MS = 100;
+const USERS_SHOWN_MARK = "portcullis:users-shown";
+
+function pageQuery(page: number, perPage: number) {
+  return {
+    queryKey: ["users", "page", page, perPage],
+    queryFn: ({ signal }: { signal: AbortSignal }) =>
+      unwrap(api.GET("/api/users", { params: { query: { page, per_page: perPage } }, signal })),
+  };
+}
+
+function readUrlState(): { q: string; page: number; perPage: number } {
+  const params = new URLSearchParams(window.location.search);
+  const page = Number(params.get("page") ?? "1");
+  const perPage = params.get("per_page") ?? "50";
+  return {
+    q: params.get("q") ?? "",
+    page: Number.isInteger(page) && page > 0 ? page : 1,
+    perPage: PAGE_SIZES.includes(perPage) ? Number(perPage) : 50,
+  };
+}
+
+/** A row re-renders only when its user or its selection changes (typing re-renders the page). */
+const UserRow = memo(function UserRow({
+  user,
+  isSelected,
+  onToggle,
+}: {
+  user: User;
+  isSelected: boolean;
+  onToggle: (user: User) => void;
+}) {
+  const { t, language } = useI18n();
+  return (
+    <Table.Tr data-testid="user-row">
+      <Table.Td>
+        <Checkbox
+          aria-label={t("users.select", { name: user.name })}
+          checked={isSelected}
+          onChange={() => onToggle(user)}
+        />
+      </Table.Td>
+      <Table.Td>
+        <Anchor href={href(`/users/${user.id}`)} onClick={(event) => followLink(event, `/users/${user.id}`)}>
+          {user.name}
+        </Anchor>
+      </Table.Td>
+      <Table.Td>{user.telegram_id ?? "—"}</Table.Td>
+      <Table.Td>
+        <Text size="sm" lineClamp={1}>
+          {user.comment ?? ""}
+        </Text>
+      </Table.Td>
+      <Table.Td>{formatDate(user.created_at, language)}</Table.Td>
+    </Table.Tr>
+  );
+});
+
+export function UsersPage() {
+  const { t, language } = useI18n();
+  const initial = useRef(readUrlState()).current;
+  const [search, setSearch] = useState(initial.q);
+  const [debounced] = useDebouncedValue(search.trim(), SEARCH_DEBOUNCE_MS);
+  const [page, setPage] = useState(initial.page);
+  const [perPage, setPerPage] = useState(initial.perPage);
+  const [selected, setSelected] = useState<Map<string, User>>(new Map());
+  const searchRef = useRef<HTMLInputElement>(null);
+  const queryClient = useQueryClient();
+  useHotkeys([["/", () => searchRef.current?.focus()]]);
+
+  const isSearching = debounced.length > 0;
+  const list = useQuery({
+    ...pageQuery(page, perPage),
+    enabled: !isSearching,
+    placeholderData: keepPreviousData,
+  });
+  const found = useQuery({
+    queryKey: ["users", "search", debounced],
+    queryFn: ({ signal }) =>
+      unwrap(api.GET("/api/users/search", { params: { query: { q: debounced } }, signal })),
+    enabled: isSearching,
+    placeholderData: keepPreviousData,
+  });
+  const total = list.data?.total ?? 0;
+  const pages = Math.max(1, Math.ceil(total / perPage));
+
+  // The next page is usually the next click: have it ready.
+  useEffect(() => {
+    if (!isSearching && page < pages) void queryClient.prefetchQuery(pageQuery(page + 1, perPage));
+  }, [isSearching, page, pages, perPage, queryClient]);
+
+  // User timing for the speed benchmark (bench/dashboard.ts): when the first rows were on screen.
+  useEffect(() => {
+    if (list.data !== undefined && performance.getEntriesByName(USERS_SHOWN_MARK).length === 0) {
+      performance.mark(USERS_SHOWN_MARK);
+    }
+  }, [list.data]);
+
+  useEffect(() => {
+    const params = new URLSearchParams();
+    if (debounced) params.set("q", debounced);
+    if (page > 1) params.set("page", String(page));
+    if (perPage !== 50) params.set("per_page", String(perPage));
+    const query = params.toString();
+    window.history.replaceState(null, "", `${window.location.pathname}${query ? `?${query}` : ""}`);
+  }, [debounced, page, perPage]);
+
+  const rows: User[] = isSearching ? (found.data ?? []) : (list.data?.items ?? []);
+  const active = isSearching ? found : list;
+  const allOnPageSelected = rows.length > 0 && rows.every((u) => selected.has(u.id));
+  const toggle = useCallback(
+    (user: User) =>
+      setSelected((current) => {
+        const next = new Map(current);
+        if (next.has(user.id)) next.delete(user.id);
+        else next.set(user.id, user);
+        return next;
+      }),
+    [],
+  );
+  const toggleAll = () =>
+    setSelected((current) => {
+      const next = new Map(current);
+      for (const user of rows) {
+        if (allOnPageSelected) next.delete(user.id);
+        else next.set(user.id, user);
+      }
+      return next;
+    });
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={2}>{t("users.title")}</Title>
+        <CreateUserButton />
+      </Group>
+      <TextInput
+        ref={searchRef}
+        type="search"
+        leftSection={<SearchIcon />}
+        rightSection={<Kbd size="xs">/</Kbd>}
+        placeholder={t("users.searchPlaceholder")}
+        aria-label={t("users.search")}
+        value={search}
+        onChange={(event) => setSearch(event.currentTarget.value)}
+        data-testid="user-search"
+      />
+      <BulkActions selected={[...selected.values()]} onDone={() => setSelected(new Map())} />
+      {active.error && <ErrorAlert error={active.error} />}
+      <Text size="sm" c="dimmed" aria-live="polite" data-testid="users-summary">
+        {isSearching
+          ? found.isFetching && found.data === undefined
+            ? t("common.loading")
+            : t("users.found", { count: rows.length })
+          : t("users.total", { count: total.toLocaleString(language) })}
+      </Text>
+      <Table.ScrollContainer minWidth={560}>
+        <Table
+          striped
+          highlightOnHover
+          aria-busy={active.isFetching}
+          data-testid="users-table"
+          // What the rows show, for tests and the speed benchmark (bench/dashboard.ts).
+          data-page={!isSearching && list.data && !list.isPlaceholderData ? list.data.page : undefined}
+          data-results-for={isSearching && found.data && !found.isPlaceholderData ? debounced : undefined}
+        >
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th w={40}>
+                <Checkbox
+                  aria-label={t("users.selectAll")}
+                  checked={allOnPageSelected}
+                  indeterminate={!allOnPageSelected && rows.some((u) => selected.has(u.id))}
+                  onChange={toggleAll}
+                />
+              </Table.Th>
+              <Table.Th>{t("users.name")}</Table.Th>
+              <Table.Th>{t("users.telegramId")}</Table.Th>
+              <Table.Th>{t("users.comment")}</Table.Th>
+              <Table.Th>{t("common.created")}</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {rows.map((user) => (
+              <UserRow key={user.id} user={user} isSelected={selected.has(user.id)} onToggle={toggle} />
+            ))}
+          </Table.Tbody>
+        </Table>
+      </Table.ScrollContainer>
+      {!active.isLoading && rows.length === 0 && !active.error && (
+        <Text c="dimmed" ta="center" py="lg">
+          {isSearching ? t("users.noMatch", { q: debounced }) : t("users.empty")}
+        </Text>
+      )}
+      {!isSearching && (
+        <Group justify="space-between">
+          <Pagination
+            total={pages}
+            value={page}
+            onChange={setPage}
+            siblings={1}
+            boundaries={1}
+            getControlProps={(control) => ({
+              "aria-label":
+                control === "next"
+                  ? t("users.nextPage")
+                  : control === "previous"
+                    ? t("users.previousPage")
+                    : control,
+            })}
+            getItemProps={(item) => ({ "aria-label": t("users.pageN", { n: item }) })}
+            data-testid="users-pagination"
+          />
+          <Select
+            aria-label={t("users.perPage")}
+            data={PAGE_SIZES}
+            value={String(perPage)}
+            allowDeselect={false}
+            onChange={(value) => {
+              setPerPage(Number(value ?? 50));
+              setPage(1);
+            }}
+            w={90}
+          />
+        </Group>
+      )}
+    </Stack>
+  );
+}

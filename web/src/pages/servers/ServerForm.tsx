@@ -1,0 +1,143 @@
+// Register or edit a server. api_credentials is write-only: the form never shows stored ones, it
+// only says whether there are any, and sends a new document (or null to remove them).
+import {
+  Button,
+  Checkbox,
+  Group,
+  Modal,
+  NumberInput,
+  Select,
+  Stack,
+  Textarea,
+  TextInput,
+} from "@mantine/core";
+import { useForm } from "@mantine/form";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { api, unwrap } from "../../api/client.ts";
+import type { Server } from "../../api/types.ts";
+import { useT } from "../../i18n/i18n.tsx";
+import { navigate } from "../../router.tsx";
+import { notifyError } from "../../ui/errors.tsx";
+import { applyFieldErrors } from "../users/CreateUser.tsx";
+
+type Values = {
+  name: string;
+  hostname: string;
+  grpc_hostname: string;
+  grpc_port: number | string;
+  default_certificate_id: string | null;
+  api_credentials: string;
+  remove_credentials: boolean;
+};
+
+export function ServerFormModal({ server, onClose }: { server?: Server; onClose: () => void }) {
+  const t = useT();
+  const queryClient = useQueryClient();
+  const certificates = useQuery({
+    queryKey: ["certificates"],
+    queryFn: () => unwrap(api.GET("/api/certificates")),
+  });
+  const form = useForm<Values>({
+    initialValues: {
+      name: server?.name ?? "",
+      hostname: server?.hostname ?? "",
+      grpc_hostname: server?.grpc_hostname ?? "",
+      grpc_port: server?.grpc_port ?? 2053,
+      default_certificate_id: server?.default_certificate_id ?? null,
+      api_credentials: "",
+      remove_credentials: false,
+    },
+  });
+  const save = useMutation({
+    mutationFn: async (v: Values) => {
+      const body = {
+        name: v.name,
+        hostname: v.hostname,
+        ...(v.grpc_hostname.trim() ? { grpc_hostname: v.grpc_hostname.trim() } : {}),
+        grpc_port: Number(v.grpc_port),
+        ...(v.default_certificate_id ? { default_certificate_id: v.default_certificate_id } : {}),
+        ...(v.api_credentials.trim() ? { api_credentials: v.api_credentials.trim() } : {}),
+      };
+      if (server === undefined) return unwrap(api.POST("/api/servers", { body }));
+      return unwrap(
+        api.PUT("/api/servers/{id}", {
+          params: { path: { id: server.id } },
+          body: {
+            ...body,
+            default_certificate_id: v.default_certificate_id,
+            ...(v.remove_credentials ? { api_credentials: null } : {}),
+          },
+        }),
+      );
+    },
+    onSuccess: async (saved) => {
+      await queryClient.invalidateQueries({ queryKey: ["servers"] });
+      onClose();
+      if (server === undefined) navigate(`/servers/${saved.id}`);
+    },
+    onError: (error) => {
+      applyFieldErrors(form, error);
+      notifyError(error);
+    },
+  });
+  return (
+    <Modal opened onClose={onClose} title={server ? t("server.edit") : t("server.new")} size="lg">
+      <form onSubmit={form.onSubmit((v) => save.mutate(v))}>
+        <Stack>
+          <TextInput label={t("server.name")} required data-autofocus {...form.getInputProps("name")} />
+          <TextInput
+            label={t("server.hostname")}
+            description={t("server.hostnameHint")}
+            required
+            {...form.getInputProps("hostname")}
+          />
+          <Group grow align="flex-start">
+            <TextInput
+              label={t("server.grpcHostname")}
+              placeholder={form.values.hostname}
+              {...form.getInputProps("grpc_hostname")}
+            />
+            <NumberInput
+              label={t("server.grpcPort")}
+              min={1}
+              max={65535}
+              required
+              {...form.getInputProps("grpc_port")}
+            />
+          </Group>
+          <Select
+            label={t("server.defaultCertificate")}
+            clearable
+            data={(certificates.data ?? []).map((c) => ({ value: c.id, label: `${c.name} (${c.domain})` }))}
+            {...form.getInputProps("default_certificate_id")}
+          />
+          <Textarea
+            label={t("server.apiCredentials")}
+            description={
+              server?.has_credentials ? t("server.credentialsStored") : t("server.credentialsHint")
+            }
+            autosize
+            minRows={2}
+            ff="monospace"
+            autoComplete="off"
+            {...form.getInputProps("api_credentials")}
+          />
+          {server?.has_credentials && (
+            <Checkbox
+              label={t("server.removeCredentials")}
+              {...form.getInputProps("remove_credentials", { type: "checkbox" })}
+            />
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              {t("common.cancel")}
+            </Button>
+            <Button type="submit" loading={save.isPending}>
+              {server ? t("common.save") : t("common.create")}
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}

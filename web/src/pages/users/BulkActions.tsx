@@ -1,0 +1,183 @@
+// Bulk work on the selected users: grant one inbound to all of them (one bulk call), or delete them
+// (one call each, four at a time, with progress and every failure listed).
+import { Alert, Button, Group, List, Modal, Paper, Progress, Select, Stack, Text } from "@mantine/core";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { ApiError, api, unwrap } from "../../api/client.ts";
+import { useAllInbounds } from "../../api/inbounds.ts";
+import type { BulkGrantReport, User } from "../../api/types.ts";
+import { useT } from "../../i18n/i18n.tsx";
+import { useConfirm } from "../../ui/Confirm.tsx";
+import { ErrorAlert, notifyError } from "../../ui/errors.tsx";
+
+type DeleteProgress = { done: number; total: number; failures: { name: string; detail: string }[] };
+
+async function deleteAll(users: User[], onProgress: (p: DeleteProgress) => void): Promise<DeleteProgress> {
+  const progress: DeleteProgress = { done: 0, total: users.length, failures: [] };
+  const queue = [...users];
+  const worker = async () => {
+    for (let user = queue.shift(); user !== undefined; user = queue.shift()) {
+      try {
+        await unwrap(api.DELETE("/api/users/{id}", { params: { path: { id: user.id } } }));
+      } catch (error) {
+        progress.failures.push({
+          name: user.name,
+          detail: error instanceof ApiError ? error.message : String(error),
+        });
+      }
+      progress.done++;
+      onProgress({ ...progress });
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  return progress;
+}
+
+function GrantModal({ users, onClose }: { users: User[]; onClose: (granted: boolean) => void }) {
+  const t = useT();
+  const { choices, isLoading, error } = useAllInbounds();
+  const [choice, setChoice] = useState<string | null>(null);
+  const grant = useMutation({
+    mutationFn: (key: string) => {
+      const picked = choices.find((c) => c.inbound.id === key);
+      if (picked === undefined) throw new Error("pick an inbound");
+      return unwrap(
+        api.POST("/api/servers/{server_id}/inbounds/{inbound_id}/users/bulk", {
+          params: { path: { server_id: picked.server.id, inbound_id: picked.inbound.id } },
+          body: { user_ids: users.map((u) => u.id) },
+        }),
+      );
+    },
+    onError: notifyError,
+  });
+  const report: BulkGrantReport | undefined = grant.data;
+  return (
+    <Modal
+      opened
+      onClose={() => onClose(report !== undefined)}
+      title={t("bulk.grantTitle", { count: users.length })}
+    >
+      <Stack>
+        {error !== undefined && <ErrorAlert error={error} />}
+        <Select
+          label={t("grants.inbound")}
+          placeholder={isLoading ? t("common.loading") : t("grants.pickInbound")}
+          data={choices.map((c) => ({ value: c.inbound.id, label: c.label }))}
+          value={choice}
+          onChange={setChoice}
+          searchable
+          nothingFoundMessage={t("grants.noInbounds")}
+        />
+        {report !== undefined && (
+          <Alert color={report.sync.error > 0 ? "orange" : "teal"} data-testid="bulk-report">
+            {t("bulk.grantReport", {
+              granted: report.granted,
+              already: report.already_granted.length,
+              unknown: report.unknown_users.length,
+              synced: report.sync.synced,
+              pending: report.sync.pending,
+              error: report.sync.error,
+            })}
+          </Alert>
+        )}
+        <Group justify="flex-end">
+          <Button variant="default" onClick={() => onClose(report !== undefined)}>
+            {t("common.close")}
+          </Button>
+          <Button
+            disabled={choice === null || report !== undefined}
+            loading={grant.isPending}
+            onClick={() => choice !== null && grant.mutate(choice)}
+          >
+            {t("bulk.grant")}
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
+export function BulkActions({ selected, onDone }: { selected: User[]; onDone: () => void }) {
+  const t = useT();
+  const queryClient = useQueryClient();
+  const [confirm, confirmModal] = useConfirm();
+  const [isGranting, setGranting] = useState(false);
+  const [progress, setProgress] = useState<DeleteProgress>();
+  if (selected.length === 0 && progress === undefined) return null;
+
+  const runDelete = async () => {
+    const result = await deleteAll(selected, setProgress);
+    await queryClient.invalidateQueries({ queryKey: ["users"] });
+    if (result.failures.length === 0) setProgress(undefined);
+    onDone();
+  };
+  const isDeleting = progress !== undefined && progress.done < progress.total;
+  return (
+    <Paper withBorder p="sm" data-testid="bulk-actions">
+      <Stack gap="xs">
+        <Group justify="space-between">
+          <Text size="sm">{t("bulk.selected", { count: selected.length })}</Text>
+          <Group gap="xs">
+            <Button
+              size="xs"
+              variant="light"
+              disabled={selected.length === 0}
+              onClick={() => setGranting(true)}
+            >
+              {t("bulk.grant")}
+            </Button>
+            <Button
+              size="xs"
+              color="red"
+              variant="light"
+              disabled={selected.length === 0 || isDeleting}
+              onClick={() => confirm(t("bulk.deleteConfirm", { count: selected.length }), runDelete)}
+            >
+              {t("bulk.delete")}
+            </Button>
+            <Button size="xs" variant="subtle" onClick={onDone} disabled={isDeleting}>
+              {t("bulk.clear")}
+            </Button>
+          </Group>
+        </Group>
+        {progress !== undefined && (
+          <>
+            <Progress
+              value={(progress.done / Math.max(1, progress.total)) * 100}
+              aria-label={t("bulk.progress", { done: progress.done, total: progress.total })}
+            />
+            <Text size="xs" c="dimmed">
+              {t("bulk.progress", { done: progress.done, total: progress.total })}
+            </Text>
+            {progress.failures.length > 0 && (
+              <Alert
+                color="red"
+                title={t("bulk.failures", { count: progress.failures.length })}
+                withCloseButton
+                onClose={() => setProgress(undefined)}
+              >
+                <List size="sm">
+                  {progress.failures.map((f) => (
+                    <List.Item key={f.name}>
+                      {f.name}: {f.detail}
+                    </List.Item>
+                  ))}
+                </List>
+              </Alert>
+            )}
+          </>
+        )}
+      </Stack>
+      {isGranting && (
+        <GrantModal
+          users={selected}
+          onClose={(granted) => {
+            setGranting(false);
+            if (granted) void queryClient.invalidateQueries({ queryKey: ["access"] });
+          }}
+        />
+      )}
+      {confirmModal}
+    </Paper>
+  );
+}

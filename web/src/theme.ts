@@ -1,0 +1,36 @@
+import { type CSSVariablesResolver, createTheme, Modal } from "@mantine/core";
+
+export const theme = createTheme({
+  primaryColor: "blue",
+  // Shade 8: white text on the primary colour meets WCAG AA contrast (shade 6 does not).
+  primaryShade: { light: 8, dark: 8 },
+  defaultRadius: "md",
+  fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'Vazirmatn', Tahoma, sans-serif",
+  fontFamilyMonospace: "ui-monospace, 'SFMono-Regular', Menlo, Consolas, 'Liberation Mono', monospace",
+  components: {
+    // The close icon has no text of its own; screen readers need its name.
+    Modal: Modal.extend({ defaultProps: { closeButtonProps: { "aria-label": "Close" } } }),
+  },
+});
+
+// Mantine's defaults for "dimmed" text and for light badges and alerts (shade 9 text on a shade 1
+// background) fall just below WCAG AA contrast; axe finds them (web/e2e/pages.spec.ts). In the light
+// scheme: shade 0 backgrounds, darker dimmed text, and browns for yellow and orange (no shade of
+// theirs is dark enough); in the dark one: lighter dimmed text.
+const LIGHT_TEXT: Record<string, string> = {
+  "--mantine-color-dimmed": "var(--mantine-color-gray-7)",
+  "--mantine-color-yellow-light-color": "#7a4a00",
+  "--mantine-color-orange-light-color": "#8f3500",
+};
+for (const color of ["teal", "red", "blue", "gray", "green", "cyan", "grape", "yellow", "orange"]) {
+  LIGHT_TEXT[`--mantine-color-${color}-light`] = `var(--mantine-color-${color}-0)`;
+  if (color !== "yellow" && color !== "orange") {
+    LIGHT_TEXT[`--mantine-color-${color}-light-color`] = `var(--mantine-color-${color}-9)`;
+  }
+}
+
+export const cssVariablesResolver: CSSVariablesResolver = () => ({
+  variables: {},
+  light: LIGHT_TEXT,
+  dark: { "--mantine-color-dimmed": "var(--mantine-color-dark-1)" },
+});

@@ -149,7 +149,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
     }
   });
   app.addHook("onSend", (request, reply, payload, done) => {
-    const policy = htmlPolicyFor(reply.getHeader("content-type"));
+    const policy = htmlPolicyFor(reply.getHeader("content-type"), reply.getHeader("content-security-policy"));
     if (policy !== undefined) reply.header("content-security-policy", policy);
     if (request.auditId === undefined) return done(null, payload);
     finishAudit(deps.services.audit, request, reply, payload).then(

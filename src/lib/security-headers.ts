@@ -22,7 +22,11 @@ export function applySecurityHeaders(reply: FastifyReply): void {
   }
 }
 
-/** onSend: an HTML answer gets the page policy instead of the API one. */
-export function htmlPolicyFor(contentType: unknown): string | undefined {
-  return typeof contentType === "string" && contentType.startsWith("text/html") ? CSP_HTML : undefined;
+/**
+ * onSend: an HTML answer gets the page policy instead of the API one — unless its route set a
+ * policy of its own (the dashboard's, with a per-response style nonce).
+ */
+export function htmlPolicyFor(contentType: unknown, current: unknown): string | undefined {
+  const isHtml = typeof contentType === "string" && contentType.startsWith("text/html");
+  return isHtml && (current === undefined || current === CSP_API) ? CSP_HTML : undefined;
 }

@@ -61,7 +61,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Exchange an admin username and password for a bearer token */
+        /**
+         * Exchange an admin username and password (and second factor) for a bearer token
+         * @description An admin with two-factor authentication also sends totp_code or recovery_code (401 totp_required without one, 401 invalid_totp for a wrong one).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -74,6 +77,10 @@ export type paths = {
                     "application/json": {
                         username: string;
                         password: string;
+                        /** @description the 6-digit code of the authenticator app */
+                        totp_code?: string;
+                        /** @description one of the recovery codes */
+                        recovery_code?: string;
                     };
                 };
             };
@@ -113,6 +120,308 @@ export type paths = {
                 };
                 /** @description problem+json */
                 429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The admin and role this token acts as, and its permissions */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            username: string;
+                            /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
+                            role: "owner" | "operator" | "support" | "viewer";
+                            /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
+                            admin_role: "owner" | "operator" | "support" | "viewer";
+                            token_kind: "session" | "api_key";
+                            /** @description what this token may do: self, admins.manage, audit.read, settings.read, settings.write, users.read, users.write, users.lifecycle, links.read, access.write, servers.read, servers.write, inbounds.read, inbounds.write, templates.read, templates.write, certificates.read, certificates.write, system.read */
+                            permissions: string[];
+                            totp_enabled: boolean;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/totp/enroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start two-factor enrolment: a secret, its otpauth:// URI and a QR code
+         * @description Pending until confirmed with a first code. Needs a session, not an API key.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description base32; enter it by hand if the QR code cannot be scanned */
+                            secret: string;
+                            otpauth_uri: string;
+                            /** @description the otpauth URI as an SVG QR code */
+                            qr_svg: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn two-factor on with a first code; answers ten one-time recovery codes */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the 6-digit code of the authenticator app */
+                        code: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description each works once; shown only in this response */
+                            recovery_codes: string[];
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/totp/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn two-factor off with a current code or a recovery code */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the 6-digit code of the authenticator app */
+                        totp_code?: string;
+                        /** @description one of the recovery codes */
+                        recovery_code?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -206,10 +515,12 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
+                            /** @description null: the admin's own role */
+                            role: ("owner" | "operator" | "support" | "viewer") | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -241,7 +552,10 @@ export type paths = {
             };
         };
         put?: never;
-        /** Create a named long-lived API key; the secret is in this response only */
+        /**
+         * Create a named long-lived API key; the secret is in this response only
+         * @description role narrows the key to a role within the caller's (403 role_not_within otherwise).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -254,6 +568,8 @@ export type paths = {
                     "application/json": {
                         name: string;
                         expires_in_days?: number;
+                        /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
+                        role?: "owner" | "operator" | "support" | "viewer";
                     };
                 };
             };
@@ -267,10 +583,12 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
+                            /** @description null: the admin's own role */
+                            role: ("owner" | "operator" | "support" | "viewer") | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -294,6 +612,15 @@ export type paths = {
                 };
                 /** @description problem+json */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -325,7 +652,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -373,6 +700,1494 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/admins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List admins */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            username: string;
+                            /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
+                            role: "owner" | "operator" | "support" | "viewer";
+                            is_disabled: boolean;
+                            totp_enabled: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create an admin with a role */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description 1-64 letters, digits, . _ - */
+                        username: string;
+                        password: string;
+                        /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
+                        role: "owner" | "operator" | "support" | "viewer";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            username: string;
+                            /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
+                            role: "owner" | "operator" | "support" | "viewer";
+                            is_disabled: boolean;
+                            totp_enabled: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admins/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One admin */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            username: string;
+                            /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
+                            role: "owner" | "operator" | "support" | "viewer";
+                            is_disabled: boolean;
+                            totp_enabled: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Change role, disable or enable, set a password, or remove the second factor
+         * @description The last active owner cannot be demoted or disabled (409 last_owner).
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
+                        role?: "owner" | "operator" | "support" | "viewer";
+                        is_disabled?: boolean;
+                        password?: string;
+                        /** @description true: remove the admin's second factor */
+                        reset_totp?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            username: string;
+                            /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
+                            role: "owner" | "operator" | "support" | "viewer";
+                            is_disabled: boolean;
+                            totp_enabled: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete an admin (their sessions and API keys go with them) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit log: every state-changing call, its actor and outcome */
+        get: {
+            parameters: {
+                query: {
+                    page: number;
+                    per_page: number;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    actor_id?: string;
+                    /** @description e.g. users.create */
+                    action?: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    target?: string;
+                    outcome?: "pending" | "succeeded" | "failed" | "interrupted";
+                    /** @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z */
+                    from?: string;
+                    /** @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                at: string;
+                                actor: {
+                                    /** @description session | api_key | cli | anonymous */
+                                    kind: string;
+                                    id: string | null;
+                                    name: string;
+                                    token_id: string | null;
+                                };
+                                action: string;
+                                method: string | null;
+                                route: string | null;
+                                /** @description path ids and the created id */
+                                targets: {
+                                    [key: string]: string;
+                                };
+                                /** @description body field names, never values */
+                                fields: string[] | null;
+                                ip: string | null;
+                                request_id: string | null;
+                                /** @description pending | succeeded | failed | interrupted */
+                                outcome: string;
+                                status: number | null;
+                                finished_at: string | null;
+                            }[];
+                            total: number;
+                            page: number;
+                            per_page: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhooks */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            url: string;
+                            /** @description event types it receives; [] = all */
+                            events: string[];
+                            is_active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Add a webhook: signed JSON POSTs for the events it filters */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description http:// or https:// */
+                        url: string;
+                        /** @description generated when absent */
+                        secret?: string;
+                        events?: string[];
+                        is_active?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            url: string;
+                            /** @description event types it receives; [] = all */
+                            events: string[];
+                            is_active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                            /** @description the generated signing secret, in this answer only; null when one was given */
+                            secret: string | null;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            url: string;
+                            /** @description event types it receives; [] = all */
+                            events: string[];
+                            is_active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Change a webhook's name, URL, secret, events or active flag */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        /** @description http:// or https:// */
+                        url?: string;
+                        /** @description generated when absent */
+                        secret?: string;
+                        events?: string[];
+                        is_active?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            url: string;
+                            /** @description event types it receives; [] = all */
+                            events: string[];
+                            is_active: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete a webhook and what was still waiting to be sent to it */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The webhook's delivery log, newest first */
+        get: {
+            parameters: {
+                query: {
+                    page: number;
+                    per_page: number;
+                };
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                event_id: string;
+                                event_type: string;
+                                /** @description pending | delivered | dead */
+                                status: string;
+                                attempts: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                next_attempt_at: string;
+                                last_status: number | null;
+                                last_error: string | null;
+                                delivered_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                created_at: string;
+                            }[];
+                            total: number;
+                            page: number;
+                            per_page: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue a webhook.test event for this webhook */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            event_id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            delivery_id: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/telegram": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your Telegram notifications (the bot token is never shown) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            chat_ids: string[];
+                            language: string;
+                            events: string[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        } | null;
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Send your lifecycle and server events to Telegram chats through your bot */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description from @BotFather */
+                        bot_token: string;
+                        chat_ids: string[];
+                        language?: "en" | "ru" | "fa" | "zh";
+                        events?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            chat_ids: string[];
+                            language: string;
+                            events: string[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Stop your Telegram notifications */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/telegram/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue a test message to your Telegram chats */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            event_id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            delivery_id: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/telegram/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your Telegram delivery log */
+        get: {
+            parameters: {
+                query: {
+                    page: number;
+                    per_page: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                event_id: string;
+                                event_type: string;
+                                /** @description pending | delivered | dead */
+                                status: string;
+                                attempts: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                next_attempt_at: string;
+                                last_status: number | null;
+                                last_error: string | null;
+                                delivered_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                created_at: string;
+                            }[];
+                            total: number;
+                            page: number;
+                            per_page: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -403,7 +2218,7 @@ export type paths = {
                             items: {
                                 /**
                                  * Format: uuid
-                                 * @description UUID
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                                  */
                                 id: string;
                                 name: string;
@@ -475,7 +2290,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -549,7 +2364,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -609,7 +2424,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -625,7 +2440,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -679,7 +2494,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -704,7 +2519,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -759,7 +2574,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -833,7 +2648,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -925,7 +2740,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -1006,7 +2821,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -1022,7 +2837,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -1090,7 +2905,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -1117,7 +2932,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -1195,7 +3010,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -1270,7 +3085,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -1286,7 +3101,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -1328,7 +3143,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -1431,7 +3246,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -1530,7 +3345,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -1625,7 +3440,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -1641,7 +3456,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -1714,7 +3529,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -1751,7 +3566,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -1843,7 +3658,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -1926,7 +3741,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -1948,7 +3763,13 @@ export type paths = {
                             has_credentials: boolean;
                             /** @description core flavor detected on the first successful call */
                             core: "xray" | "v2ray" | null;
+                            /** @description always null: neither API reports a version (wire_layout says which releases match) */
                             core_version: string | null;
+                            /** @description detected on the first contact and after every core restart, unless pinned */
+                            wire_layout: ("v2ray-4" | "xray-1.8" | "xray-24.9" | "xray-25.1" | "xray-25.10") | null;
+                            wire_layout_pinned: boolean;
+                            /** @description optional calls the core answers (listing, online_users); null until detected */
+                            core_capabilities: ("listing" | "online_users")[] | null;
                             last_error: string | null;
                         }[];
                     };
@@ -1994,6 +3815,8 @@ export type paths = {
                         /** @description write-only JSON: {"ca"?: PEM, "cert"?: PEM, "key"?: PEM, "server_name"?: string, "token"?: string}; null clears it on update */
                         api_credentials?: string;
                         default_certificate_id?: string | null;
+                        /** @description pins the wire layout (no detection); null unpins it and detects again on the next contact */
+                        wire_layout?: ("v2ray-4" | "xray-1.8" | "xray-24.9" | "xray-25.1" | "xray-25.10") | null;
                     };
                 };
             };
@@ -2007,7 +3830,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -2029,7 +3852,13 @@ export type paths = {
                             has_credentials: boolean;
                             /** @description core flavor detected on the first successful call */
                             core: "xray" | "v2ray" | null;
+                            /** @description always null: neither API reports a version (wire_layout says which releases match) */
                             core_version: string | null;
+                            /** @description detected on the first contact and after every core restart, unless pinned */
+                            wire_layout: ("v2ray-4" | "xray-1.8" | "xray-24.9" | "xray-25.1" | "xray-25.10") | null;
+                            wire_layout_pinned: boolean;
+                            /** @description optional calls the core answers (listing, online_users); null until detected */
+                            core_capabilities: ("listing" | "online_users")[] | null;
                             last_error: string | null;
                         };
                     };
@@ -2082,7 +3911,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -2098,7 +3927,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -2120,7 +3949,13 @@ export type paths = {
                             has_credentials: boolean;
                             /** @description core flavor detected on the first successful call */
                             core: "xray" | "v2ray" | null;
+                            /** @description always null: neither API reports a version (wire_layout says which releases match) */
                             core_version: string | null;
+                            /** @description detected on the first contact and after every core restart, unless pinned */
+                            wire_layout: ("v2ray-4" | "xray-1.8" | "xray-24.9" | "xray-25.1" | "xray-25.10") | null;
+                            wire_layout_pinned: boolean;
+                            /** @description optional calls the core answers (listing, online_users); null until detected */
+                            core_capabilities: ("listing" | "online_users")[] | null;
                             last_error: string | null;
                         };
                     };
@@ -2160,7 +3995,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -2177,6 +4012,8 @@ export type paths = {
                         api_credentials?: string | null;
                         status?: "online" | "offline" | "error" | "unknown";
                         default_certificate_id?: string | null;
+                        /** @description pins the wire layout (no detection); null unpins it and detects again on the next contact */
+                        wire_layout?: ("v2ray-4" | "xray-1.8" | "xray-24.9" | "xray-25.1" | "xray-25.10") | null;
                     };
                 };
             };
@@ -2190,7 +4027,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             name: string;
@@ -2212,7 +4049,13 @@ export type paths = {
                             has_credentials: boolean;
                             /** @description core flavor detected on the first successful call */
                             core: "xray" | "v2ray" | null;
+                            /** @description always null: neither API reports a version (wire_layout says which releases match) */
                             core_version: string | null;
+                            /** @description detected on the first contact and after every core restart, unless pinned */
+                            wire_layout: ("v2ray-4" | "xray-1.8" | "xray-24.9" | "xray-25.1" | "xray-25.10") | null;
+                            wire_layout_pinned: boolean;
+                            /** @description optional calls the core answers (listing, online_users); null until detected */
+                            core_capabilities: ("listing" | "online_users")[] | null;
                             last_error: string | null;
                         };
                     };
@@ -2262,7 +4105,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -2325,7 +4168,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -2344,6 +4187,9 @@ export type paths = {
                             endpoint: string;
                             core: "xray" | "v2ray" | null;
                             core_version: string | null;
+                            wire_layout: ("v2ray-4" | "xray-1.8" | "xray-24.9" | "xray-25.1" | "xray-25.10") | null;
+                            /** @description optional calls the core answers (listing, online_users); null until detected */
+                            core_capabilities: ("listing" | "online_users")[] | null;
                             latency_ms: number | null;
                             error: string | null;
                         };
@@ -2397,7 +4243,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -2413,7 +4259,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             server_id: string;
                             core: "xray" | "v2ray";
@@ -2517,7 +4363,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     server_id: string;
                 };
                 cookie?: never;
@@ -2533,17 +4379,17 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             server_id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             template_id: string;
                             template_name: string;
@@ -2608,7 +4454,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     server_id: string;
                 };
                 cookie?: never;
@@ -2618,13 +4464,13 @@ export type paths = {
                     "application/json": {
                         /**
                          * Format: uuid
-                         * @description UUID
+                         * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                          */
                         template_id: string;
                         port: number;
                         /**
                          * Format: uuid
-                         * @description UUID
+                         * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                          */
                         certificate_id?: string;
                         /** @default true */
@@ -2648,17 +4494,17 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             server_id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             template_id: string;
                             template_name: string;
@@ -2753,9 +4599,9 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     server_id: string;
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     inbound_id: string;
                 };
                 cookie?: never;
@@ -2771,17 +4617,17 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             server_id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             template_id: string;
                             template_name: string;
@@ -2845,9 +4691,9 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     server_id: string;
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     inbound_id: string;
                 };
                 cookie?: never;
@@ -2877,17 +4723,17 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             server_id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             template_id: string;
                             template_name: string;
@@ -2970,9 +4816,9 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     server_id: string;
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     inbound_id: string;
                 };
                 cookie?: never;
@@ -3035,9 +4881,9 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     server_id: string;
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     inbound_id: string;
                 };
                 cookie?: never;
@@ -3048,7 +4894,7 @@ export type paths = {
                     "application/json": {
                         /**
                          * Format: uuid
-                         * @description UUID
+                         * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                          */
                         user_id?: string;
                         /** @description 1-128 characters, trimmed */
@@ -3070,17 +4916,17 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             user_id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             server_inbound_id: string;
                             /** @description the user's id on the core (its client email); unique per user per server */
@@ -3174,9 +5020,9 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     server_id: string;
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     inbound_id: string;
                 };
                 cookie?: never;
@@ -3201,7 +5047,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             server_inbound_id: string;
                             /** @description distinct user ids asked for */
@@ -3220,12 +5066,12 @@ export type paths = {
                             results: {
                                 /**
                                  * Format: uuid
-                                 * @description UUID
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                                  */
                                 user_id: string;
                                 /**
                                  * Format: uuid
-                                 * @description UUID
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                                  */
                                 access_id: string;
                                 proxy_user_id: string;
@@ -3296,9 +5142,9 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     server_id: string;
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     inbound_id: string;
                     /** @description the grant's proxy_user_id, or the user's uuid */
                     email: string;
@@ -3363,7 +5209,7 @@ export type paths = {
                 };
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -3379,17 +5225,17 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             user_id: string;
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             server_inbound_id: string;
                             /** @description the user's id on the core (its client email); unique per user per server */
@@ -3465,7 +5311,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     user_id: string;
                 };
                 cookie?: never;
@@ -3481,7 +5327,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             user_id: string;
                             server_name: string;
@@ -3543,9 +5389,9 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     user_id: string;
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     inbound_id: string;
                 };
                 cookie?: never;
@@ -3561,7 +5407,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             user_id: string;
                             server_name: string;
@@ -3632,9 +5478,9 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     server_id: string;
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     inbound_id: string;
                 };
                 cookie?: never;
@@ -3650,7 +5496,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             user_id: string;
                             server_name: string;
@@ -3714,7 +5560,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -3828,7 +5674,7 @@ export type paths = {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description UUID */
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
                     id: string;
                 };
                 cookie?: never;
@@ -3844,7 +5690,7 @@ export type paths = {
                         "application/json": {
                             /**
                              * Format: uuid
-                             * @description UUID
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                              */
                             user_id: string;
                             uplink_bytes: number;
@@ -3852,7 +5698,7 @@ export type paths = {
                             servers: {
                                 /**
                                  * Format: uuid
-                                 * @description UUID
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                                  */
                                 server_id: string;
                                 server_name: string;

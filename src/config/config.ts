@@ -24,6 +24,8 @@ export type Config = {
    */
   trustProxy: boolean | number | string[];
   coreTimeoutMs: number;
+  /** How long a graceful shutdown waits for in-flight requests before closing their connections. */
+  shutdownTimeoutMs: number;
   convergence: ConvergenceConfig;
   subscriptions: SubscriptionsConfig;
   certificates: CertificatesConfig;
@@ -229,6 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
     tokenTtlSeconds: read.integer("PORTCULLIS_TOKEN_TTL_SECONDS", 12 * 3600, 60, 365 * 86400),
     trustProxy: readTrustProxy(read),
     coreTimeoutMs: read.integer("PORTCULLIS_CORE_TIMEOUT_MS", 5000, 100, 120_000),
+    shutdownTimeoutMs: read.integer("PORTCULLIS_SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
     convergence: readConvergence(read),
     subscriptions: readSubscriptions(read),
     certificates: readCertificates(read),

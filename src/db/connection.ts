@@ -39,10 +39,27 @@ export type DatabaseOptions = {
   poolSize?: number;
 };
 
+/** Where the embedded database lives inside DATA_DIR. */
+export function sqliteFile(dataDir: string): string {
+  return join(dataDir, "portcullis.db");
+}
+
+/** Which database a configuration opens, for people: the SQLite file, or PostgreSQL without secrets. */
+export function describeDatabase(options: Pick<DatabaseOptions, "dataDir" | "databaseUrl">): string {
+  if (options.databaseUrl === undefined) return `SQLite ${sqliteFile(options.dataDir)}`;
+  try {
+    const url = new URL(options.databaseUrl);
+    const user = url.username === "" ? "" : `${decodeURIComponent(url.username)}@`;
+    return `PostgreSQL ${user}${url.host}${url.pathname}`;
+  } catch {
+    return "PostgreSQL (DATABASE_URL)";
+  }
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl !== undefined) return openPostgres(options.databaseUrl, options);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-  const file = join(options.dataDir, "portcullis.db");
+  const file = sqliteFile(options.dataDir);
   keepPrivate(file);
   const SQLite = loadSqlite();
   const sqlite = new SQLite(file);

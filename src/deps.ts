@@ -13,6 +13,7 @@ import { BulkGrants } from "./features/access/bulk-grant.ts";
 import { AuthRepository } from "./features/auth/auth.repository.ts";
 import { AuthService } from "./features/auth/auth.service.ts";
 import { LoginThrottle } from "./features/auth/throttle.ts";
+import { BackupService } from "./features/backup/backup.service.ts";
 import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.repository.ts";
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
@@ -53,6 +54,7 @@ export type Deps = {
     inbounds: InboundsService;
     access: AccessService;
     bulkGrants: BulkGrants;
+    backups: BackupService;
     subscriptions: SubscriptionsService;
     sync: CoreSync;
     reconciler: Reconciler;
@@ -63,6 +65,9 @@ export type Deps = {
   leases: ServerLeases;
   close(): Promise<void>;
 };
+
+/** Scheduled SQLite backups copy 1 MiB per event-loop turn: requests are never held up long. */
+const BACKUP_PAGES_PER_STEP = 256;
 
 export type DepsOptions = {
   logger?: Logger;
@@ -104,7 +109,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     await database.close();
     throw error;
   }
-  const secretBox = new SecretBox(config.secretKey ?? loadOrCreateKey(config.dataDir));
+  const secretKey = config.secretKey ?? loadOrCreateKey(config.dataDir);
+  const secretBox = new SecretBox(secretKey);
   const auth = new AuthService(new AuthRepository(database.db), new LoginThrottle(), config.tokenTtlSeconds);
   const certificatesRepository = new CertificatesRepository(database.db);
   const certificates = new CertificatesService(
@@ -160,6 +166,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
     { maxAgeMs: config.subscriptions.maxAgeMs },
   );
+  const backups = new BackupService(
+    database.sqlite === undefined
+      ? { dialect: "postgres", databaseUrl: config.databaseUrl ?? "", schema: database.schema }
+      : { dialect: "sqlite", connection: database.sqlite, pagesPerStep: BACKUP_PAGES_PER_STEP },
+    secretKey,
+  );
   certificates.onCertificateChanged((id) => inbounds.refreshUsing("certificate_id", id));
   // After the link parameters above: a renewal in the background answers no API request to catch up.
   certificates.onCertificateChanged(() => subscriptions.catchUp());
@@ -184,6 +196,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       inbounds,
       access,
       bulkGrants,
+      backups,
       subscriptions,
       sync,
       reconciler,

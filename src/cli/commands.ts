@@ -18,6 +18,14 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     load: () => import("./templates.ts"),
   },
   access: { summary: "grant one inbound to many users at once", load: () => import("./access.ts") },
+  backup: {
+    summary: "write a consistent backup of the database to a file, while the service runs",
+    load: () => import("./backup.ts"),
+  },
+  restore: {
+    summary: "restore a backup into an empty data directory or database",
+    load: () => import("./restore.ts"),
+  },
   lobby: {
     summary: "encode or decode the proto2 lobby messages (no database)",
     load: () => import("./lobby.ts"),

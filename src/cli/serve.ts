@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { buildApp } from "../app.ts";
 import type { Config } from "../config/config.ts";
 import type { Deps } from "../deps.ts";
+import { scheduledBackupJob } from "../jobs/backup.ts";
 import { collectTrafficJob } from "../jobs/collect-traffic.ts";
 import { reconcileJob } from "../jobs/reconcile.ts";
 import { renewCertificatesJob } from "../jobs/renew-certificates.ts";
@@ -16,8 +17,8 @@ import { shutDown, stopRequested } from "./shutdown.ts";
 export const usage = `usage: portcullis serve
 
 Runs the HTTP API (HOST:PORT, default 127.0.0.1:8080), the dashboard, /sub, and the background jobs:
-core reconciliation, traffic collection, certificate renewal, the subscription cache. Migrates the
-database first. On a database without an
+core reconciliation, traffic collection, certificate renewal, the subscription cache and, with
+PORTCULLIS_BACKUP_DIR, scheduled backups. Migrates the database first. On a database without an
 admin it creates one (PORTCULLIS_ADMIN_USERNAME / PORTCULLIS_ADMIN_PASSWORD, or a random password
 printed once). SIGTERM or Ctrl-C stops it gracefully (PORTCULLIS_SHUTDOWN_TIMEOUT_MS); a second
 one stops it at once. All settings: README.md, Configuration.
@@ -26,7 +27,9 @@ one stops it at once. All settings: README.md, Configuration.
 /** How long a start may spend filling the subscription cache before it listens (100,000 users: ~10 s). */
 const WARM_BEFORE_LISTEN_MS = 20_000;
 
-export async function run(_args: string[]): Promise<number> {
+export async function run(args: string[]): Promise<number> {
+  if (args.length > 0)
+    throw new CliError(`serve takes no arguments (settings are environment variables)\n\n${usage}`, 2);
   const config = loadConfigOrExit();
   const stop = stopRequested();
   const deps = await openDeps(config);
@@ -108,11 +111,11 @@ function listenFailure(error: unknown, config: Config): unknown {
   return reason === undefined ? error : new CliError(`cannot listen: ${reason}`);
 }
 
-/** Certificate renewal, the convergence loop and traffic collection (docs/CONVERGENCE.md), the subscription cache. */
+/** Certificate renewal, convergence, traffic, the subscription cache, scheduled backups (docs/DEPLOY.md). */
 function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
   const { leases, logger } = deps;
   const { reconcileIntervalMs, reconcileConcurrency, trafficIntervalMs } = config.convergence;
-  return [
+  const jobs = [
     renewCertificatesJob(deps.services.certificates, logger),
     reconcileJob({
       ...{ reconciler: deps.services.reconciler, servers: deps.services.servers, leases, logger },
@@ -127,4 +130,10 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
       intervalMs: config.subscriptions.syncIntervalMs,
     }),
   ];
+  const { dir } = config.backups;
+  if (dir !== undefined) {
+    const schedule = { ...config.backups, dir, dialect: deps.database.dialect };
+    jobs.push(scheduledBackupJob(schedule, deps.services.backups, logger));
+  }
+  return jobs;
 }

@@ -26,6 +26,7 @@ export type Config = {
   coreTimeoutMs: number;
   /** How long a graceful shutdown waits for in-flight requests before closing their connections. */
   shutdownTimeoutMs: number;
+  backups: BackupsConfig;
   convergence: ConvergenceConfig;
   subscriptions: SubscriptionsConfig;
   certificates: CertificatesConfig;
@@ -41,6 +42,16 @@ export type ConvergenceConfig = {
   leaseTtlMs: number;
   /** How often traffic counters are read (with reset) and added to the totals. */
   trafficIntervalMs: number;
+};
+
+/** Scheduled backups by `serve` (docs/DEPLOY.md, Backups); off while `dir` is undefined. */
+export type BackupsConfig = {
+  dir: string | undefined;
+  intervalMinutes: number;
+  /** How many scheduled backups to keep; older ones in `dir` are deleted. */
+  keep: number;
+  /** SQLite: put the secret key into the backup file (it opens the sealed secrets). */
+  isKeyIncluded: boolean;
 };
 
 /** GET /sub's response cache (docs/ARCHITECTURE.md, Subscriptions). */
@@ -169,6 +180,20 @@ function readSubscriptions(read: EnvReader): SubscriptionsConfig {
   };
 }
 
+function readBackups(read: EnvReader): BackupsConfig {
+  const dir = read.optional("PORTCULLIS_BACKUP_DIR");
+  const withKey = read.string("PORTCULLIS_BACKUP_WITH_KEY", "true");
+  if (withKey !== "true" && withKey !== "false") {
+    read.problems.push(`PORTCULLIS_BACKUP_WITH_KEY must be true or false, got "${withKey}"`);
+  }
+  return {
+    dir: dir === undefined ? undefined : resolve(dir),
+    intervalMinutes: read.integer("PORTCULLIS_BACKUP_INTERVAL_MINUTES", 1440, 1, 525_600),
+    keep: read.integer("PORTCULLIS_BACKUP_KEEP", 7, 1, 1000),
+    isKeyIncluded: withKey !== "false",
+  };
+}
+
 function readTrustProxy(read: EnvReader): boolean | number | string[] {
   const raw = read.optional("PORTCULLIS_TRUST_PROXY");
   if (raw === undefined || raw === "false") return false;
@@ -232,6 +257,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: readTrustProxy(read),
     coreTimeoutMs: read.integer("PORTCULLIS_CORE_TIMEOUT_MS", 5000, 100, 120_000),
     shutdownTimeoutMs: read.integer("PORTCULLIS_SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
+    backups: readBackups(read),
     convergence: readConvergence(read),
     subscriptions: readSubscriptions(read),
     certificates: readCertificates(read),

@@ -17,7 +17,7 @@ import { translatingUniqueViolations } from "./unique-violation.ts";
  * 13 is built on Node-API, ships prebuilt binaries inside the package, and needs Node 22+.
  * Both are installed (13 under the alias better-sqlite3-napi); pick by the running Node.
  */
-function loadSqlite(): typeof BetterSqlite3 {
+export function loadSqlite(): typeof BetterSqlite3 {
   const require = createRequire(import.meta.url);
   const major = Number(process.versions.node.split(".")[0]);
   return require(major >= 22 ? "better-sqlite3-napi" : "better-sqlite3") as typeof BetterSqlite3;
@@ -26,6 +26,8 @@ function loadSqlite(): typeof BetterSqlite3 {
 export type DatabaseHandle = {
   db: Kysely<Database>;
   dialect: DialectName;
+  /** SQLite: the one connection Kysely uses, for the online backup API (features/backup). */
+  sqlite?: BetterSqlite3.Database;
   /** PostgreSQL schema this handle is confined to (tests), if any. */
   schema?: string;
   close(): Promise<void>;
@@ -71,7 +73,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     dialect: translatingUniqueViolations(new SqliteDialect({ database: sqlite })),
     plugins: [new SqliteBooleanPlugin()],
   });
-  return { db, dialect: "sqlite", close: () => db.destroy() };
+  return { db, dialect: "sqlite", sqlite, close: () => db.destroy() };
 }
 
 /**

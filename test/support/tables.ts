@@ -1,0 +1,45 @@
+// Every row of every table of a database, in a form two databases can be compared by: each row as
+// JSON with sorted keys (Buffers as base64, Dates as ISO strings, bigints as decimal text), sorted.
+// SQLite: every table in sqlite_master (FTS5 shadow tables included); PostgreSQL: every base table
+// of the connection's first schema on the search path. The migrator's tables are included.
+import { sql } from "kysely";
+import type { DatabaseHandle } from "../../src/db/connection.ts";
+
+export type TableRows = Map<string, string[]>;
+
+export async function allTables(handle: DatabaseHandle): Promise<string[]> {
+  const names =
+    handle.dialect === "sqlite"
+      ? await sql<{
+          name: string;
+        }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`.execute(
+          handle.db,
+        )
+      : await sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables
+          WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`.execute(handle.db);
+  return names.rows.map((row) => row.name).sort();
+}
+
+export async function dumpTables(handle: DatabaseHandle): Promise<TableRows> {
+  const out: TableRows = new Map();
+  for (const name of await allTables(handle)) {
+    const rows = await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(name)}`.execute(handle.db);
+    out.set(name, rows.rows.map((row) => canonical(row)).sort());
+  }
+  return out;
+}
+
+export function canonical(row: Record<string, unknown>): string {
+  const entries = Object.keys(row)
+    .sort()
+    .map((key) => [key, normalise(row[key])]);
+  return JSON.stringify(Object.fromEntries(entries));
+}
+
+function normalise(value: unknown): unknown {
+  if (Buffer.isBuffer(value)) return `base64:${value.toString("base64")}`;
+  if (value instanceof Uint8Array) return `base64:${Buffer.from(value).toString("base64")}`;
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}

@@ -2,6 +2,7 @@
 // JSON with sorted keys (Buffers as base64, Dates as ISO strings, bigints as decimal text), sorted.
 // SQLite: every table in sqlite_master (FTS5 shadow tables included); PostgreSQL: every base table
 // of the connection's first schema on the search path. The migrator's tables are included.
+import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import type { DatabaseHandle } from "../../src/db/connection.ts";
 
@@ -42,4 +43,26 @@ function normalise(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
   if (typeof value === "bigint") return value.toString();
   return value;
+}
+
+/** Many users fast (one transaction, 500 a statement), for tests that need a database of some size. */
+export async function seedUsers(
+  database: DatabaseHandle,
+  count: number,
+  prefix = "seeded user",
+): Promise<void> {
+  const now = new Date().toISOString();
+  await database.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < count; i += 500) {
+      const rows = Array.from({ length: Math.min(500, count - i) }, (_, j) => ({
+        id: randomUUID(),
+        name: `${prefix} ${i + j}`,
+        comment: null,
+        telegram_id: null,
+        created_at: now,
+        updated_at: now,
+      }));
+      await trx.insertInto("users").values(rows).execute();
+    }
+  });
 }

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { registerServer } from "../../../test/support/provisioning.ts";
+import { seedUsers } from "../../../test/support/tables.ts";
 import { loadSqlite } from "../../db/connection.ts";
 import { scheduledBackupJob } from "../../jobs/backup.ts";
 import { keyFingerprint } from "./backup-meta.ts";
@@ -71,6 +72,62 @@ describe("scheduled backups", () => {
     ]);
     assert.equal(readFileSync(join(dir, "notes.txt"), "utf8"), "mine");
     assert.equal(readdirSync(dir).length, 3, "no temporary files left");
+  });
+});
+
+describe("a scheduled SQLite backup steps through the service's own connection", () => {
+  test("writes made between its steps are in the copy, which restores whole and consistent", async () => {
+    const t = await createTestApp({ DATABASE_URL: "" });
+    try {
+      await seedUsers(t.deps.database, 15_000);
+      const { sqlite } = t.deps.database;
+      assert.ok(sqlite !== undefined);
+      const pages = Number(sqlite.pragma("page_count", { simple: true }));
+      assert.ok(pages > 4 * 256, `${pages} pages: several steps of 256`);
+      let isDone = false;
+      const written: string[] = [];
+      const writer = (async () => {
+        for (let i = 0; !isDone; i++) {
+          await t.deps.services.users.create({ name: `during ${i}` });
+          written.push(`during ${i}`);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })();
+      const file = join(tempDir(), "scheduled.db");
+      await t.deps.services.backups.backup(file, { withKey: true });
+      const writtenBeforeEnd = written.length;
+      isDone = true;
+      await writer;
+      assert.ok(writtenBeforeEnd >= 2, `${writtenBeforeEnd} writes while the backup stepped`);
+      const into = { dataDir: join(tempDir(), "data"), databaseUrl: undefined, secretKey: undefined };
+      await restoreBackup(file, into);
+      const restored = new (loadSqlite())(join(into.dataDir, "portcullis.db"), { readonly: true });
+      try {
+        const names = new Set(
+          (restored.prepare("SELECT name FROM users").all() as { name: string }[]).map((row) => row.name),
+        );
+        const during = written.filter((name) => names.has(name)).length;
+        assert.ok(
+          during >= writtenBeforeEnd,
+          `${during} of the ${writtenBeforeEnd} writes made before it ended`,
+        );
+        assert.deepEqual(
+          written.slice(0, during).filter((name) => !names.has(name)),
+          [],
+          "a prefix",
+        );
+        assert.equal(names.size, 15_000 + during);
+        assert.equal(
+          (restored.prepare("SELECT n FROM row_counts WHERE table_name = 'users'").get() as { n: number }).n,
+          names.size,
+        );
+        assert.equal(restored.pragma("integrity_check", { simple: true }), "ok");
+      } finally {
+        restored.close();
+      }
+    } finally {
+      await t.close();
+    }
   });
 });
 

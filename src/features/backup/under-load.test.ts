@@ -7,7 +7,7 @@
 // of the load in and some not. Once the load stops, a second backup restores to identical tables.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,7 +22,7 @@ import {
   startPortcullis,
 } from "../../../test/support/portcullis-process.ts";
 import { freePort } from "../../../test/support/ports.ts";
-import { dumpTables, type TableRows } from "../../../test/support/tables.ts";
+import { dumpTables, seedUsers, type TableRows } from "../../../test/support/tables.ts";
 import { CleanupStack } from "../../../test/support/v2ray.ts";
 import { type DatabaseHandle, openDatabase } from "../../db/connection.ts";
 import { SecretBox } from "../../lib/secret-box.ts";
@@ -49,23 +49,6 @@ function portcullis(args: string[], env: Record<string, string>): Promise<Cli> {
         resolve({ status: error === null ? 0 : Number(error.code ?? -1), stdout, stderr });
       },
     );
-  });
-}
-
-async function seedUsers(database: DatabaseHandle, count: number): Promise<void> {
-  const now = new Date().toISOString();
-  await database.db.transaction().execute(async (trx) => {
-    for (let i = 0; i < count; i += 500) {
-      const rows = Array.from({ length: Math.min(500, count - i) }, (_, j) => ({
-        id: randomUUID(),
-        name: `seeded user ${i + j}`,
-        comment: null,
-        telegram_id: null,
-        created_at: now,
-        updated_at: now,
-      }));
-      await trx.insertInto("users").values(rows).execute();
-    }
   });
 }
 

@@ -14,13 +14,21 @@ import { translatingUniqueViolations } from "./unique-violation.ts";
 /**
  * better-sqlite3 12 (compiled from source) is the last line that runs on Node 20, but on Node 24 its
  * ObjectWrap destructors abort the process at exit (RemoveEnvironmentCleanupHook assertion).
- * 13 is built on Node-API, ships prebuilt binaries inside the package, and needs Node 22+.
- * Both are installed (13 under the alias better-sqlite3-napi); pick by the running Node.
+ * 13 is built on Node-API, ships prebuilt binaries inside the package, and needs Node 22+, so it is
+ * an optional dependency (alias better-sqlite3-napi): npm skips it quietly on Node 20 instead of
+ * warning EBADENGINE. Pick by the running Node; 12 if 13 could not be installed.
  */
 export function loadSqlite(): typeof BetterSqlite3 {
   const require = createRequire(import.meta.url);
   const major = Number(process.versions.node.split(".")[0]);
-  return require(major >= 22 ? "better-sqlite3-napi" : "better-sqlite3") as typeof BetterSqlite3;
+  if (major >= 22) {
+    try {
+      return require("better-sqlite3-napi") as typeof BetterSqlite3;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
+    }
+  }
+  return require("better-sqlite3") as typeof BetterSqlite3;
 }
 
 export type DatabaseHandle = {

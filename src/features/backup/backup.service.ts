@@ -1,7 +1,7 @@
 // Taking a backup of the database this process is configured with, from the CLI (a connection of
 // its own) or from `serve`'s scheduled job (the service's connection). SQLite: the online backup API
 // into one file that can also hold the secret key; PostgreSQL: pg_dump, without the key.
-import { existsSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { packageVersion } from "../../lib/version.ts";
@@ -44,7 +44,10 @@ export class BackupService {
       await backupSqlite(this.source.connection, file, this.#meta(isKeyIncluded), this.source.pagesPerStep);
     } else {
       const { databaseUrl, schema } = this.source;
-      await writeAtomically(file, (partial) => pgDump(databaseUrl, partial, schema));
+      await writeAtomically(file, async (partial) => {
+        closeSync(openSync(partial, "wx", 0o600)); // pg_dump writes into it and keeps the mode
+        await pgDump(databaseUrl, partial, schema);
+      });
     }
     return {
       file,

@@ -5,7 +5,16 @@
 // its key once the right key is given.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -70,6 +79,8 @@ describe("scheduled backups", () => {
       `portcullis-20260501T020000000Z.${ext}`,
       `portcullis-20260501T030000000Z.${ext}`,
     ]);
+    for (const name of ours())
+      assert.equal(statSync(join(dir, name)).mode & 0o777, 0o600, `${name} is private`);
     assert.equal(readFileSync(join(dir, "notes.txt"), "utf8"), "mine");
     assert.equal(readdirSync(dir).length, 3, "no temporary files left");
   });
@@ -180,8 +191,15 @@ describe("restore refuses what it cannot restore well (SQLite)", () => {
     assert.equal(result.keySource, "DATA_DIR/secret.key");
   });
 
-  test("a configured key that differs from the backup's is refused", async () => {
+  test("a configured key that differs from the backup's, or from --key-file, is refused", async () => {
     await assert.rejects(restoreBackup(withKey, target(randomBytes(32))), /differs from the one configured/);
+    const into = target();
+    mkdirSync(into.dataDir, { recursive: true });
+    writeFileSync(join(into.dataDir, "secret.key"), randomBytes(32).toString("hex"));
+    const keyFile = join(tempDir(), "right.key");
+    writeFileSync(keyFile, secretKey.toString("hex"));
+    await assert.rejects(restoreBackup(withoutKey, into, { keyFile }), /--key-file differs from/);
+    assert.equal(existsSync(join(into.dataDir, "portcullis.db")), false, "nothing written");
   });
 
   test("a target that already holds a database is refused and left as it was", async () => {

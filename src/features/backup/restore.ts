@@ -39,7 +39,7 @@ export type RestoreResult = {
   isKeyVerified: boolean;
 };
 
-/** A problem with the backup or the target that the operator can fix; nothing was written. */
+/** A problem with the backup, the target or the key that the operator can fix; one line. */
 export class RestoreError extends Error {}
 
 export async function restoreBackup(
@@ -48,10 +48,14 @@ export async function restoreBackup(
   options: { keyFile?: string } = {},
 ): Promise<RestoreResult> {
   if (!existsSync(file)) throw new RestoreError(`${file} does not exist`);
-  const given = options.keyFile === undefined ? existingSecretKey(target) : parseKeyFile(options.keyFile);
-  if (options.keyFile !== undefined && target.secretKey !== undefined && !given?.equals(target.secretKey)) {
-    throw new RestoreError("--key-file and PORTCULLIS_SECRET_KEY differ; give one key");
+  const configured = existingSecretKey(target);
+  const fromFile = options.keyFile === undefined ? undefined : parseKeyFile(options.keyFile);
+  if (fromFile !== undefined && configured !== undefined && !fromFile.equals(configured)) {
+    throw new RestoreError(
+      "--key-file differs from PORTCULLIS_SECRET_KEY or DATA_DIR/secret.key; give one key",
+    );
   }
+  const given = fromFile ?? configured;
   return target.databaseUrl === undefined
     ? restoreIntoSqlite(file, target, given)
     : restoreIntoPostgres(file, { ...target, databaseUrl: target.databaseUrl }, given);

@@ -1,6 +1,6 @@
 // SQLite backups with the online backup API, consistent while the service writes. A backup is one
-// SQLite file: the copied database plus a `portcullis_backup` table saying what it is (version,
-// migrations, time) and, unless left out, the secret key that opens the sealed values in it.
+// SQLite file: the copied database plus a `portcullis_backup` table saying what it is (format,
+// version, time, the key's fingerprint) and, unless left out, the secret key for its sealed values.
 // Restoring copies it back the same way and drops that table.
 import { closeSync, existsSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";

@@ -31,7 +31,7 @@ const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 const stack = new CleanupStack();
 after(() => stack.run());
 
-const SEEDED_USERS = 20_000;
+const SEEDED_USERS = Number(process.env.PORTCULLIS_BACKUP_TEST_USERS ?? 20_000);
 const WRITERS = 4;
 const TOKEN = `leakcheck-${randomBytes(6).toString("hex")}`;
 // A request may touch its token's last_used_at (at most once a minute): not a consistency matter.

@@ -1,6 +1,15 @@
 #!/usr/bin/env node
-// The installed CLI: loads the TypeScript sources through tsx, so the same code runs on Node 20 and 24.
-import { register } from "tsx/esm/api";
+// The `portcullis` command. Installed from the npm package it runs the bundle (dist/portcullis.mjs,
+// built when the package is packed). In a checkout it runs the TypeScript sources through tsx, so
+// `npx portcullis` runs what you just edited (`npm start` builds and runs the bundle).
+import { existsSync } from "node:fs";
 
-register();
-await import("../src/main.ts");
+const sources = new URL("../src/main.ts", import.meta.url);
+if (existsSync(sources)) {
+  const { register } = await import("tsx/esm/api");
+  register();
+  await import(sources.href);
+} else {
+  process.setSourceMapsEnabled(true);
+  await import("../dist/portcullis.mjs");
+}

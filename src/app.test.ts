@@ -36,6 +36,31 @@ test("an unknown route is a 404 problem", async () => {
   assert.equal(res.json().code, "route_not_found");
 });
 
+test("a wrong method on a known path is a 405 problem with Allow, before authentication", async () => {
+  const id = "00000000-0000-4000-8000-000000000000";
+  const cases = [
+    { method: "PATCH", url: `/api/users/${id}`, allow: "DELETE, GET, HEAD, PUT" },
+    { method: "DELETE", url: "/api/users?page=2", allow: "GET, HEAD, POST" },
+    { method: "POST", url: "/health/", allow: "GET, HEAD" },
+    { method: "PUT", url: "http://example.test/api/users", allow: "GET, HEAD, POST" },
+  ] as const;
+  for (const { method, url, allow } of cases) {
+    const res = await t.app.inject({ method, url });
+    assert.equal(res.statusCode, 405, `${method} ${url}`);
+    assert.equal(res.headers.allow, allow, `${method} ${url}`);
+    assert.match(String(res.headers["content-type"]), /^application\/problem\+json/);
+    const body = res.json();
+    assert.equal(body.code, "method_not_allowed");
+    assert.equal(body.status, 405);
+    assert.match(body.detail, new RegExp(`^${method} is not allowed here; allowed: ${allow}$`));
+  }
+  // The same path with a method it takes still goes through authentication.
+  assert.equal((await t.app.inject({ method: "PUT", url: `/api/users/${id}` })).statusCode, 401);
+  const unknown = await t.app.inject({ method: "PATCH", url: "/api/nothing-here" });
+  assert.equal(unknown.statusCode, 404);
+  assert.equal(unknown.headers.allow, undefined);
+});
+
 test("responses carry a request id, and a caller's x-request-id is kept", async () => {
   const generated = await t.app.inject({ url: "/health" });
   assert.match(String(generated.headers["x-request-id"]), /^[0-9a-f-]{36}$/);

@@ -28,6 +28,7 @@ import { syncRoutes } from "./features/sync/sync.routes.ts";
 import { templatesRoutes } from "./features/templates/templates.routes.ts";
 import { trafficRoutes } from "./features/traffic/traffic.routes.ts";
 import { usersRoutes } from "./features/users/users.routes.ts";
+import { allowedMethods } from "./lib/allowed-methods.ts";
 import { AppError, ForbiddenError } from "./lib/errors.ts";
 import type { App } from "./lib/http.ts";
 import { guardInput } from "./lib/input-guard.ts";
@@ -168,9 +169,16 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   });
 
   app.setErrorHandler((error, request, reply) => sendProblem(error, request, reply));
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(new AppError("route_not_found", "no such route"), request, reply),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const routeMethods = new Set(routeTable.map((route) => route.method));
+    const allow = allowedMethods((route) => app.findRoute(route), routeMethods, request.url);
+    if (allow.length === 0) {
+      return sendProblem(new AppError("route_not_found", "no such route"), request, reply);
+    }
+    reply.header("allow", allow.join(", "));
+    const detail = `${request.method} is not allowed here; allowed: ${allow.join(", ")}`;
+    return sendProblem(new AppError("method_not_allowed", detail), request, reply);
+  });
 
   await app.register(swagger, {
     openapi: {

@@ -20,6 +20,7 @@ import { AuthRepository } from "./features/auth/auth.repository.ts";
 import { AuthService } from "./features/auth/auth.service.ts";
 import { LoginThrottle } from "./features/auth/throttle.ts";
 import { TwoFactor } from "./features/auth/two-factor.ts";
+import { BackupService } from "./features/backup/backup.service.ts";
 import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.repository.ts";
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
@@ -73,6 +74,7 @@ export type Deps = {
     inbounds: InboundsService;
     access: AccessService;
     bulkGrants: BulkGrants;
+    backups: BackupService;
     subscriptions: SubscriptionsService;
     sync: CoreSync;
     reconciler: Reconciler;
@@ -83,6 +85,9 @@ export type Deps = {
   leases: ServerLeases;
   close(): Promise<void>;
 };
+
+/** Scheduled SQLite backups copy 1 MiB per event-loop turn: requests are never held up long. */
+const BACKUP_PAGES_PER_STEP = 256;
 
 export type DepsOptions = {
   logger?: Logger;
@@ -126,7 +131,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     await database.close();
     throw error;
   }
-  const secretBox = new SecretBox(config.secretKey ?? loadOrCreateKey(config.dataDir));
+  const secretKey = config.secretKey ?? loadOrCreateKey(config.dataDir);
+  const secretBox = new SecretBox(secretKey);
   // Lower features say what changed; the listeners above them are wired at the end.
   const events: Changes = new EventBus<ChangeEvents>();
   const audit = new AuditService(new AuditRepository(database.db), config.auditRetentionDays);
@@ -206,6 +212,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
     { maxAgeMs: config.subscriptions.maxAgeMs },
   );
+  const backups = new BackupService(
+    database.sqlite === undefined
+      ? { dialect: "postgres", databaseUrl: config.databaseUrl ?? "", schema: database.schema }
+      : { dialect: "sqlite", connection: database.sqlite, pagesPerStep: BACKUP_PAGES_PER_STEP },
+    secretKey,
+  );
   const metrics = new MetricsService(new MetricsRepository(database.db), () => subscriptions.stats());
   const webhooks = new WebhooksService(notificationsRepository, notifier, secretBox);
   const dispatcher = new Dispatcher(notificationsRepository, secretBox, logger, {
@@ -242,6 +254,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       inbounds,
       access,
       bulkGrants,
+      backups,
       subscriptions,
       sync,
       reconciler,

@@ -2,16 +2,25 @@
 // to many existing users through the same service as POST …/users/bulk. User ids come from the
 // arguments or, without any, from stdin (one per line); more than 10,000 go in several batches.
 import { parseArgs } from "node:util";
-import { createDeps, type Deps } from "../deps.ts";
+import type { Deps } from "../deps.ts";
 import type { BulkGrantResult } from "../features/access/access.schemas.ts";
 import type { BulkGrants } from "../features/access/bulk-grant.ts";
 import { AppError } from "../lib/errors.ts";
 import { chunks } from "../lib/limiter.ts";
 import { isUuid } from "../lib/uuid.ts";
-import { loadConfigOrExit } from "./config.ts";
+import { openDeps } from "./config.ts";
 
-const USAGE =
-  "usage: portcullis access grant-bulk --server ID --inbound ID [--level N] [USER_ID…] (or ids on stdin)\n";
+export const usage = `usage: portcullis access grant-bulk --server ID --inbound ID [--level N] [USER_ID…]
+
+Grants one inbound to many existing users, as POST /api/servers/{id}/inbounds/{id}/users/bulk does:
+stored in one transaction per 10,000 users, then pushed to the core. User ids come from the
+arguments or, without any, from stdin (whitespace-separated). Prints one line per unknown user and
+a summary.
+
+--server ID    the server's id
+--inbound ID   the inbound's id on that server
+--level N      the users' level on the core, 0-255 (default 0)
+`;
 const BATCH = 10_000;
 
 export type CliContext = {
@@ -29,7 +38,7 @@ export async function run(args: string[], context: CliContext = {}): Promise<num
   const writeError = context.writeError ?? ((text: string) => process.stderr.write(text));
   const request = await parseRequest(args, context.stdin ?? process.stdin);
   if (typeof request === "string") {
-    writeError(`${request}\n${USAGE}`);
+    writeError(`${request}\n\n${usage}`);
     return 2;
   }
   const execute = async (bulk: BulkGrants) => {
@@ -43,7 +52,7 @@ export async function run(args: string[], context: CliContext = {}): Promise<num
     }
   };
   if (context.deps !== undefined) return execute(context.deps.services.bulkGrants);
-  const deps = await createDeps(loadConfigOrExit());
+  const deps = await openDeps();
   try {
     return await execute(deps.services.bulkGrants);
   } finally {

@@ -1,12 +1,21 @@
 // `portcullis admin create|reset-password --username NAME [--password-stdin]`: manage admin
 // accounts from the server's shell. Without --password-stdin a random password is printed once.
 import { parseArgs } from "node:util";
-import { createDeps } from "../deps.ts";
 import { AppError } from "../lib/errors.ts";
 import { randomPassword } from "../lib/password.ts";
-import { loadConfigOrExit } from "./config.ts";
+import { parseOptions } from "./cli-error.ts";
+import { openDeps } from "./config.ts";
 
-const USAGE = "usage: portcullis admin create|reset-password --username NAME [--password-stdin]\n";
+export const usage = `usage: portcullis admin create --username NAME [--password-stdin]
+       portcullis admin reset-password --username NAME [--password-stdin]
+
+create            add an admin account
+reset-password    set a new password for an admin; their login tokens are revoked (API keys stay)
+
+--username NAME   the admin's login name
+--password-stdin  read the password from stdin (8 characters or more) instead of generating a random
+                  one, which is printed once
+`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -18,13 +27,15 @@ async function readStdin(): Promise<string> {
 
 export async function run(args: string[]): Promise<number> {
   const [action, ...rest] = args;
-  const { values } = parseArgs({
-    args: rest,
-    options: { username: { type: "string" }, "password-stdin": { type: "boolean" } },
-    strict: true,
-  });
+  const { values } = parseOptions(usage, () =>
+    parseArgs({
+      args: rest,
+      options: { username: { type: "string" }, "password-stdin": { type: "boolean" } },
+      strict: true,
+    }),
+  );
   if ((action !== "create" && action !== "reset-password") || values.username === undefined) {
-    process.stderr.write(USAGE);
+    process.stderr.write(usage);
     return 2;
   }
   const password = values["password-stdin"] ? await readStdin() : randomPassword();
@@ -32,7 +43,7 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write("portcullis: the password must be at least 8 characters\n");
     return 1;
   }
-  const deps = await createDeps(loadConfigOrExit());
+  const deps = await openDeps();
   try {
     if (action === "create") await deps.services.auth.createAdmin(values.username, password);
     else await deps.services.auth.resetPassword(values.username, password);

@@ -17,7 +17,7 @@ export type LobbyCliIo = {
   isOutputTerminal: boolean;
 };
 
-const usage = `usage: portcullis lobby encode <Message> [--hex | --base64]   JSON on stdin -> binary on stdout
+export const usage = `usage: portcullis lobby encode <Message> [--hex | --base64]   JSON on stdin -> binary on stdout
        portcullis lobby decode <Message> [--hex | --base64]   binary on stdin -> JSON on stdout
 --hex / --base64 choose the form of the binary side (default: raw bytes).
 Messages: ${Object.keys(lobbyCodecs).join(", ")}

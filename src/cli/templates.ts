@@ -1,12 +1,17 @@
 // `portcullis templates install-starters|list`: install the shipped starter templates (idempotent)
 // or list the templates, through the same service as /api/templates.
-import { createDeps, type Deps } from "../deps.ts";
+import type { Deps } from "../deps.ts";
 import { installStarters } from "../features/templates/starters.ts";
 import type { TemplatesService } from "../features/templates/templates.service.ts";
 import { AppError } from "../lib/errors.ts";
-import { loadConfigOrExit } from "./config.ts";
+import { openDeps } from "./config.ts";
 
-const USAGE = "usage: portcullis templates install-starters|list\n";
+export const usage = `usage: portcullis templates install-starters
+       portcullis templates list
+
+install-starters  add the shipped starter templates that are missing (idempotent; docs/TEMPLATES.md)
+list              one template per line: name, protocol/network/security, cores, id (tab-separated)
+`;
 
 export type CliContext = {
   /** Use these services instead of opening the configured database (tests). */
@@ -24,11 +29,11 @@ export async function run(args: string[], context: CliContext = {}): Promise<num
   };
   const [action, ...rest] = args;
   if ((action !== "install-starters" && action !== "list") || rest.length > 0) {
-    out.writeError(USAGE);
+    out.writeError(usage);
     return 2;
   }
   if (context.deps !== undefined) return execute(action, context.deps.services.templates, out);
-  const deps = await createDeps(loadConfigOrExit());
+  const deps = await openDeps();
   try {
     return await execute(action, deps.services.templates, out);
   } finally {

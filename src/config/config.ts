@@ -30,6 +30,9 @@ export type Config = {
   /** Audit log entries older than this are deleted (daily). */
   auditRetentionDays: number;
   coreTimeoutMs: number;
+  /** How long a graceful shutdown waits for in-flight requests before closing their connections. */
+  shutdownTimeoutMs: number;
+  backups: BackupsConfig;
   convergence: ConvergenceConfig;
   subscriptions: SubscriptionsConfig;
   certificates: CertificatesConfig;
@@ -54,6 +57,16 @@ export type ConvergenceConfig = {
   leaseTtlMs: number;
   /** How often traffic counters are read (with reset) and added to the totals. */
   trafficIntervalMs: number;
+};
+
+/** Scheduled backups by `serve` (docs/DEPLOY.md, Backups); off while `dir` is undefined. */
+export type BackupsConfig = {
+  dir: string | undefined;
+  intervalMinutes: number;
+  /** How many scheduled backups to keep; older ones in `dir` are deleted. */
+  keep: number;
+  /** SQLite: put the secret key into the backup file (it opens the sealed secrets). */
+  isKeyIncluded: boolean;
 };
 
 /** GET /sub's response cache (docs/ARCHITECTURE.md, Subscriptions). */
@@ -182,6 +195,20 @@ function readSubscriptions(read: EnvReader): SubscriptionsConfig {
   };
 }
 
+function readBackups(read: EnvReader): BackupsConfig {
+  const dir = read.optional("PORTCULLIS_BACKUP_DIR");
+  const withKey = read.string("PORTCULLIS_BACKUP_WITH_KEY", "true");
+  if (withKey !== "true" && withKey !== "false") {
+    read.problems.push(`PORTCULLIS_BACKUP_WITH_KEY must be true or false, got "${withKey}"`);
+  }
+  return {
+    dir: dir === undefined ? undefined : resolve(dir),
+    intervalMinutes: read.integer("PORTCULLIS_BACKUP_INTERVAL_MINUTES", 1440, 1, 525_600),
+    keep: read.integer("PORTCULLIS_BACKUP_KEEP", 7, 1, 1000),
+    isKeyIncluded: withKey !== "false",
+  };
+}
+
 function readTrustProxy(read: EnvReader): boolean | number | string[] {
   const raw = read.optional("PORTCULLIS_TRUST_PROXY");
   if (raw === undefined || raw === "false") return false;
@@ -275,6 +302,8 @@ export function loadConfig(env: Env = process.env): Config {
     telegramApiUrl: readUrl(read, "PORTCULLIS_TELEGRAM_API_URL", "https://api.telegram.org"),
     auditRetentionDays: read.integer("PORTCULLIS_AUDIT_RETENTION_DAYS", 365, 1, 36_500),
     coreTimeoutMs: read.integer("PORTCULLIS_CORE_TIMEOUT_MS", 5000, 100, 120_000),
+    shutdownTimeoutMs: read.integer("PORTCULLIS_SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
+    backups: readBackups(read),
     convergence: readConvergence(read),
     subscriptions: readSubscriptions(read),
     certificates: readCertificates(read),

@@ -13,18 +13,28 @@ import { translatingUniqueViolations } from "./unique-violation.ts";
 /**
  * better-sqlite3 12 (compiled from source) is the last line that runs on Node 20, but on Node 24 its
  * ObjectWrap destructors abort the process at exit (RemoveEnvironmentCleanupHook assertion).
- * 13 is built on Node-API, ships prebuilt binaries inside the package, and needs Node 22+.
- * Both are installed (13 under the alias better-sqlite3-napi); pick by the running Node.
+ * 13 is built on Node-API, ships prebuilt binaries inside the package, and needs Node 22+, so it is
+ * an optional dependency (alias better-sqlite3-napi): npm skips it quietly on Node 20 instead of
+ * warning EBADENGINE. Pick by the running Node; 12 if 13 could not be installed.
  */
-function loadSqlite(): typeof BetterSqlite3 {
+export function loadSqlite(): typeof BetterSqlite3 {
   const require = createRequire(import.meta.url);
   const major = Number(process.versions.node.split(".")[0]);
-  return require(major >= 22 ? "better-sqlite3-napi" : "better-sqlite3") as typeof BetterSqlite3;
+  if (major >= 22) {
+    try {
+      return require("better-sqlite3-napi") as typeof BetterSqlite3;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
+    }
+  }
+  return require("better-sqlite3") as typeof BetterSqlite3;
 }
 
 export type DatabaseHandle = {
   db: Kysely<Database>;
   dialect: DialectName;
+  /** SQLite: the one connection Kysely uses, for the online backup API (features/backup). */
+  sqlite?: BetterSqlite3.Database;
   /** PostgreSQL schema this handle is confined to (tests), if any. */
   schema?: string;
   close(): Promise<void>;
@@ -38,10 +48,27 @@ export type DatabaseOptions = {
   poolSize?: number;
 };
 
+/** Where the embedded database lives inside DATA_DIR. */
+export function sqliteFile(dataDir: string): string {
+  return join(dataDir, "portcullis.db");
+}
+
+/** Which database a configuration opens, for people: the SQLite file, or PostgreSQL without secrets. */
+export function describeDatabase(options: Pick<DatabaseOptions, "dataDir" | "databaseUrl">): string {
+  if (options.databaseUrl === undefined) return `SQLite ${sqliteFile(options.dataDir)}`;
+  try {
+    const url = new URL(options.databaseUrl);
+    const user = url.username === "" ? "" : `${decodeURIComponent(url.username)}@`;
+    return `PostgreSQL ${user}${url.host}${url.pathname}`;
+  } catch {
+    return "PostgreSQL (DATABASE_URL)";
+  }
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl !== undefined) return openPostgres(options.databaseUrl, options);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-  const file = join(options.dataDir, "portcullis.db");
+  const file = sqliteFile(options.dataDir);
   keepPrivate(file);
   const SQLite = loadSqlite();
   const sqlite = new SQLite(file);
@@ -53,7 +80,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     dialect: translatingUniqueViolations(new SqliteDialect({ database: sqlite })),
     plugins: [new SqliteBooleanPlugin()],
   });
-  return { db, dialect: "sqlite", close: () => db.destroy() };
+  return { db, dialect: "sqlite", sqlite, close: () => db.destroy() };
 }
 
 /**

@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   not_found: 404,
   route_not_found: 404,
   core_not_found: 404,
+  method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,
   admin_username_taken: 409,

@@ -45,8 +45,16 @@ export async function sharedStore(cleanup: Cleanup): Promise<Store> {
 
 export type PortcullisProcess = {
   pid: number;
+  port: number;
   baseUrl: string;
   isAlive(): boolean;
+  /** What it wrote to stderr (CLI lines) and stdout (the log) so far, the last 20,000 characters each. */
+  stderr(): string;
+  stdout(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Sends a signal without waiting. */
+  signal(signal: NodeJS.Signals): void;
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** An authenticated JSON call; rejects on network errors only. */
   api(
@@ -64,7 +72,7 @@ export async function startPortcullis(
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/main.ts"), "serve"], {
     cwd: ROOT,
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
     env: {
       PATH: process.env.PATH ?? "",
       HOST: "127.0.0.1",
@@ -76,8 +84,15 @@ export async function startPortcullis(
     },
   });
   let stderr = "";
+  let stdout = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-20_000);
+  });
+  child.stdout?.on("data", (chunk: Buffer) => {
+    stdout = (stdout + chunk.toString()).slice(-20_000);
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once("exit", (code, signal) => resolve({ code, signal }));
   });
   cleanup(() => stop(child, "SIGKILL"));
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -95,8 +110,13 @@ export async function startPortcullis(
   const token = await login(baseUrl);
   return {
     pid: child.pid ?? -1,
+    port,
     baseUrl,
     isAlive: () => child.exitCode === null && child.signalCode === null,
+    stderr: () => stderr,
+    stdout: () => stdout,
+    exited,
+    signal: (signal) => child.kill(signal),
     kill: (signal = "SIGKILL") => stop(child, signal),
     api: async (method, path, body) => {
       const res = await fetch(`${baseUrl}${path}`, {

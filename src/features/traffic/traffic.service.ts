@@ -41,6 +41,20 @@ export class TrafficService {
     return { users, inbounds: all.inbounds.size };
   }
 
+  /**
+   * On shutdown: write what was read (and reset) on cores but not written yet. What the cores still
+   * count needs nothing: the next collection, by this instance or another, reads it.
+   */
+  async flush(): Promise<number> {
+    let written = 0;
+    for (const [serverId, deltas] of this.#unwritten) {
+      await this.traffic.addTraffic(serverId, deltas);
+      this.#unwritten.delete(serverId);
+      written += 1;
+    }
+    return written;
+  }
+
   /** A server this instance no longer collects for: what it could not write is dropped with it. */
   forget(serverId: string): void {
     this.#unwritten.delete(serverId);

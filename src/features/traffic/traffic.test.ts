@@ -11,6 +11,7 @@ import { startRecordingXray } from "../../../test/support/recording-grpc.ts";
 import { request } from "../../../test/support/templates.ts";
 import { CleanupStack } from "../../../test/support/v2ray.ts";
 import { TrafficRepository } from "./traffic.repository.ts";
+import { TrafficService } from "./traffic.service.ts";
 import { mergeTraffic, parseTraffic } from "./traffic.ts";
 
 const stack = new CleanupStack();
@@ -158,5 +159,42 @@ describe("collecting from a core", () => {
     assert.deepEqual([usage.uplink_bytes, usage.downlink_bytes], [300, 4000]);
     const sub = await t.app.inject({ method: "GET", url: `/sub/${access.user_id}` });
     assert.equal(sub.headers["subscription-userinfo"], "upload=300; download=4000; total=0; expire=0");
+  });
+});
+
+describe("shutdown", () => {
+  test("flush writes what was read with reset but not written, and only once", async () => {
+    const xray = await startRecordingXray(stack.add);
+    const server = await registerServer(t, Number(xray.address.split(":")[1]));
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const inbound = await createInbound(t, server.id, { template_id: template.id, port: 20_004 });
+    const access = await grant(t, server.id, inbound.id, { name: "flushed" });
+    xray.counters.set(`user>>>${access.proxy_user_id}>>>traffic>>>downlink`, 777n);
+    let isDatabaseDown = true;
+    class FlakyRepository extends TrafficRepository {
+      override async addTraffic(...args: Parameters<TrafficRepository["addTraffic"]>) {
+        if (isDatabaseDown) throw new Error("database unavailable");
+        return super.addTraffic(...args);
+      }
+    }
+    const { sync, servers, users } = t.deps.services;
+    const traffic = new TrafficService(
+      new FlakyRepository(t.deps.database.db),
+      sync,
+      servers,
+      users,
+      t.deps.logger,
+    );
+    await assert.rejects(traffic.collect(server.id), /database unavailable/);
+    assert.equal(
+      xray.counters.get(`user>>>${access.proxy_user_id}>>>traffic>>>downlink`),
+      0n,
+      "reset on the core",
+    );
+    isDatabaseDown = false;
+    assert.equal(await traffic.flush(), 1);
+    assert.equal(await traffic.flush(), 0, "nothing left to write");
+    const usage = (await request(t, "GET", `/api/users/${access.user_id}/usage`)).json();
+    assert.equal(usage.downlink_bytes, 777);
   });
 });

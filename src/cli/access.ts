@@ -8,7 +8,7 @@ import type { BulkGrants } from "../features/access/bulk-grant.ts";
 import { AppError } from "../lib/errors.ts";
 import { chunks } from "../lib/limiter.ts";
 import { isUuid } from "../lib/uuid.ts";
-import { openDeps } from "./config.ts";
+import { openDeps, recordCli } from "./config.ts";
 
 export const usage = `usage: portcullis access grant-bulk --server ID --inbound ID [--level N] [USER_ID…]
 
@@ -53,9 +53,17 @@ export async function run(args: string[], context: CliContext = {}): Promise<num
   };
   if (context.deps !== undefined) return execute(context.deps.services.bulkGrants);
   const deps = await openDeps();
+  let exitCode = 1;
   try {
-    return await execute(deps.services.bulkGrants);
+    exitCode = await execute(deps.services.bulkGrants);
+    return exitCode;
   } finally {
+    const targets = {
+      server_id: request.serverId,
+      inbound_id: request.inboundId,
+      users: String(request.userIds.length),
+    };
+    await recordCli(deps, "cli.access.grant_bulk", targets, exitCode);
     await deps.close();
   }
 }

@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import { AppError } from "../lib/errors.ts";
 import { randomPassword } from "../lib/password.ts";
 import { parseOptions } from "./cli-error.ts";
-import { openDeps } from "./config.ts";
+import { openDeps, recordCli } from "./config.ts";
 
 export const usage = `usage: portcullis admin create --username NAME [--password-stdin]
        portcullis admin reset-password --username NAME [--password-stdin]
@@ -44,11 +44,13 @@ export async function run(args: string[]): Promise<number> {
     return 1;
   }
   const deps = await openDeps();
+  let exitCode = 1;
   try {
     if (action === "create") await deps.services.auth.createAdmin(values.username, password);
     else await deps.services.auth.resetPassword(values.username, password);
     if (!values["password-stdin"]) process.stdout.write(`password for ${values.username}: ${password}\n`);
     else process.stdout.write(`ok: ${action} ${values.username}\n`);
+    exitCode = 0;
     return 0;
   } catch (error) {
     if (error instanceof AppError) {
@@ -57,6 +59,8 @@ export async function run(args: string[]): Promise<number> {
     }
     throw error;
   } finally {
+    const name = action === "create" ? "cli.admin.create" : "cli.admin.reset_password";
+    await recordCli(deps, name, { username: values.username }, exitCode);
     await deps.close();
   }
 }

@@ -1,5 +1,5 @@
 // `portcullis migrate`: apply pending migrations and exit (createDeps migrates).
-import { openDeps } from "./config.ts";
+import { openDeps, recordCli } from "./config.ts";
 
 export const usage = `usage: portcullis migrate
 
@@ -13,6 +13,7 @@ export async function run(args: string[]): Promise<number> {
     return 2;
   }
   const deps = await openDeps();
+  await recordCli(deps, "cli.migrate", {}, 0);
   await deps.close();
   process.stdout.write("database is up to date\n");
   return 0;

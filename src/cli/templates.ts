@@ -4,7 +4,7 @@ import type { Deps } from "../deps.ts";
 import { installStarters } from "../features/templates/starters.ts";
 import type { TemplatesService } from "../features/templates/templates.service.ts";
 import { AppError } from "../lib/errors.ts";
-import { openDeps } from "./config.ts";
+import { openDeps, recordCli } from "./config.ts";
 
 export const usage = `usage: portcullis templates install-starters
        portcullis templates list
@@ -34,9 +34,12 @@ export async function run(args: string[], context: CliContext = {}): Promise<num
   }
   if (context.deps !== undefined) return execute(action, context.deps.services.templates, out);
   const deps = await openDeps();
+  let exitCode = 1;
   try {
-    return await execute(action, deps.services.templates, out);
+    exitCode = await execute(action, deps.services.templates, out);
+    return exitCode;
   } finally {
+    if (action === "install-starters") await recordCli(deps, "cli.templates.install_starters", {}, exitCode);
     await deps.close();
   }
 }

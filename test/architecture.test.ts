@@ -218,7 +218,7 @@ describe("architecture", () => {
     assert.ok(graph.files.length > 100, `only ${graph.files.length} files read`);
     assert.ok(graph.imports.some((i) => i.to === "kysely" && i.from.startsWith("db/")));
     assert.ok(
-      graph.imports.some((i) => i.from === "main.ts" && i.to === "cli/serve.ts"),
+      graph.imports.some((i) => i.from === "cli/commands.ts" && i.to === "cli/serve.ts"),
       "dynamic import",
     );
   });

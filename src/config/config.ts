@@ -269,6 +269,11 @@ function parseSecretKey(raw: string | undefined, problems: string[]): Buffer | u
   return key;
 }
 
+/** The environment a child process (pg_dump, pg_restore, the dns-01 hook) inherits: PATH, PG*, … */
+export function inheritedEnvironment(): Record<string, string | undefined> {
+  return { ...process.env };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const read = new EnvReader(env);
   const databaseUrl = read.optional("DATABASE_URL");

@@ -3,6 +3,7 @@
 // readable without Portcullis. The password travels in PGPASSWORD, never on a command line (`ps`).
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readSync } from "node:fs";
+import { inheritedEnvironment } from "../../config/config.ts";
 
 /** A connection URI for libpq without the password, and the environment that carries it. */
 export function libpqTarget(databaseUrl: string): { uri: string; env: Record<string, string> } {
@@ -56,7 +57,10 @@ export function isPgDumpArchive(file: string): boolean {
 
 function runTool(tool: string, args: string[], env: Record<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(tool, args, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(tool, args, {
+      env: { ...inheritedEnvironment(), ...env },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-4000);

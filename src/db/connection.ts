@@ -128,15 +128,39 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]>
       return out;
     },
   };
-  // Kysely looks for its bookkeeping tables across all schemas; pin them to ours.
-  const migrator = new Migrator({
-    db: handle.db,
-    provider,
-    ...(handle.schema === undefined ? {} : { migrationTableSchema: handle.schema }),
+  const run = async (db: Kysely<Database>) => {
+    // Kysely looks for its bookkeeping tables across all schemas; pin them to ours.
+    const migrator = new Migrator({
+      db,
+      provider,
+      ...(handle.schema === undefined ? {} : { migrationTableSchema: handle.schema }),
+    });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error !== undefined) throw error;
+    return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+  };
+  if (handle.schema === undefined) return run(handle.db);
+  // A database shared by schemas (the tests): Kysely's introspection reads every schema's tables
+  // and fails on one dropped at that moment, so migrating and dropping a schema take turns.
+  return handle.db.connection().execute(async (db) => {
+    await sql`SELECT pg_advisory_lock(${SCHEMA_DDL_LOCK})`.execute(db);
+    try {
+      return await run(db);
+    } finally {
+      await sql`SELECT pg_advisory_unlock(${SCHEMA_DDL_LOCK})`.execute(db);
+    }
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error !== undefined) throw error;
-  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+/** Advisory lock key for creating/dropping per-test schemas in one database (dropSchema below). */
+const SCHEMA_DDL_LOCK = 0x706f7274; // "port"
+
+/** Drops a schema made for one test run, taking turns with migrations of other schemas. */
+export async function dropSchema(handle: DatabaseHandle, schema: string): Promise<void> {
+  await handle.db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(${SCHEMA_DDL_LOCK})`.execute(trx);
+    await sql`DROP SCHEMA ${sql.id(schema)} CASCADE`.execute(trx);
+  });
 }
 
 export async function pingDatabase(handle: DatabaseHandle): Promise<void> {

@@ -5,10 +5,10 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sql } from "kysely";
 import pino from "pino";
 import { buildApp } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config/config.ts";
+import { dropSchema } from "../../src/db/connection.ts";
 import { createDeps, type Deps, REDACT_PATHS } from "../../src/deps.ts";
 import { serializeRequest } from "../../src/lib/log-serializers.ts";
 import type { MemoryFleet } from "./memory-core.ts";
@@ -92,7 +92,7 @@ export async function createTestApp(
       await app.close();
       // The first instance owns the database; a joined one leaves it to that one.
       if (first === undefined && schema !== undefined) {
-        await sql`DROP SCHEMA ${sql.id(schema)} CASCADE`.execute(deps.database.db);
+        await dropSchema(deps.database, schema);
       }
       await deps.close();
       if (first === undefined) rmSync(config.dataDir, { recursive: true, force: true });

@@ -14,10 +14,14 @@ export function watchForProblems(page: Page): string[] {
   return problems;
 }
 
-export async function signIn(page: Page, baseUrl: string): Promise<void> {
+export async function signIn(
+  page: Page,
+  baseUrl: string,
+  as: { username: string; password: string } = ADMIN,
+): Promise<void> {
   await page.goto(`${baseUrl}/dashboard/`);
-  await page.getByRole("textbox", { name: "Username" }).fill(ADMIN.username);
-  await page.getByRole("textbox", { name: "Password" }).fill(ADMIN.password);
+  await page.getByRole("textbox", { name: "Username" }).fill(as.username);
+  await page.getByRole("textbox", { name: "Password" }).fill(as.password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page.getByRole("heading", { name: "Users", level: 2 })).toBeVisible();
 }

@@ -10,13 +10,14 @@ import { expect, type Page, test } from "@playwright/test";
 import { codeAt, stepAt } from "../../src/features/auth/totp.ts";
 import { waitFor } from "../../test/support/poll.ts";
 import { freePort } from "../../test/support/ports.ts";
-import { signIn, watchForProblems } from "./support/pages.ts";
+import { severeViolations, signIn, watchForProblems } from "./support/pages.ts";
 import { type Receiver, startReceiver } from "./support/receiver.ts";
 import { ADMIN, type Stack, startStack } from "./support/stack.ts";
 
 test.describe.configure({ mode: "serial" });
 
 const VIEWER = { username: "vera", password: "viewer password 1" };
+const SUPPORT = { username: "sam", password: "support password 1" };
 const TWO_FACTOR = { username: "tess", password: "two factor password" };
 const OPERATOR = { username: "olga", password: "operator password" };
 
@@ -26,10 +27,12 @@ let seeded: { userId: string; serverId: string; templateId: string };
 let base: string;
 
 test.beforeAll(async () => {
-  stack = await startStack({ core: false });
-  base = stack.portcullis.baseUrl;
+  // One receiver for everything the service sends: webhook POSTs and the Bot API's sendMessage.
   receiver = await startReceiver();
+  stack = await startStack({ core: false, env: { PORTCULLIS_TELEGRAM_API_URL: receiver.url } });
+  base = stack.portcullis.baseUrl;
   await stack.api("POST", "/api/admins", { ...VIEWER, role: "viewer" });
+  await stack.api("POST", "/api/admins", { ...SUPPORT, role: "support" });
   await stack.api("POST", "/api/admins", { ...TWO_FACTOR, role: "operator" });
   // Something on every page for the viewer to look at: a certificate, a server (no core behind it:
   // its inbound and grant wait as pending), an inbound, a user with a grant.
@@ -167,6 +170,47 @@ test("a viewer sees no write action and nothing they send writes", async ({ page
   expect(problems).toEqual([]);
 });
 
+test("support sees users and their links only; a key narrowed beyond their role is refused", async ({
+  page,
+}) => {
+  const problems = watchForProblems(page);
+  const failures: string[] = [];
+  page.on("response", (response) => {
+    if (response.status() >= 400)
+      failures.push(`${response.request().method()} ${response.url()} → ${response.status()}`);
+  });
+  await signIn(page, base, SUPPORT);
+  await expect(page.getByTestId("signed-in-as")).toContainText("support");
+  const nav = page.getByRole("navigation", { name: "Main navigation" });
+  await expect(nav.getByRole("link")).toHaveText(["Users", "Account"]);
+  await page.getByRole("link", { name: "Wanda Viewed" }).click();
+  // The links and the subscription, without a call the role may not make (no servers list).
+  await expect(page.getByTestId("share-link")).toHaveCount(1);
+  await expect(page.getByTestId("sub-url")).toBeVisible();
+  await expect(page.getByRole("main").getByRole("button", { name: WRITE_BUTTON })).toHaveCount(0);
+  await expect(page.getByTestId("error-alert")).toHaveCount(0);
+  expect(failures).toEqual([]);
+
+  // API keys: one narrowed to a role beyond theirs is the service's 403 role_not_within.
+  await page.getByRole("link", { name: "Account" }).click();
+  await page.getByRole("tab", { name: "API keys" }).click();
+  await page.getByRole("textbox", { name: "Name", exact: true }).fill("dashboards");
+  await page.getByRole("combobox", { name: "Role" }).click();
+  await page.getByRole("option", { name: "viewer" }).click();
+  await page.getByRole("button", { name: "Create key" }).click();
+  await expect(page.getByTestId("error-detail")).toContainText(
+    "a key may be narrowed to a role within yours",
+  );
+  await expect(page.getByText("role_not_within")).toBeVisible();
+  expect(await severeViolations(page, "api keys, refused")).toEqual([]);
+  await page.getByRole("combobox", { name: "Role" }).click();
+  await page.getByRole("option", { name: "support" }).click();
+  await page.getByRole("button", { name: "Create key" }).click();
+  await page.getByRole("button", { name: "I have stored it" }).click();
+  await expect(page.getByRole("row", { name: /dashboards/ }).getByTestId("role-badge")).toHaveText("support");
+  expect(problems).toEqual([]);
+});
+
 test("two-factor is enrolled in the browser; signing in then takes a code from the authenticator", async ({
   page,
 }) => {
@@ -183,6 +227,7 @@ test("two-factor is enrolled in the browser; signing in then takes a code from t
     .toBe(true);
   const secret = (await page.getByTestId("totp-secret").textContent()) ?? "";
   expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+  expect(await severeViolations(page, "enrolment")).toEqual([]);
 
   // A wrong code is refused without signing out (a 401 invalid_totp is not an ended session).
   await page.getByRole("textbox", { name: "6-digit code" }).fill(wrongCode(secret));
@@ -197,6 +242,7 @@ test("two-factor is enrolled in the browser; signing in then takes a code from t
   const codes = shown.trim().split("\n");
   expect(codes).toHaveLength(10);
   for (const code of codes) expect(code).toMatch(/^[a-z2-7]{5}-[a-z2-7]{5}$/i);
+  expect(await severeViolations(page, "recovery codes")).toEqual([]);
   const [download] = await Promise.all([
     page.waitForEvent("download"),
     page.getByRole("button", { name: "Download" }).click(),
@@ -217,6 +263,7 @@ test("two-factor is enrolled in the browser; signing in then takes a code from t
   await page.getByRole("textbox", { name: "Password" }).fill(TWO_FACTOR.password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page.getByText("This account signs in with a second factor.")).toBeVisible();
+  expect(await severeViolations(page, "sign-in, second factor")).toEqual([]);
   await page.getByTestId("totp-code").fill(wrongCode(secret));
   await expect(page.getByTestId("error-alert")).toContainText("the code is wrong or was used already");
   // A code of a step after the one confirmed (each step's code works once).
@@ -357,6 +404,49 @@ test("a webhook made in the browser gets signed POSTs from the service", async (
   expect(problems).toEqual([]);
 });
 
+test("Telegram notifications set up in the browser reach the Bot API", async ({ page }) => {
+  const problems = watchForProblems(page);
+  const token = "123456789:AAEhBOweik6ad9r_QXMENQjcrGbqCr4K-ZQ";
+  await signIn(page, base, TWO_FACTOR);
+  await page.goto(`${base}/dashboard/account/telegram`);
+  await expect(page.getByText("Telegram notifications are off.")).toBeVisible();
+  await page.getByLabel("Bot token").fill(token);
+  const chats = page.getByRole("combobox", { name: "Chats" });
+  await chats.fill("-1001234567890");
+  await chats.press("Enter");
+  await page.getByRole("combobox", { name: "Message language" }).click();
+  await page.getByRole("option", { name: "Русский" }).click();
+  await page.getByRole("checkbox", { name: "user.expiring" }).uncheck();
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.getByText(/^saved /)).toBeVisible();
+  const stored = await fetch(`${base}/api/auth/telegram`, {
+    headers: {
+      authorization: `Bearer ${await page.evaluate(() => sessionStorage.getItem("portcullis.token"))}`,
+    },
+  }).then((r) => r.json());
+  expect(stored).toMatchObject({
+    chat_ids: ["-1001234567890"],
+    language: "ru",
+    events: ["user.limited", "user.expired", "server.status_changed"],
+  });
+
+  await page.getByRole("button", { name: "Send a test message" }).click();
+  const sent = await waitFor(() => receiver.received.find((r) => r.path === `/bot${token}/sendMessage`), {
+    timeoutMs: 30_000,
+    what: "the Bot API's sendMessage",
+  });
+  expect(JSON.parse(sent.body)).toMatchObject({
+    chat_id: "-1001234567890",
+    text: "✅ Уведомления Portcullis приходят в этот чат.",
+  });
+  await expect(page.getByTestId("delivery-row").getByTestId("delivery-status")).toHaveText("delivered");
+  // The token is never shown back: the field is empty again, and the page holds it nowhere.
+  await page.reload();
+  await expect(page.getByLabel("Bot token")).toHaveValue("");
+  expect(await page.content()).not.toContain(token);
+  expect(problems).toEqual([]);
+});
+
 test("the audit log shows who did all of this", async ({ page }) => {
   const problems = watchForProblems(page);
   await signIn(page, base);
@@ -380,10 +470,10 @@ test("the audit log shows who did all of this", async ({ page }) => {
   await expect(outcomes).toHaveText(["succeeded", "failed"]);
   await expect(rows.nth(1)).toContainText("tess");
 
-  // Admins: the operator made in the browser (newest), the viewer's refused attempt, the two seeded.
+  // Admins: the operator made in the browser (newest), the viewer's refused attempt, the three seeded.
   await action.fill("admins.create");
-  await expect(rows).toHaveCount(4);
-  await expect(outcomes).toHaveText(["succeeded", "failed", "succeeded", "succeeded"]);
+  await expect(rows).toHaveCount(5);
+  await expect(outcomes).toHaveText(["succeeded", "failed", "succeeded", "succeeded", "succeeded"]);
   // The updates: the disable, then the refused demotion (newest first); the refused self-delete.
   await action.fill("admins.update");
   await expect(rows).toHaveCount(2);

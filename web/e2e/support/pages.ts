@@ -1,4 +1,5 @@
 // Steps every browser test shares: sign in through the form, and fail on any CSP violation.
+import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page } from "@playwright/test";
 import { ADMIN } from "./stack.ts";
 
@@ -24,4 +25,17 @@ export async function signIn(
   await page.getByRole("textbox", { name: "Password" }).fill(as.password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page.getByRole("heading", { name: "Users", level: 2 })).toBeVisible();
+}
+
+/** axe (WCAG 2.1 A and AA): the serious and critical violations on the page as it is now. */
+export async function severeViolations(page: Page, name: string): Promise<string[]> {
+  const results = await new AxeBuilder({ page })
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"])
+    .analyze();
+  return results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map(
+      (v) =>
+        `${name}: ${v.id} (${v.impact}) ${v.help} — ${v.nodes.map((n) => `${n.target.join(" ")}: ${n.any[0]?.message ?? ""}`).join(", ")}`,
+    );
 }

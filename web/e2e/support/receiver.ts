@@ -6,19 +6,21 @@ import type { AddressInfo } from "node:net";
 export type Received = { method: string; path: string; headers: IncomingHttpHeaders; body: string };
 export type Receiver = { url: string; received: Received[]; close(): Promise<void> };
 
-export async function startReceiver(answer: { status: number; body: string } = { status: 200, body: "ok" }) {
+/** `status` picks each answer's status (200 by default); the body is `{"ok":true}` (what the Bot API says). */
+export async function startReceiver(status: (request: Received) => number = () => 200) {
   const received: Received[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      received.push({
+      const got: Received = {
         method: request.method ?? "",
         path: request.url ?? "",
         headers: request.headers,
         body: Buffer.concat(chunks).toString(),
-      });
-      response.writeHead(answer.status, { "content-type": "application/json" }).end(answer.body);
+      };
+      received.push(got);
+      response.writeHead(status(got), { "content-type": "application/json" }).end('{"ok":true,"result":{}}');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

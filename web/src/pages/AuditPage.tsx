@@ -107,7 +107,7 @@ function EntryRow({ entry, onTarget }: { entry: AuditEntry; onTarget: (id: strin
           </Text>
         )}
       </Table.Td>
-      <Table.Td>
+      <Table.Td style={{ whiteSpace: "nowrap" }}>
         <Stack gap={2}>
           {targets.length === 0 && "—"}
           {targets.map(([key, id]) => (
@@ -246,7 +246,7 @@ export function AuditPage() {
       <Text size="sm" c="dimmed" aria-live="polite" data-testid="audit-summary">
         {t("audit.total", { count: total.toLocaleString(language) })}
       </Text>
-      <Table.ScrollContainer minWidth={900}>
+      <Table.ScrollContainer minWidth={980}>
         <Table striped aria-busy={log.isFetching} data-testid="audit-table">
           <Table.Thead>
             <Table.Tr>

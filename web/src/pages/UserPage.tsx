@@ -367,7 +367,7 @@ export function UserPage({ id }: { id: string }) {
           </Group>
         </div>
         <Group gap="xs">
-          {can("audit.read") && <AuditLink target={data.id} />}
+          {can("audit.read") && <AuditLink target={data.id} size="sm" />}
           {can("users.write") && (
             <Button
               color="red"

@@ -3,12 +3,12 @@ import { Button } from "@mantine/core";
 import { useT } from "../i18n/i18n.tsx";
 import { followLink, href } from "../router.tsx";
 
-export function AuditLink({ target }: { target: string }) {
+export function AuditLink({ target, size = "xs" }: { target: string; size?: "xs" | "sm" }) {
   const t = useT();
   const to = `/audit?target=${target}`;
   return (
     <Button
-      size="xs"
+      size={size}
       variant="default"
       component="a"
       href={href(to)}

@@ -51,7 +51,13 @@ export function DeliveryLog({
         {log.error && <ErrorAlert error={log.error} />}
         {log.data?.items.length === 0 && <Text c="dimmed">{t("delivery.empty")}</Text>}
         {(log.data?.items.length ?? 0) > 0 && (
-          <Table.ScrollContainer minWidth={720}>
+          <Table.ScrollContainer
+            minWidth={820}
+            // Nothing in the rows takes focus: the scrolling area itself does, so keys can scroll it.
+            scrollAreaProps={{
+              viewportProps: { tabIndex: 0, role: "region", "aria-label": t("delivery.title") },
+            }}
+          >
             <Table data-testid="delivery-log">
               <Table.Thead>
                 <Table.Tr>
@@ -86,8 +92,10 @@ export function DeliveryLog({
                         "—"
                       )}
                     </Table.Td>
-                    <Table.Td fz="sm">{formatDate(d.created_at, language)}</Table.Td>
-                    <Table.Td fz="sm">
+                    <Table.Td fz="sm" style={{ whiteSpace: "nowrap" }}>
+                      {formatDate(d.created_at, language)}
+                    </Table.Td>
+                    <Table.Td fz="sm" style={{ whiteSpace: "nowrap" }}>
                       {d.status === "delivered"
                         ? formatDate(d.delivered_at, language)
                         : d.status === "pending"

@@ -3,6 +3,7 @@ import {
   ActionIcon,
   AppShell,
   Burger,
+  Divider,
   Group,
   NavLink,
   ScrollArea,
@@ -18,15 +19,17 @@ import { useDisclosure } from "@mantine/hooks";
 import { useQueryClient } from "@tanstack/react-query";
 import { lazy, type ReactNode, Suspense, useEffect } from "react";
 import { api, unwrap } from "./api/client.ts";
+import { type Permission, useCan, useMe } from "./auth/me.ts";
 import { session, useToken } from "./auth/session.ts";
 import type { MessageKey } from "./i18n/en.ts";
 import { LANGUAGES, type Language, useI18n } from "./i18n/i18n.tsx";
 import { SignInPage } from "./pages/SignInPage.tsx";
 import { UsersPage } from "./pages/UsersPage.tsx";
 import { followLink, href, type Match, matchRoute, navigate, usePath } from "./router.tsx";
-import { notifyError } from "./ui/errors.tsx";
+import { ErrorAlert, notifyError } from "./ui/errors.tsx";
 import { MoonIcon, SunIcon } from "./ui/icons.tsx";
 import { PageLoader } from "./ui/PageLoader.tsx";
+import { RoleBadge } from "./ui/RoleBadge.tsx";
 
 // The users page is where operators land; every other page loads when first opened.
 const UserPage = lazy(() => import("./pages/UserPage.tsx").then((m) => ({ default: m.UserPage })));
@@ -41,7 +44,13 @@ const TemplatePage = lazy(() =>
 const CertificatesPage = lazy(() =>
   import("./pages/CertificatesPage.tsx").then((m) => ({ default: m.CertificatesPage })),
 );
-const ApiKeysPage = lazy(() => import("./pages/ApiKeysPage.tsx").then((m) => ({ default: m.ApiKeysPage })));
+const AccountPage = lazy(() => import("./pages/AccountPage.tsx").then((m) => ({ default: m.AccountPage })));
+const AdminsPage = lazy(() => import("./pages/AdminsPage.tsx").then((m) => ({ default: m.AdminsPage })));
+const AuditPage = lazy(() => import("./pages/AuditPage.tsx").then((m) => ({ default: m.AuditPage })));
+const WebhooksPage = lazy(() =>
+  import("./pages/WebhooksPage.tsx").then((m) => ({ default: m.WebhooksPage })),
+);
+const WebhookPage = lazy(() => import("./pages/WebhookPage.tsx").then((m) => ({ default: m.WebhookPage })));
 
 type Route = { pattern: string; render: (params: Match) => ReactNode };
 
@@ -53,16 +62,35 @@ const ROUTES: Route[] = [
   { pattern: "/templates", render: () => <TemplatesPage /> },
   { pattern: "/templates/:id", render: (p) => <TemplatePage id={p.id ?? "new"} /> },
   { pattern: "/certificates", render: () => <CertificatesPage /> },
-  { pattern: "/api-keys", render: () => <ApiKeysPage /> },
+  { pattern: "/account", render: () => <AccountPage tab="security" /> },
+  { pattern: "/account/api-keys", render: () => <AccountPage tab="api-keys" /> },
+  { pattern: "/account/telegram", render: () => <AccountPage tab="telegram" /> },
+  { pattern: "/api-keys", render: () => <Redirect to="/account/api-keys" /> },
+  { pattern: "/admins", render: () => <AdminsPage /> },
+  { pattern: "/audit", render: () => <AuditPage /> },
+  { pattern: "/webhooks", render: () => <WebhooksPage /> },
+  { pattern: "/webhooks/:id", render: (p) => <WebhookPage id={p.id ?? ""} /> },
 ];
 
-const NAV: { to: string; label: MessageKey }[] = [
-  { to: "/users", label: "nav.users" },
-  { to: "/servers", label: "nav.servers" },
-  { to: "/templates", label: "nav.templates" },
-  { to: "/certificates", label: "nav.certificates" },
-  { to: "/api-keys", label: "nav.apiKeys" },
+type NavItem = { to: string; label: MessageKey; needs: Permission };
+
+/** What the caller's role may open; the owners' pages in a section of their own. */
+const NAV: NavItem[] = [
+  { to: "/users", label: "nav.users", needs: "users.read" },
+  { to: "/servers", label: "nav.servers", needs: "servers.read" },
+  { to: "/templates", label: "nav.templates", needs: "templates.read" },
+  { to: "/certificates", label: "nav.certificates", needs: "certificates.read" },
 ];
+const OWNER_NAV: NavItem[] = [
+  { to: "/admins", label: "nav.admins", needs: "admins.manage" },
+  { to: "/audit", label: "nav.audit", needs: "audit.read" },
+  { to: "/webhooks", label: "nav.webhooks", needs: "settings.write" },
+];
+
+function Redirect({ to }: { to: string }) {
+  useEffect(() => navigate(to, { replace: true }), [to]);
+  return null;
+}
 
 function ThemeToggle() {
   const { setColorScheme } = useMantineColorScheme();
@@ -98,10 +126,31 @@ function LanguageSelect() {
   );
 }
 
+const ACCOUNT: NavItem = { to: "/account", label: "nav.account", needs: "self" };
+
+function NavLinks({ items, path, onFollow }: { items: NavItem[]; path: string; onFollow: () => void }) {
+  const { t } = useI18n();
+  return items.map((item) => (
+    <NavLink
+      key={item.to}
+      component="a"
+      href={href(item.to)}
+      label={t(item.label)}
+      active={path === item.to || path.startsWith(`${item.to}/`)}
+      onClick={(event) => {
+        followLink(event, item.to);
+        onFollow();
+      }}
+    />
+  ));
+}
+
 function Shell({ path, children }: { path: string; children: ReactNode }) {
   const [opened, { toggle, close }] = useDisclosure();
   const { t } = useI18n();
   const queryClient = useQueryClient();
+  const { me, error: meError } = useMe();
+  const can = useCan();
   const signOut = async () => {
     // Revoke the token on the server too; sign out locally whatever it answers, but say so.
     await unwrap(api.POST("/api/auth/logout")).catch(notifyError);
@@ -130,25 +179,30 @@ function Shell({ path, children }: { path: string; children: ReactNode }) {
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label={t("shell.navigation")}>
         <AppShell.Section grow component={ScrollArea}>
-          {NAV.map((item) => (
-            <NavLink
-              key={item.to}
-              component="a"
-              href={href(item.to)}
-              label={t(item.label)}
-              active={path === item.to || path.startsWith(`${item.to}/`)}
-              onClick={(event) => {
-                followLink(event, item.to);
-                close();
-              }}
-            />
-          ))}
+          <NavLinks items={NAV.filter((item) => can(item.needs))} path={path} onFollow={close} />
+          {OWNER_NAV.some((item) => can(item.needs)) && (
+            <>
+              <Divider my="xs" label={t("nav.administration")} labelPosition="left" />
+              <NavLinks items={OWNER_NAV.filter((item) => can(item.needs))} path={path} onFollow={close} />
+            </>
+          )}
         </AppShell.Section>
         <AppShell.Section>
+          <Divider mb="xs" />
+          {me !== undefined && (
+            <Group gap="xs" px="sm" pb={4} wrap="nowrap" data-testid="signed-in-as">
+              <Text size="sm" truncate>
+                {me.username}
+              </Text>
+              <RoleBadge role={me.role} />
+            </Group>
+          )}
+          <NavLinks items={[ACCOUNT]} path={path} onFollow={close} />
           <NavLink component="button" label={t("shell.signOut")} onClick={signOut} />
         </AppShell.Section>
       </AppShell.Navbar>
       <AppShell.Main>
+        {meError !== null && meError !== undefined && <ErrorAlert error={meError} />}
         <Suspense fallback={<PageLoader />}>{children}</Suspense>
       </AppShell.Main>
     </AppShell>
@@ -165,7 +219,12 @@ export function App() {
   const path = usePath();
   const { dir } = useI18n();
   const { setDirection } = useDirection();
+  const queryClient = useQueryClient();
   useEffect(() => setDirection(dir), [dir, setDirection]);
+  // Signed out (or the session expired): nothing of the last admin's stays cached for the next one.
+  useEffect(() => {
+    if (token === null) queryClient.clear();
+  }, [token, queryClient]);
   useEffect(() => {
     if (token !== null && (path === "/" || path === "/login")) navigate("/users", { replace: true });
   }, [token, path]);

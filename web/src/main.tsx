@@ -3,7 +3,7 @@ import "@mantine/core/styles.css";
 import "@mantine/notifications/styles.css";
 import { DirectionProvider, localStorageColorSchemeManager, MantineProvider } from "@mantine/core";
 import { Notifications } from "@mantine/notifications";
-import { QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { setNonce } from "get-nonce";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
@@ -18,8 +18,15 @@ const nonce = document.querySelector<HTMLMetaElement>('meta[name="portcullis-sty
 // Modals lock scrolling with a <style> element of their own (react-remove-scroll), nonced here.
 setNonce(nonce);
 
-const queryClient = new QueryClient({
-  queryCache: new QueryCache(),
+// A 403 means the role changed under this page (an owner changed it, or a key was narrowed): ask
+// /api/auth/me again so the actions on screen follow. The 403's detail is shown where it happened.
+const onForbidden = (error: unknown) => {
+  if (error instanceof ApiError && error.status === 403)
+    void queryClient.invalidateQueries({ queryKey: ["me"] });
+};
+const queryClient: QueryClient = new QueryClient({
+  queryCache: new QueryCache({ onError: onForbidden }),
+  mutationCache: new MutationCache({ onError: onForbidden }),
   defaultOptions: {
     queries: {
       staleTime: 5_000,

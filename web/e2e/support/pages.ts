@@ -1,4 +1,5 @@
 // Steps every browser test shares: sign in through the form, and fail on any CSP violation.
+import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page } from "@playwright/test";
 import { ADMIN } from "./stack.ts";
 
@@ -14,10 +15,27 @@ export function watchForProblems(page: Page): string[] {
   return problems;
 }
 
-export async function signIn(page: Page, baseUrl: string): Promise<void> {
+export async function signIn(
+  page: Page,
+  baseUrl: string,
+  as: { username: string; password: string } = ADMIN,
+): Promise<void> {
   await page.goto(`${baseUrl}/dashboard/`);
-  await page.getByRole("textbox", { name: "Username" }).fill(ADMIN.username);
-  await page.getByRole("textbox", { name: "Password" }).fill(ADMIN.password);
+  await page.getByRole("textbox", { name: "Username" }).fill(as.username);
+  await page.getByRole("textbox", { name: "Password" }).fill(as.password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page.getByRole("heading", { name: "Users", level: 2 })).toBeVisible();
+}
+
+/** axe (WCAG 2.1 A and AA): the serious and critical violations on the page as it is now. */
+export async function severeViolations(page: Page, name: string): Promise<string[]> {
+  const results = await new AxeBuilder({ page })
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"])
+    .analyze();
+  return results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map(
+      (v) =>
+        `${name}: ${v.id} (${v.impact}) ${v.help} — ${v.nodes.map((n) => `${n.target.join(" ")}: ${n.any[0]?.message ?? ""}`).join(", ")}`,
+    );
 }

@@ -27,8 +27,18 @@ api.use({
     if (token !== null) request.headers.set("authorization", `Bearer ${token}`);
     return request;
   },
-  onResponse({ request, response }) {
-    if (response.status === 401 && !request.url.endsWith("/api/auth/token")) session.expire();
+  async onResponse({ request, response }) {
+    if (response.status !== 401 || request.url.endsWith("/api/auth/token")) return response;
+    // A wrong second-factor code (confirming or turning off two-factor) is a 401 too, but the
+    // session is fine: only the codes that mean the token is gone sign out.
+    const code = await response
+      .clone()
+      .json()
+      .then(
+        (body: unknown) => (isProblem(body) ? body.code : undefined),
+        () => undefined,
+      );
+    if (code !== "invalid_totp" && code !== "totp_required") session.expire();
     return response;
   },
 });

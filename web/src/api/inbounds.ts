@@ -18,9 +18,14 @@ export function inboundsQuery(serverId: string) {
 
 export type InboundChoice = { server: Server; inbound: Inbound; label: string };
 
-export function useAllInbounds(): { choices: InboundChoice[]; isLoading: boolean; error: unknown } {
-  const servers = useQuery(serversQuery);
-  const list = servers.data ?? [];
+/** `enabled: false` for a role that may not read servers (support): no calls, no choices. */
+export function useAllInbounds(enabled = true): {
+  choices: InboundChoice[];
+  isLoading: boolean;
+  error: unknown;
+} {
+  const servers = useQuery({ ...serversQuery, enabled });
+  const list = enabled ? (servers.data ?? []) : [];
   const inbounds = useQueries({ queries: list.map((server) => inboundsQuery(server.id)) });
   const choices: InboundChoice[] = [];
   for (const [i, server] of list.entries()) {

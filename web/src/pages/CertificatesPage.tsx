@@ -17,11 +17,13 @@ import {
   TextInput,
   Title,
   Tooltip,
+  VisuallyHidden,
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, unwrap } from "../api/client.ts";
 import type { Certificate, CertificateInput } from "../api/types.ts";
+import { useCan } from "../auth/me.ts";
 import { useI18n, useT } from "../i18n/i18n.tsx";
 import { useConfirm } from "../ui/Confirm.tsx";
 import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
@@ -242,7 +244,7 @@ function EditCertificateModal({ certificate, onClose }: { certificate: Certifica
   );
 }
 
-function CertificateRow({ certificate }: { certificate: Certificate }) {
+function CertificateRow({ certificate, canWrite }: { certificate: Certificate; canWrite: boolean }) {
   const { t, language } = useI18n();
   const queryClient = useQueryClient();
   const [confirm, confirmModal] = useConfirm();
@@ -292,29 +294,31 @@ function CertificateRow({ certificate }: { certificate: Certificate }) {
           {certificate.fingerprint_sha256 ?? "—"}
         </Text>
       </Table.Td>
-      <Table.Td>
-        <Group gap={4} wrap="nowrap">
-          <Button size="xs" variant="light" loading={renew.isPending} onClick={() => renew.mutate()}>
-            {t("certificate.renew")}
-          </Button>
-          <Button size="xs" variant="subtle" onClick={() => setEditing(true)}>
-            {t("common.edit")}
-          </Button>
-          <Button
-            size="xs"
-            color="red"
-            variant="subtle"
-            loading={remove.isPending}
-            onClick={() =>
-              confirm(t("certificate.deleteConfirm", { name: certificate.name }), () => remove.mutate())
-            }
-          >
-            {t("common.delete")}
-          </Button>
-        </Group>
-        {confirmModal}
-        {isEditing && <EditCertificateModal certificate={certificate} onClose={() => setEditing(false)} />}
-      </Table.Td>
+      {canWrite && (
+        <Table.Td>
+          <Group gap={4} wrap="nowrap">
+            <Button size="xs" variant="light" loading={renew.isPending} onClick={() => renew.mutate()}>
+              {t("certificate.renew")}
+            </Button>
+            <Button size="xs" variant="subtle" onClick={() => setEditing(true)}>
+              {t("common.edit")}
+            </Button>
+            <Button
+              size="xs"
+              color="red"
+              variant="subtle"
+              loading={remove.isPending}
+              onClick={() =>
+                confirm(t("certificate.deleteConfirm", { name: certificate.name }), () => remove.mutate())
+              }
+            >
+              {t("common.delete")}
+            </Button>
+          </Group>
+          {confirmModal}
+          {isEditing && <EditCertificateModal certificate={certificate} onClose={() => setEditing(false)} />}
+        </Table.Td>
+      )}
     </Table.Tr>
   );
 }
@@ -322,6 +326,7 @@ function CertificateRow({ certificate }: { certificate: Certificate }) {
 export function CertificatesPage() {
   const t = useT();
   const [isCreating, setCreating] = useState(false);
+  const canWrite = useCan()("certificates.write");
   const certificates = useQuery({
     queryKey: ["certificates"],
     queryFn: () => unwrap(api.GET("/api/certificates")),
@@ -332,7 +337,7 @@ export function CertificatesPage() {
     <Stack>
       <Group justify="space-between">
         <Title order={2}>{t("nav.certificates")}</Title>
-        <Button onClick={() => setCreating(true)}>{t("certificate.new")}</Button>
+        {canWrite && <Button onClick={() => setCreating(true)}>{t("certificate.new")}</Button>}
       </Group>
       {certificates.error && <ErrorAlert error={certificates.error} />}
       {certificates.isLoading && <Skeleton h={120} />}
@@ -350,12 +355,16 @@ export function CertificatesPage() {
                 <Table.Th>{t("certificate.status")}</Table.Th>
                 <Table.Th>{t("certificate.expires")}</Table.Th>
                 <Table.Th>{t("certificate.fingerprint")}</Table.Th>
-                <Table.Th />
+                {canWrite && (
+                  <Table.Th>
+                    <VisuallyHidden>{t("admins.actions")}</VisuallyHidden>
+                  </Table.Th>
+                )}
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
               {certificates.data?.map((c) => (
-                <CertificateRow key={c.id} certificate={c} />
+                <CertificateRow key={c.id} certificate={c} canWrite={canWrite} />
               ))}
             </Table.Tbody>
           </Table>

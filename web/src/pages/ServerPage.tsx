@@ -3,6 +3,7 @@
 import {
   Alert,
   Anchor,
+  Badge,
   Button,
   Card,
   Group,
@@ -13,15 +14,18 @@ import {
   Table,
   Text,
   Title,
+  VisuallyHidden,
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, unwrap } from "../api/client.ts";
 import { inboundsQuery } from "../api/inbounds.ts";
 import type { Inbound, Server } from "../api/types.ts";
+import { useCan } from "../auth/me.ts";
 import { TrafficChart } from "../charts/TrafficChart.tsx";
 import { useI18n, useT } from "../i18n/i18n.tsx";
 import { followLink, href, navigate } from "../router.tsx";
+import { AuditLink } from "../ui/AuditLink.tsx";
 import { useConfirm } from "../ui/Confirm.tsx";
 import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
 import { formatBytes, formatDate, formatDuration } from "../ui/format.ts";
@@ -91,7 +95,7 @@ function StatsCard({ server }: { server: Server }) {
   );
 }
 
-function InboundRow({ server, inbound }: { server: Server; inbound: Inbound }) {
+function InboundRow({ server, inbound, canWrite }: { server: Server; inbound: Inbound; canWrite: boolean }) {
   const t = useT();
   const queryClient = useQueryClient();
   const [confirm, confirmModal] = useConfirm();
@@ -127,44 +131,54 @@ function InboundRow({ server, inbound }: { server: Server; inbound: Inbound }) {
         <SyncBadge state={inbound.sync_state} error={inbound.sync_error} />
       </Table.Td>
       <Table.Td>
-        <Switch
-          aria-label={t("inbound.active", { tag: inbound.tag })}
-          checked={inbound.is_active}
-          disabled={setActive.isPending}
-          onChange={(e) => setActive.mutate(e.currentTarget.checked)}
-        />
-      </Table.Td>
-      <Table.Td>
-        <Group gap={4} wrap="nowrap">
-          <Button
-            size="xs"
-            variant="subtle"
-            onClick={() => setEditing(true)}
-            aria-label={t("inbound.edit", { tag: inbound.tag })}
-          >
-            {t("common.edit")}
-          </Button>
-          <Button
-            size="xs"
-            color="red"
-            variant="subtle"
-            loading={remove.isPending}
-            onClick={() => confirm(t("inbound.deleteConfirm", { tag: inbound.tag }), () => remove.mutate())}
-          >
-            {t("common.delete")}
-          </Button>
-        </Group>
-        {confirmModal}
-        {isEditing && (
-          <InboundFormModal server={server} inbound={inbound} onClose={() => setEditing(false)} />
+        {canWrite ? (
+          <Switch
+            aria-label={t("inbound.active", { tag: inbound.tag })}
+            checked={inbound.is_active}
+            disabled={setActive.isPending}
+            onChange={(e) => setActive.mutate(e.currentTarget.checked)}
+          />
+        ) : (
+          <Badge color={inbound.is_active ? "teal" : "gray"} variant="light">
+            {inbound.is_active ? t("common.active") : t("common.inactive")}
+          </Badge>
         )}
       </Table.Td>
+      {canWrite && (
+        <Table.Td>
+          <Group gap={4} wrap="nowrap">
+            <Button
+              size="xs"
+              variant="subtle"
+              onClick={() => setEditing(true)}
+              aria-label={t("inbound.edit", { tag: inbound.tag })}
+            >
+              {t("common.edit")}
+            </Button>
+            <Button
+              size="xs"
+              color="red"
+              variant="subtle"
+              loading={remove.isPending}
+              onClick={() => confirm(t("inbound.deleteConfirm", { tag: inbound.tag }), () => remove.mutate())}
+            >
+              {t("common.delete")}
+            </Button>
+          </Group>
+          {confirmModal}
+          {isEditing && (
+            <InboundFormModal server={server} inbound={inbound} onClose={() => setEditing(false)} />
+          )}
+        </Table.Td>
+      )}
     </Table.Tr>
   );
 }
 
 function Inbounds({ server }: { server: Server }) {
   const t = useT();
+  const can = useCan();
+  const canWrite = can("inbounds.write");
   const [isCreating, setCreating] = useState(false);
   const inbounds = useQuery({ ...inboundsQuery(server.id), refetchInterval: STATUS_POLL_MS });
   return (
@@ -172,9 +186,11 @@ function Inbounds({ server }: { server: Server }) {
       <Stack gap="sm">
         <Group justify="space-between">
           <Title order={3}>{t("inbound.title")}</Title>
-          <Button size="xs" onClick={() => setCreating(true)}>
-            {t("inbound.new")}
-          </Button>
+          {canWrite && (
+            <Button size="xs" onClick={() => setCreating(true)}>
+              {t("inbound.new")}
+            </Button>
+          )}
         </Group>
         {inbounds.error && <ErrorAlert error={inbounds.error} />}
         {inbounds.data?.length === 0 && <Text c="dimmed">{t("inbound.empty")}</Text>}
@@ -188,12 +204,16 @@ function Inbounds({ server }: { server: Server }) {
                   <Table.Th>{t("inbound.port")}</Table.Th>
                   <Table.Th>{t("inbound.sync")}</Table.Th>
                   <Table.Th>{t("common.active")}</Table.Th>
-                  <Table.Th />
+                  {canWrite && (
+                    <Table.Th>
+                      <VisuallyHidden>{t("admins.actions")}</VisuallyHidden>
+                    </Table.Th>
+                  )}
                 </Table.Tr>
               </Table.Thead>
               <Table.Tbody>
                 {inbounds.data?.map((inbound) => (
-                  <InboundRow key={inbound.id} server={server} inbound={inbound} />
+                  <InboundRow key={inbound.id} server={server} inbound={inbound} canWrite={canWrite} />
                 ))}
               </Table.Tbody>
             </Table>
@@ -252,6 +272,7 @@ function ServerView({
   children: React.ReactNode;
 }) {
   const t = useT();
+  const can = useCan();
   return (
     <Stack>
       <div>
@@ -264,13 +285,18 @@ function ServerView({
             <ServerStatusBadge status={server.status} />
           </Group>
           <Group gap="xs">
-            <ServerActions server={server} />
-            <Button size="xs" variant="default" onClick={onEdit}>
-              {t("common.edit")}
-            </Button>
-            <Button size="xs" color="red" variant="light" onClick={onDelete}>
-              {t("common.delete")}
-            </Button>
+            {can("audit.read") && <AuditLink target={server.id} />}
+            {can("servers.write") && (
+              <>
+                <ServerActions server={server} />
+                <Button size="xs" variant="default" onClick={onEdit}>
+                  {t("common.edit")}
+                </Button>
+                <Button size="xs" color="red" variant="light" onClick={onDelete}>
+                  {t("common.delete")}
+                </Button>
+              </>
+            )}
           </Group>
         </Group>
         <Text size="sm" c="dimmed">

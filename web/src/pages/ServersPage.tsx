@@ -6,6 +6,7 @@ import { useState } from "react";
 import { api, unwrap } from "../api/client.ts";
 import { inboundsQuery, serversQuery } from "../api/inbounds.ts";
 import type { Server } from "../api/types.ts";
+import { useCan } from "../auth/me.ts";
 import { useT } from "../i18n/i18n.tsx";
 import { followLink, href } from "../router.tsx";
 import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
@@ -93,7 +94,7 @@ export function ServerActions({ server }: { server: Server }) {
   );
 }
 
-function ServerCard({ server }: { server: Server }) {
+function ServerCard({ server, canWrite }: { server: Server; canWrite: boolean }) {
   const t = useT();
   return (
     <Card withBorder data-testid="server-card">
@@ -123,9 +124,11 @@ function ServerCard({ server }: { server: Server }) {
             <Text size="xs">{server.last_error}</Text>
           </Alert>
         )}
-        <Group gap="xs">
-          <ServerActions server={server} />
-        </Group>
+        {canWrite && (
+          <Group gap="xs">
+            <ServerActions server={server} />
+          </Group>
+        )}
       </Stack>
     </Card>
   );
@@ -134,12 +137,13 @@ function ServerCard({ server }: { server: Server }) {
 export function ServersPage() {
   const t = useT();
   const [isCreating, setCreating] = useState(false);
+  const can = useCan();
   const servers = useQuery({ ...serversQuery, refetchInterval: STATUS_POLL_MS });
   return (
     <Stack>
       <Group justify="space-between">
         <Title order={2}>{t("nav.servers")}</Title>
-        <Button onClick={() => setCreating(true)}>{t("server.new")}</Button>
+        {can("servers.write") && <Button onClick={() => setCreating(true)}>{t("server.new")}</Button>}
       </Group>
       {servers.error && <ErrorAlert error={servers.error} />}
       {servers.isLoading && <Skeleton h={160} />}
@@ -150,7 +154,7 @@ export function ServersPage() {
       )}
       <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }}>
         {servers.data?.map((server) => (
-          <ServerCard key={server.id} server={server} />
+          <ServerCard key={server.id} server={server} canWrite={can("servers.write")} />
         ))}
       </SimpleGrid>
       {isCreating && <ServerFormModal onClose={() => setCreating(false)} />}

@@ -18,6 +18,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { ApiError, api, unwrap } from "../api/client.ts";
 import type { Template, TemplateInput } from "../api/types.ts";
+import { useCan } from "../auth/me.ts";
 import { useT } from "../i18n/i18n.tsx";
 import { locateError, locatePaths, type Position, syntaxError } from "../json/locate.ts";
 import { followLink, href, navigate } from "../router.tsx";
@@ -79,7 +80,9 @@ function JsonField({
   errors,
   fieldRef,
   testId,
+  readOnly,
 }: {
+  readOnly: boolean;
   label: string;
   value: string;
   onChange: (value: string) => void;
@@ -103,6 +106,7 @@ function JsonField({
         label={label}
         value={value}
         onChange={(e) => onChange(e.currentTarget.value)}
+        readOnly={readOnly}
         autosize
         minRows={6}
         maxRows={30}
@@ -153,6 +157,7 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
   const [draft, setDraft] = useState<Draft>(() => draftOf(template));
   const configRef = useRef<HTMLTextAreaElement>(null);
   const variablesRef = useRef<HTMLTextAreaElement>(null);
+  const canWrite = useCan()("templates.write");
   const save = useMutation({
     mutationFn: () => {
       const body: TemplateInput = {
@@ -197,7 +202,7 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
         </Anchor>
         <Group justify="space-between">
           <Title order={2}>{template?.name ?? t("templates.new")}</Title>
-          {template && (
+          {template && canWrite && (
             <Button
               color="red"
               variant="light"
@@ -221,6 +226,7 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
         <TextInput
           label={t("templates.name")}
           required
+          readOnly={!canWrite}
           value={draft.name}
           onChange={(e) => setDraft({ ...draft, name: e.currentTarget.value })}
         />
@@ -231,12 +237,14 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
             { value: "xtls-rprx-vision", label: "xtls-rprx-vision" },
           ]}
           value={draft.clientFlow}
+          readOnly={!canWrite}
           allowDeselect={false}
           onChange={(v) => setDraft({ ...draft, clientFlow: v === "xtls-rprx-vision" ? v : "" })}
         />
       </Group>
       <TextInput
         label={t("templates.description")}
+        readOnly={!canWrite}
         value={draft.description}
         onChange={(e) => setDraft({ ...draft, description: e.currentTarget.value })}
       />
@@ -247,6 +255,7 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
         errors={located.filter((e) => e.field === "config")}
         fieldRef={configRef}
         testId="template-config"
+        readOnly={!canWrite}
       />
       <JsonField
         label={t("templates.variablesJson")}
@@ -255,6 +264,7 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
         errors={located.filter((e) => e.field === "variables")}
         fieldRef={variablesRef}
         testId="template-variables-json"
+        readOnly={!canWrite}
       />
       {other.length > 0 && (
         <Alert color="red">
@@ -266,11 +276,13 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
         </Alert>
       )}
       {save.isError && located.length === 0 && <ErrorAlert error={save.error} />}
-      <Group justify="flex-end">
-        <Button onClick={() => save.mutate()} loading={save.isPending} disabled={!canSave}>
-          {template ? t("common.save") : t("common.create")}
-        </Button>
-      </Group>
+      {canWrite && (
+        <Group justify="flex-end">
+          <Button onClick={() => save.mutate()} loading={save.isPending} disabled={!canSave}>
+            {template ? t("common.save") : t("common.create")}
+          </Button>
+        </Group>
+      )}
       {confirmModal}
     </Stack>
   );

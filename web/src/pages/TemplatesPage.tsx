@@ -2,18 +2,22 @@
 import { Anchor, Badge, Button, Group, Skeleton, Stack, Table, Text, Title } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "../api/client.ts";
+import { useCan } from "../auth/me.ts";
 import { useT } from "../i18n/i18n.tsx";
 import { followLink, href, navigate } from "../router.tsx";
 import { ErrorAlert } from "../ui/errors.tsx";
 
 export function TemplatesPage() {
   const t = useT();
+  const can = useCan();
   const templates = useQuery({ queryKey: ["templates"], queryFn: () => unwrap(api.GET("/api/templates")) });
   return (
     <Stack>
       <Group justify="space-between">
         <Title order={2}>{t("nav.templates")}</Title>
-        <Button onClick={() => navigate("/templates/new")}>{t("templates.new")}</Button>
+        {can("templates.write") && (
+          <Button onClick={() => navigate("/templates/new")}>{t("templates.new")}</Button>
+        )}
       </Group>
       {templates.error && <ErrorAlert error={templates.error} />}
       {templates.isLoading && <Skeleton h={160} />}

@@ -23,9 +23,11 @@ import { useEffect, useState } from "react";
 import { api, unwrap } from "../api/client.ts";
 import { useAllInbounds } from "../api/inbounds.ts";
 import type { Access, User } from "../api/types.ts";
+import { useCan } from "../auth/me.ts";
 import { TrafficChart } from "../charts/TrafficChart.tsx";
 import { useI18n, useT } from "../i18n/i18n.tsx";
 import { followLink, href, navigate } from "../router.tsx";
+import { AuditLink } from "../ui/AuditLink.tsx";
 import { useConfirm } from "../ui/Confirm.tsx";
 import { Copy } from "../ui/Copy.tsx";
 import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
@@ -63,7 +65,7 @@ export function QrButton({ value, title }: { value: string; title: string }) {
   );
 }
 
-function UserForm({ user }: { user: User }) {
+function UserForm({ user, canEdit }: { user: User; canEdit: boolean }) {
   const t = useT();
   const queryClient = useQueryClient();
   const form = useForm<UserFormValues>({
@@ -91,12 +93,14 @@ function UserForm({ user }: { user: User }) {
     <Card withBorder>
       <form onSubmit={form.onSubmit((values) => save.mutate(values))}>
         <Stack>
-          <UserFields form={form} />
-          <Group justify="flex-end">
-            <Button type="submit" loading={save.isPending} disabled={!form.isDirty()}>
-              {t("common.save")}
-            </Button>
-          </Group>
+          <UserFields form={form} readOnly={!canEdit} />
+          {canEdit && (
+            <Group justify="flex-end">
+              <Button type="submit" loading={save.isPending} disabled={!form.isDirty()}>
+                {t("common.save")}
+              </Button>
+            </Group>
+          )}
         </Stack>
       </form>
     </Card>
@@ -150,7 +154,7 @@ function GrantCard({
 }: {
   access: Access;
   serverId: string | undefined;
-  onRevoke: () => void;
+  onRevoke: (() => void) | undefined;
 }) {
   const t = useT();
   const title = `${access.server_name ?? "?"} · ${access.inbound_tag ?? access.server_inbound_id}`;
@@ -177,11 +181,13 @@ function GrantCard({
           <Group gap={2} wrap="nowrap">
             {access.uri !== undefined && <Copy value={access.uri} label={t("links.copy")} />}
             {access.uri !== undefined && <QrButton value={access.uri} title={title} />}
-            <Tooltip label={t("grants.revoke")}>
-              <ActionIcon variant="subtle" color="red" aria-label={t("grants.revoke")} onClick={onRevoke}>
-                <TrashIcon />
-              </ActionIcon>
-            </Tooltip>
+            {onRevoke !== undefined && (
+              <Tooltip label={t("grants.revoke")}>
+                <ActionIcon variant="subtle" color="red" aria-label={t("grants.revoke")} onClick={onRevoke}>
+                  <TrashIcon />
+                </ActionIcon>
+              </Tooltip>
+            )}
           </Group>
         </Group>
         {access.uri !== undefined && (
@@ -202,7 +208,10 @@ function Grants({ user }: { user: User }) {
   const t = useT();
   const queryClient = useQueryClient();
   const [confirm, confirmModal] = useConfirm();
-  const { choices } = useAllInbounds();
+  const can = useCan();
+  const canGrant = can("access.write");
+  // Support reads users and links but not servers: no inbound list, no server links.
+  const { choices } = useAllInbounds(can("servers.read") && can("inbounds.read"));
   const access = useQuery({
     queryKey: ["access", user.id],
     queryFn: () =>
@@ -235,19 +244,25 @@ function Grants({ user }: { user: User }) {
   return (
     <Stack>
       <Title order={3}>{t("grants.title")}</Title>
-      <GrantPicker user={user} granted={new Set(grants.map((g) => g.server_inbound_id))} />
+      {canGrant && <GrantPicker user={user} granted={new Set(grants.map((g) => g.server_inbound_id))} />}
       {access.error && <ErrorAlert error={access.error} />}
       {access.isLoading && <Skeleton h={80} />}
-      {!access.isLoading && grants.length === 0 && <Text c="dimmed">{t("grants.empty")}</Text>}
+      {!access.isLoading && grants.length === 0 && (
+        <Text c="dimmed">{canGrant ? t("grants.empty") : t("grants.none")}</Text>
+      )}
       {grants.map((grant) => (
         <GrantCard
           key={grant.id}
           access={grant}
           serverId={serverOf(grant.server_inbound_id)}
-          onRevoke={() =>
-            confirm(t("grants.revokeConfirm", { name: user.name, inbound: grant.inbound_tag ?? "" }), () =>
-              revoke.mutate(grant),
-            )
+          onRevoke={
+            canGrant
+              ? () =>
+                  confirm(
+                    t("grants.revokeConfirm", { name: user.name, inbound: grant.inbound_tag ?? "" }),
+                    () => revoke.mutate(grant),
+                  )
+              : undefined
           }
         />
       ))}
@@ -318,6 +333,7 @@ export function UserPage({ id }: { id: string }) {
   const { t } = useI18n();
   const queryClient = useQueryClient();
   const [confirm, confirmModal] = useConfirm();
+  const can = useCan();
   const user = useQuery({
     queryKey: ["users", id],
     queryFn: () => unwrap(api.GET("/api/users/{id}", { params: { path: { id } } })),
@@ -350,14 +366,19 @@ export function UserPage({ id }: { id: string }) {
             <Copy value={data.id} label={t("users.copyId")} />
           </Group>
         </div>
-        <Button
-          color="red"
-          variant="light"
-          loading={remove.isPending}
-          onClick={() => confirm(t("users.deleteConfirm", { name: data.name }), () => remove.mutate())}
-        >
-          {t("users.delete")}
-        </Button>
+        <Group gap="xs">
+          {can("audit.read") && <AuditLink target={data.id} size="sm" />}
+          {can("users.write") && (
+            <Button
+              color="red"
+              variant="light"
+              loading={remove.isPending}
+              onClick={() => confirm(t("users.deleteConfirm", { name: data.name }), () => remove.mutate())}
+            >
+              {t("users.delete")}
+            </Button>
+          )}
+        </Group>
       </Group>
       {/* Access first: fixing it is what operators come here for, and on a phone it leads. */}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
@@ -366,7 +387,7 @@ export function UserPage({ id }: { id: string }) {
           <Subscription user={data} />
         </Stack>
         <Stack>
-          <UserForm user={data} />
+          <UserForm user={data} canEdit={can("users.write")} />
           <UsageCard user={data} />
         </Stack>
       </SimpleGrid>

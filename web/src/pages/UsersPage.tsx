@@ -18,6 +18,7 @@ import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-quer
 import { memo, useCallback, useEffect, useRef, useState } from "react";
 import { api, unwrap } from "../api/client.ts";
 import type { User } from "../api/types.ts";
+import { useCan } from "../auth/me.ts";
 import { useI18n } from "../i18n/i18n.tsx";
 import { followLink, href } from "../router.tsx";
 import { ErrorAlert } from "../ui/errors.tsx";
@@ -54,21 +55,25 @@ const UserRow = memo(function UserRow({
   user,
   isSelected,
   onToggle,
+  canSelect,
 }: {
   user: User;
   isSelected: boolean;
   onToggle: (user: User) => void;
+  canSelect: boolean;
 }) {
   const { t, language } = useI18n();
   return (
     <Table.Tr data-testid="user-row">
-      <Table.Td>
-        <Checkbox
-          aria-label={t("users.select", { name: user.name })}
-          checked={isSelected}
-          onChange={() => onToggle(user)}
-        />
-      </Table.Td>
+      {canSelect && (
+        <Table.Td>
+          <Checkbox
+            aria-label={t("users.select", { name: user.name })}
+            checked={isSelected}
+            onChange={() => onToggle(user)}
+          />
+        </Table.Td>
+      )}
       <Table.Td>
         <Anchor href={href(`/users/${user.id}`)} onClick={(event) => followLink(event, `/users/${user.id}`)}>
           {user.name}
@@ -95,6 +100,9 @@ export function UsersPage() {
   const [selected, setSelected] = useState<Map<string, User>>(new Map());
   const searchRef = useRef<HTMLInputElement>(null);
   const queryClient = useQueryClient();
+  const can = useCan();
+  // Selecting is for bulk work: only for a role that may grant or delete.
+  const canSelect = can("users.write") || can("access.write");
   useHotkeys([["/", () => searchRef.current?.focus()]]);
 
   const isSearching = debounced.length > 0;
@@ -161,7 +169,7 @@ export function UsersPage() {
     <Stack>
       <Group justify="space-between">
         <Title order={2}>{t("users.title")}</Title>
-        <CreateUserButton />
+        {can("users.write") && <CreateUserButton />}
       </Group>
       <TextInput
         ref={searchRef}
@@ -174,7 +182,14 @@ export function UsersPage() {
         onChange={(event) => setSearch(event.currentTarget.value)}
         data-testid="user-search"
       />
-      <BulkActions selected={[...selected.values()]} onDone={() => setSelected(new Map())} />
+      {canSelect && (
+        <BulkActions
+          selected={[...selected.values()]}
+          onDone={() => setSelected(new Map())}
+          canGrant={can("access.write")}
+          canDelete={can("users.write")}
+        />
+      )}
       {active.error && <ErrorAlert error={active.error} />}
       <Text size="sm" c="dimmed" aria-live="polite" data-testid="users-summary">
         {isSearching
@@ -195,14 +210,16 @@ export function UsersPage() {
         >
           <Table.Thead>
             <Table.Tr>
-              <Table.Th w={40}>
-                <Checkbox
-                  aria-label={t("users.selectAll")}
-                  checked={allOnPageSelected}
-                  indeterminate={!allOnPageSelected && rows.some((u) => selected.has(u.id))}
-                  onChange={toggleAll}
-                />
-              </Table.Th>
+              {canSelect && (
+                <Table.Th w={40}>
+                  <Checkbox
+                    aria-label={t("users.selectAll")}
+                    checked={allOnPageSelected}
+                    indeterminate={!allOnPageSelected && rows.some((u) => selected.has(u.id))}
+                    onChange={toggleAll}
+                  />
+                </Table.Th>
+              )}
               <Table.Th>{t("users.name")}</Table.Th>
               <Table.Th>{t("users.telegramId")}</Table.Th>
               <Table.Th>{t("users.comment")}</Table.Th>
@@ -211,7 +228,13 @@ export function UsersPage() {
           </Table.Thead>
           <Table.Tbody>
             {rows.map((user) => (
-              <UserRow key={user.id} user={user} isSelected={selected.has(user.id)} onToggle={toggle} />
+              <UserRow
+                key={user.id}
+                user={user}
+                isSelected={selected.has(user.id)}
+                onToggle={toggle}
+                canSelect={canSelect}
+              />
             ))}
           </Table.Tbody>
         </Table>

@@ -60,3 +60,10 @@ export const SearchIcon = () => (
     <path d="M21 21l-6-6" />
   </Icon>
 );
+export const DotsIcon = () => (
+  <Icon>
+    <circle cx="5" cy="12" r="1" />
+    <circle cx="12" cy="12" r="1" />
+    <circle cx="19" cy="12" r="1" />
+  </Icon>
+);

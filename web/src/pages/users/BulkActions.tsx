@@ -97,7 +97,17 @@ function GrantModal({ users, onClose }: { users: User[]; onClose: (granted: bool
   );
 }
 
-export function BulkActions({ selected, onDone }: { selected: User[]; onDone: () => void }) {
+export function BulkActions({
+  selected,
+  onDone,
+  canGrant,
+  canDelete,
+}: {
+  selected: User[];
+  onDone: () => void;
+  canGrant: boolean;
+  canDelete: boolean;
+}) {
   const t = useT();
   const queryClient = useQueryClient();
   const [confirm, confirmModal] = useConfirm();
@@ -118,23 +128,27 @@ export function BulkActions({ selected, onDone }: { selected: User[]; onDone: ()
         <Group justify="space-between">
           <Text size="sm">{t("bulk.selected", { count: selected.length })}</Text>
           <Group gap="xs">
-            <Button
-              size="xs"
-              variant="light"
-              disabled={selected.length === 0}
-              onClick={() => setGranting(true)}
-            >
-              {t("bulk.grant")}
-            </Button>
-            <Button
-              size="xs"
-              color="red"
-              variant="light"
-              disabled={selected.length === 0 || isDeleting}
-              onClick={() => confirm(t("bulk.deleteConfirm", { count: selected.length }), runDelete)}
-            >
-              {t("bulk.delete")}
-            </Button>
+            {canGrant && (
+              <Button
+                size="xs"
+                variant="light"
+                disabled={selected.length === 0}
+                onClick={() => setGranting(true)}
+              >
+                {t("bulk.grant")}
+              </Button>
+            )}
+            {canDelete && (
+              <Button
+                size="xs"
+                color="red"
+                variant="light"
+                disabled={selected.length === 0 || isDeleting}
+                onClick={() => confirm(t("bulk.deleteConfirm", { count: selected.length }), runDelete)}
+              >
+                {t("bulk.delete")}
+              </Button>
+            )}
             <Button size="xs" variant="subtle" onClick={onDone} disabled={isDeleting}>
               {t("bulk.clear")}
             </Button>

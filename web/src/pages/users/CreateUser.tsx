@@ -40,9 +40,12 @@ export function applyFieldErrors(
 export function UserFields({
   form,
   autoFocus = false,
+  readOnly = false,
 }: {
   form: UseFormReturnType<UserFormValues>;
   autoFocus?: boolean;
+  /** For a role that may read users but not change them. */
+  readOnly?: boolean;
 }) {
   const t = useT();
   return (
@@ -50,6 +53,7 @@ export function UserFields({
       <TextInput
         label={t("users.name")}
         required
+        readOnly={readOnly}
         data-autofocus={autoFocus || undefined}
         {...form.getInputProps("name")}
       />
@@ -57,9 +61,16 @@ export function UserFields({
         label={t("users.telegramId")}
         min={1}
         allowDecimal={false}
+        readOnly={readOnly}
         {...form.getInputProps("telegram_id")}
       />
-      <Textarea label={t("users.comment")} autosize minRows={2} {...form.getInputProps("comment")} />
+      <Textarea
+        label={t("users.comment")}
+        autosize
+        minRows={2}
+        readOnly={readOnly}
+        {...form.getInputProps("comment")}
+      />
     </>
   );
 }

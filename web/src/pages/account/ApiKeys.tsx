@@ -1,5 +1,5 @@
-// API keys for scripts: listed without secrets; a new key's secret is shown once, in a modal that
-// forgets it when closed.
+// API keys for scripts: listed without secrets, each with the role it acts as (narrowed at creation,
+// or the admin's own); a new key's secret is shown once, in a modal that forgets it when closed.
 import {
   Alert,
   Button,
@@ -7,38 +7,49 @@ import {
   Group,
   Modal,
   NumberInput,
+  Select,
   Stack,
   Table,
   Text,
   TextInput,
   Title,
+  VisuallyHidden,
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, unwrap } from "../api/client.ts";
-import type { CreatedApiKey } from "../api/types.ts";
-import { useI18n, useT } from "../i18n/i18n.tsx";
-import { useConfirm } from "../ui/Confirm.tsx";
-import { Copy } from "../ui/Copy.tsx";
-import { ErrorAlert, notifyError } from "../ui/errors.tsx";
-import { formatDate } from "../ui/format.ts";
+import { api, unwrap } from "../../api/client.ts";
+import type { CreatedApiKey, Role } from "../../api/types.ts";
+import { ROLES, useMe } from "../../auth/me.ts";
+import { useI18n, useT } from "../../i18n/i18n.tsx";
+import { useConfirm } from "../../ui/Confirm.tsx";
+import { Copy } from "../../ui/Copy.tsx";
+import { ErrorAlert, notifyError } from "../../ui/errors.tsx";
+import { formatDate } from "../../ui/format.ts";
+import { RoleBadge } from "../../ui/RoleBadge.tsx";
 
 function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
   const t = useT();
   const queryClient = useQueryClient();
   const [name, setName] = useState("");
   const [days, setDays] = useState<string | number>("");
+  const [role, setRole] = useState<Role | null>(null);
+  const { me } = useMe();
   const create = useMutation({
     mutationFn: () =>
       unwrap(
         api.POST("/api/api-keys", {
-          body: { name, ...(days === "" ? {} : { expires_in_days: Number(days) }) },
+          body: {
+            name,
+            ...(days === "" ? {} : { expires_in_days: Number(days) }),
+            ...(role === null ? {} : { role }),
+          },
         }),
       ),
     onSuccess: (key) => {
       void queryClient.invalidateQueries({ queryKey: ["api-keys"] });
       setName("");
       setDays("");
+      setRole(null);
       onCreated(key);
     },
     onError: notifyError,
@@ -50,7 +61,7 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
         create.mutate();
       }}
     >
-      <Group align="flex-end">
+      <Group align="flex-end" wrap="wrap">
         <TextInput
           label={t("apiKeys.name")}
           required
@@ -65,6 +76,15 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
           onChange={setDays}
           w={160}
         />
+        <Select
+          label={t("apiKeys.role")}
+          placeholder={t("apiKeys.ownRole", { role: me === undefined ? "…" : t(`role.${me.role}`) })}
+          data={ROLES.map((r) => ({ value: r, label: t(`role.${r}`) }))}
+          value={role}
+          onChange={(value) => setRole(value as Role | null)}
+          clearable
+          w={200}
+        />
         <Button type="submit" loading={create.isPending}>
           {t("apiKeys.create")}
         </Button>
@@ -73,7 +93,7 @@ function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
   );
 }
 
-export function ApiKeysPage() {
+export function ApiKeys() {
   const { t, language } = useI18n();
   const queryClient = useQueryClient();
   const [confirm, confirmModal] = useConfirm();
@@ -86,7 +106,7 @@ export function ApiKeysPage() {
   });
   return (
     <Stack>
-      <Title order={2}>{t("nav.apiKeys")}</Title>
+      <Title order={3}>{t("nav.apiKeys")}</Title>
       <Text size="sm" c="dimmed">
         {t("apiKeys.hint")}
       </Text>
@@ -94,21 +114,33 @@ export function ApiKeysPage() {
       {keys.error && <ErrorAlert error={keys.error} />}
       {keys.data?.length === 0 && <Text c="dimmed">{t("apiKeys.empty")}</Text>}
       {(keys.data?.length ?? 0) > 0 && (
-        <Table.ScrollContainer minWidth={520}>
+        <Table.ScrollContainer minWidth={620}>
           <Table>
             <Table.Thead>
               <Table.Tr>
                 <Table.Th>{t("apiKeys.name")}</Table.Th>
+                <Table.Th>{t("apiKeys.role")}</Table.Th>
                 <Table.Th>{t("common.created")}</Table.Th>
                 <Table.Th>{t("apiKeys.expires")}</Table.Th>
                 <Table.Th>{t("apiKeys.lastUsed")}</Table.Th>
-                <Table.Th />
+                <Table.Th>
+                  <VisuallyHidden>{t("admins.actions")}</VisuallyHidden>
+                </Table.Th>
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
               {keys.data?.map((key) => (
                 <Table.Tr key={key.id}>
                   <Table.Td>{key.name}</Table.Td>
+                  <Table.Td>
+                    {key.role === null ? (
+                      <Text size="sm" c="dimmed">
+                        {t("apiKeys.sameAsMine")}
+                      </Text>
+                    ) : (
+                      <RoleBadge role={key.role} />
+                    )}
+                  </Table.Td>
                   <Table.Td>{formatDate(key.created_at, language)}</Table.Td>
                   <Table.Td>
                     {key.expires_at ? formatDate(key.expires_at, language) : t("apiKeys.never")}

@@ -1,0 +1,176 @@
+// The signed-in admin's Telegram notifications: their bot's token (write-only: sent again with every
+// change), the chats it writes to, the language and events; a test message and the delivery log.
+import {
+  Alert,
+  Button,
+  Card,
+  Checkbox,
+  Group,
+  PasswordInput,
+  Select,
+  Stack,
+  TagsInput,
+  Text,
+  Title,
+} from "@mantine/core";
+import { useForm } from "@mantine/form";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect } from "react";
+import { api, unwrap } from "../../api/client.ts";
+import { TELEGRAM_EVENT_TYPES } from "../../api/events.ts";
+import type { TelegramInput } from "../../api/types.ts";
+import { LANGUAGES, useI18n } from "../../i18n/i18n.tsx";
+import { useConfirm } from "../../ui/Confirm.tsx";
+import { DeliveryLog } from "../../ui/DeliveryLog.tsx";
+import { ErrorAlert, notifyDone, notifyError } from "../../ui/errors.tsx";
+import { formatDate } from "../../ui/format.ts";
+import { applyFieldErrors } from "../users/CreateUser.tsx";
+
+type Values = { bot_token: string; chat_ids: string[]; language: string; events: string[] };
+
+const settingsQuery = {
+  queryKey: ["telegram"],
+  queryFn: () => unwrap(api.GET("/api/auth/telegram")),
+} as const;
+
+export function Telegram() {
+  const { t, language } = useI18n();
+  const queryClient = useQueryClient();
+  const [confirm, confirmModal] = useConfirm();
+  const settings = useQuery(settingsQuery);
+  const form = useForm<Values>({
+    initialValues: { bot_token: "", chat_ids: [], language, events: [...TELEGRAM_EVENT_TYPES] },
+  });
+  const stored = settings.data;
+  useEffect(() => {
+    if (stored)
+      form.setValues({
+        bot_token: "",
+        chat_ids: stored.chat_ids,
+        language: stored.language,
+        events: stored.events,
+      });
+  }, [stored?.updated_at]);
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ["telegram"] });
+  const save = useMutation({
+    mutationFn: (v: Values) =>
+      unwrap(
+        api.PUT("/api/auth/telegram", {
+          body: {
+            bot_token: v.bot_token.trim(),
+            chat_ids: v.chat_ids,
+            language: v.language as NonNullable<TelegramInput["language"]>,
+            events: v.events,
+          },
+        }),
+      ),
+    onSuccess: () => {
+      void refresh();
+      notifyDone(t("common.saved"));
+    },
+    onError: (error) => {
+      applyFieldErrors(form, error);
+      notifyError(error);
+    },
+  });
+  const stop = useMutation({
+    mutationFn: () => unwrap(api.DELETE("/api/auth/telegram")),
+    onSuccess: () => {
+      form.reset();
+      void refresh();
+    },
+    onError: notifyError,
+  });
+  const test = useMutation({
+    mutationFn: () => unwrap(api.POST("/api/auth/telegram/test")),
+    onSuccess: () => {
+      notifyDone(t("telegram.testQueued"));
+      void queryClient.invalidateQueries({ queryKey: ["deliveries", "telegram"] });
+    },
+    onError: notifyError,
+  });
+  return (
+    <Stack>
+      <Card withBorder>
+        <form onSubmit={form.onSubmit((values) => save.mutate(values))}>
+          <Stack>
+            <Group justify="space-between">
+              <Title order={3}>{t("telegram.title")}</Title>
+              {stored && (
+                <Text size="xs" c="dimmed">
+                  {t("telegram.savedAt", { at: formatDate(stored.updated_at, language) })}
+                </Text>
+              )}
+            </Group>
+            <Text size="sm" c="dimmed">
+              {t("telegram.hint")}
+            </Text>
+            {settings.error && <ErrorAlert error={settings.error} />}
+            {stored === null && <Alert color="gray">{t("telegram.off")}</Alert>}
+            <PasswordInput
+              label={t("telegram.botToken")}
+              description={stored ? t("telegram.botTokenStored") : t("telegram.botTokenHint")}
+              required
+              autoComplete="off"
+              placeholder="123456789:AA…"
+              {...form.getInputProps("bot_token")}
+            />
+            <TagsInput
+              label={t("telegram.chatIds")}
+              description={t("telegram.chatIdsHint")}
+              required
+              maxTags={10}
+              splitChars={[",", " "]}
+              {...form.getInputProps("chat_ids")}
+            />
+            <Select
+              label={t("telegram.language")}
+              data={LANGUAGES}
+              allowDeselect={false}
+              w={200}
+              {...form.getInputProps("language")}
+            />
+            <Checkbox.Group label={t("telegram.events")} {...form.getInputProps("events")}>
+              <Stack gap={6} mt={6}>
+                {TELEGRAM_EVENT_TYPES.map((event) => (
+                  <Checkbox key={event} value={event} label={<code>{event}</code>} />
+                ))}
+              </Stack>
+            </Checkbox.Group>
+            <Group justify="flex-end" wrap="wrap">
+              {stored && (
+                <>
+                  <Button variant="light" loading={test.isPending} onClick={() => test.mutate()}>
+                    {t("telegram.test")}
+                  </Button>
+                  <Button
+                    color="red"
+                    variant="subtle"
+                    loading={stop.isPending}
+                    onClick={() => confirm(t("telegram.stopConfirm"), () => stop.mutate())}
+                  >
+                    {t("telegram.stop")}
+                  </Button>
+                </>
+              )}
+              <Button type="submit" loading={save.isPending}>
+                {t("common.save")}
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      </Card>
+      {stored && (
+        <DeliveryLog
+          queryKey={["deliveries", "telegram"]}
+          fetchPage={(page, perPage) =>
+            unwrap(
+              api.GET("/api/auth/telegram/deliveries", { params: { query: { page, per_page: perPage } } }),
+            )
+          }
+        />
+      )}
+      {confirmModal}
+    </Stack>
+  );
+}

@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   malformed_json: 400,
   bad_request: 400,
   bad_url: 400,
+  totp_code_rejected: 400,
   malformed_request: 400,
   certificate_invalid: 400,
   certificate_unparseable: 400,

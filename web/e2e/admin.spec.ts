@@ -229,10 +229,10 @@ test("two-factor is enrolled in the browser; signing in then takes a code from t
   expect(secret).toMatch(/^[A-Z2-7]{32}$/);
   expect(await severeViolations(page, "enrolment")).toEqual([]);
 
-  // A wrong code is refused without signing out (a 401 invalid_totp is not an ended session).
+  // A wrong code is refused without signing out (400 totp_code_rejected: the session is fine).
   await page.getByRole("textbox", { name: "6-digit code" }).fill(wrongCode(secret));
   await page.getByRole("button", { name: "Confirm and turn on" }).click();
-  await expect(page.getByTestId("error-alert")).toContainText("invalid_totp");
+  await expect(page.getByTestId("error-alert")).toContainText("totp_code_rejected");
   await expect(page.getByTestId("signed-in-as")).toBeVisible();
 
   const confirmStep = stepAt(Date.now());

@@ -1,6 +1,6 @@
 // Request and response shapes of the auth and API-key endpoints.
 import { type Static, Type } from "typebox";
-import { PERMISSIONS, ROLES } from "../../lib/roles.ts";
+import { PERMISSIONS, type Permission, ROLES } from "../../lib/roles.ts";
 import { Timestamp, Uuid } from "../../lib/schemas.ts";
 
 export const RoleSchema = Type.Union(
@@ -67,8 +67,8 @@ export const Me = Type.Object({
   role: RoleSchema,
   admin_role: RoleSchema,
   token_kind: Type.Union([Type.Literal("session"), Type.Literal("api_key")]),
-  permissions: Type.Array(Type.String(), {
-    description: `what this token may do: ${PERMISSIONS.join(", ")}`,
+  permissions: Type.Array(Type.Unsafe<Permission>({ type: "string", enum: [...PERMISSIONS] }), {
+    description: "what this token may do",
   }),
   totp_enabled: Type.Boolean(),
 });

@@ -9,6 +9,7 @@ import {
   ForbiddenError,
   NotFoundError,
   UnauthorizedError,
+  ValidationError,
 } from "../../lib/errors.ts";
 import type { Principal } from "../../lib/http.ts";
 import { hashPassword, randomPassword, verifyPassword } from "../../lib/password.ts";
@@ -305,7 +306,8 @@ export class AuthService {
     const admin = await this.#sessionAdmin(principal);
     if (!this.twoFactor.isEnabled(admin)) return;
     if (!(await this.twoFactor.verify(admin, factor))) {
-      throw new UnauthorizedError("the code is wrong or was used already", "invalid_totp");
+      // 400, not 401: the session is fine, only the code is wrong.
+      throw new ValidationError("the code is wrong or was used already", undefined, "totp_code_rejected");
     }
     await this.twoFactor.disable(admin);
   }

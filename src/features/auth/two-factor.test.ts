@@ -65,7 +65,8 @@ describe("two-factor sign-in through the API", () => {
       headers: t.auth,
       payload: { code: codeNow(secret, 5) },
     });
-    assert.equal(wrong.statusCode, 401);
+    assert.equal(wrong.statusCode, 400);
+    assert.equal(wrong.json().code, "totp_code_rejected");
     const confirm = await t.app.inject({
       method: "POST",
       url: "/api/auth/totp/confirm",
@@ -122,7 +123,7 @@ describe("two-factor sign-in through the API", () => {
       headers: t.auth,
       payload: {},
     });
-    assert.equal(noCode.statusCode, 401);
+    assert.equal(noCode.statusCode, 400);
     assert.equal((await t.app.inject({ url: "/api/auth/me", headers: t.auth })).json().totp_enabled, true);
   });
 

@@ -2,7 +2,7 @@
 // confirmation with a first code (which also issues ten one-time recovery codes, stored hashed),
 // the check at login (a code is accepted once; a recovery code once), and switching it off.
 import { randomUUID } from "node:crypto";
-import { ConflictError, UnauthorizedError } from "../../lib/errors.ts";
+import { ConflictError, ValidationError } from "../../lib/errors.ts";
 import { qrSvg } from "../../lib/qr.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
 import type { AdminRecord, AdminsRepository } from "./admins.repository.ts";
@@ -50,7 +50,13 @@ export class TwoFactor {
     }
     const secret = this.secretBox.open(admin.totpSecretSealed);
     const step = matchingStep(secret, code, this.now().getTime(), null);
-    if (step === undefined) throw new UnauthorizedError("the code does not match", "invalid_totp");
+    if (step === undefined) {
+      throw new ValidationError(
+        "the code does not match",
+        [{ path: "body.code", message: "wrong code" }],
+        "totp_code_rejected",
+      );
+    }
     const now = this.now().toISOString();
     await this.admins.updateAdmin(admin.id, { totpEnabledAt: now, totpLastStep: step }, now);
     const codes = newRecoveryCodes();

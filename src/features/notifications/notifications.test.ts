@@ -299,4 +299,32 @@ describe("Telegram", () => {
     assert.equal(last.last_error, "Telegram: Bad Request: chat not found");
     assert.doesNotMatch(JSON.stringify(log), /leakcheck|\/bot/);
   });
+
+  test("the settings change without sending the bot token again; the first setup needs it", async () => {
+    const other = await createTestApp({ PORTCULLIS_TELEGRAM_API_URL: "http://127.0.0.1:9" });
+    try {
+      const first = await other.app.inject({
+        method: "PUT",
+        url: "/api/auth/telegram",
+        headers: other.auth,
+        payload: { chat_ids: ["111"] },
+      });
+      assert.equal(first.statusCode, 400);
+      assert.equal(first.json().errors[0].path, "body.bot_token");
+    } finally {
+      await other.close();
+    }
+    const changed = await t.app.inject({
+      method: "PUT",
+      url: "/api/auth/telegram",
+      headers: t.auth,
+      payload: { chat_ids: ["333"], language: "zh" },
+    });
+    assert.equal(changed.statusCode, 200, changed.body);
+    const before = bot.messages.length;
+    await t.deps.services.notifier.emit("user.expired", { user: { id: "u3", name: "Carol" } });
+    await t.deps.services.dispatcher.deliverDue();
+    await waitFor(() => bot.messages.length > before, { timeoutMs: 10_000 });
+    assert.deepEqual(bot.messages.at(-1), { chat_id: "333", text: "⌛ Carol 已过期。" });
+  });
 });

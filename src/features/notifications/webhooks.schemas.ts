@@ -2,9 +2,10 @@
 // signing secret, the bot token) are write-only, except a generated secret in its create answer.
 import { type Static, Type } from "typebox";
 import { Page, Timestamp, Uuid } from "../../lib/schemas.ts";
-import { EVENT_TYPES, TELEGRAM_EVENT_TYPES } from "./events.ts";
+import { EVENT_TYPES, type EventType, TELEGRAM_EVENT_TYPES } from "./events.ts";
 
-const EventName = Type.String({ description: `one of ${EVENT_TYPES.join(", ")}` });
+const EventName = Type.Unsafe<EventType>({ type: "string", enum: [...EVENT_TYPES] });
+const TelegramEventName = Type.Unsafe<EventType>({ type: "string", enum: [...TELEGRAM_EVENT_TYPES] });
 const Url = Type.String({
   minLength: 8,
   maxLength: 2048,
@@ -16,7 +17,7 @@ export const WebhookView = Type.Object({
   id: Uuid,
   name: Type.String(),
   url: Type.String(),
-  events: Type.Array(Type.String(), { description: "event types it receives; [] = all" }),
+  events: Type.Array(EventName, { description: "event types it receives; [] = all" }),
   is_active: Type.Boolean(),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -65,15 +66,17 @@ export const Queued = Type.Object({ event_id: Uuid, delivery_id: Uuid });
 export const TelegramView = Type.Object({
   chat_ids: Type.Array(Type.String()),
   language: Type.String(),
-  events: Type.Array(Type.String()),
+  events: Type.Array(TelegramEventName),
   updated_at: Timestamp,
 });
 export const TelegramSettings = Type.Object(
   {
-    bot_token: Type.String({
-      pattern: "^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$",
-      description: "from @BotFather",
-    }),
+    bot_token: Type.Optional(
+      Type.String({
+        pattern: "^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$",
+        description: "from @BotFather; leave it out to keep the stored one",
+      }),
+    ),
     chat_ids: Type.Array(Type.String({ pattern: "^-?[0-9]{1,20}$|^@[A-Za-z0-9_]{5,64}$" }), {
       minItems: 1,
       maxItems: 10,
@@ -81,12 +84,7 @@ export const TelegramSettings = Type.Object(
     language: Type.Optional(
       Type.Union([Type.Literal("en"), Type.Literal("ru"), Type.Literal("fa"), Type.Literal("zh")]),
     ),
-    events: Type.Optional(
-      Type.Array(Type.String({ description: TELEGRAM_EVENT_TYPES.join(", ") }), {
-        maxItems: 8,
-        uniqueItems: true,
-      }),
-    ),
+    events: Type.Optional(Type.Array(TelegramEventName, { maxItems: 8, uniqueItems: true })),
   },
   { additionalProperties: false },
 );

@@ -90,9 +90,18 @@ export class WebhooksService {
         { path: "body.events", message: `each must be one of ${TELEGRAM_EVENT_TYPES.join(", ")}` },
       ]);
     }
+    const current = await this.repo.findTelegram(adminId);
+    if (input.bot_token === undefined && current === undefined) {
+      throw new ValidationError("the first setup needs the bot token", [
+        { path: "body.bot_token", message: "is required the first time" },
+      ]);
+    }
     const row: TelegramRow = {
       adminId,
-      botTokenSealed: this.secretBox.seal(input.bot_token),
+      botTokenSealed:
+        input.bot_token === undefined
+          ? (current?.botTokenSealed ?? "")
+          : this.secretBox.seal(input.bot_token),
       chatIds: input.chat_ids,
       language: input.language ?? "en",
       events,
@@ -153,7 +162,7 @@ function toView(row: WebhookRow): WebhookView {
     id: row.id,
     name: row.name,
     url: row.url,
-    events: row.events,
+    events: row.events.filter(isEventType),
     is_active: row.isActive,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
@@ -161,7 +170,12 @@ function toView(row: WebhookRow): WebhookView {
 }
 
 function telegramView(row: TelegramRow) {
-  return { chat_ids: row.chatIds, language: row.language, events: row.events, updated_at: row.updatedAt };
+  return {
+    chat_ids: row.chatIds,
+    language: row.language,
+    events: row.events.filter(isEventType),
+    updated_at: row.updatedAt,
+  };
 }
 
 function deliveryView(row: DeliveryRow & { eventType: string }) {

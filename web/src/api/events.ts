@@ -1,5 +1,6 @@
-// The notification event types (the service's features/notifications/events.ts). The OpenAPI
-// document names them only in a description, so the pickers keep this copy.
+// The notification event types (the service's features/notifications/events.ts) for the pickers,
+// checked against the OpenAPI document's enums: the type-check fails when the two drift apart.
+import type { paths } from "./schema";
 export const EVENT_TYPES = [
   "user.created",
   "user.updated",
@@ -62,3 +63,15 @@ export const AUDIT_ACTIONS = [
   "telegram.delete",
   "telegram.test",
 ] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+export type TelegramEventType = (typeof TELEGRAM_EVENT_TYPES)[number];
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type ApiEventType = NonNullable<
+  paths["/api/webhooks"]["post"]["requestBody"]["content"]["application/json"]["events"]
+>[number];
+type ApiTelegramEventType = NonNullable<
+  paths["/api/auth/telegram"]["put"]["requestBody"]["content"]["application/json"]["events"]
+>[number];
+export const EVENTS_MATCH_API: Same<ApiEventType, EventType> & Same<ApiTelegramEventType, TelegramEventType> =
+  true;

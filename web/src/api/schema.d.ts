@@ -170,8 +170,8 @@ export type paths = {
                             /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
                             admin_role: "owner" | "operator" | "support" | "viewer";
                             token_kind: "session" | "api_key";
-                            /** @description what this token may do: self, admins.manage, audit.read, settings.read, settings.write, users.read, users.write, users.lifecycle, links.read, access.write, servers.read, servers.write, inbounds.read, inbounds.write, templates.read, templates.write, certificates.read, certificates.write, system.read */
-                            permissions: string[];
+                            /** @description what this token may do */
+                            permissions: ("self" | "admins.manage" | "audit.read" | "settings.read" | "settings.write" | "users.read" | "users.write" | "users.lifecycle" | "links.read" | "access.write" | "servers.read" | "servers.write" | "inbounds.read" | "inbounds.write" | "templates.read" | "templates.write" | "certificates.read" | "certificates.write" | "system.read")[];
                             totp_enabled: boolean;
                         };
                     };
@@ -1283,7 +1283,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: string[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1344,7 +1344,7 @@ export type paths = {
                         url: string;
                         /** @description generated when absent */
                         secret?: string;
-                        events?: string[];
+                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
                         is_active?: boolean;
                     };
                 };
@@ -1365,7 +1365,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: string[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1461,7 +1461,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: string[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1533,7 +1533,7 @@ export type paths = {
                         url?: string;
                         /** @description generated when absent */
                         secret?: string;
-                        events?: string[];
+                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
                         is_active?: boolean;
                     };
                 };
@@ -1554,7 +1554,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: string[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1903,7 +1903,7 @@ export type paths = {
                         "application/json": {
                             chat_ids: string[];
                             language: string;
-                            events: string[];
+                            events: ("user.limited" | "user.expired" | "user.expiring" | "server.status_changed")[];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -1943,11 +1943,11 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description from @BotFather */
-                        bot_token: string;
+                        /** @description from @BotFather; leave it out to keep the stored one */
+                        bot_token?: string;
                         chat_ids: string[];
                         language?: "en" | "ru" | "fa" | "zh";
-                        events?: string[];
+                        events?: ("user.limited" | "user.expired" | "user.expiring" | "server.status_changed")[];
                     };
                 };
             };
@@ -1961,7 +1961,7 @@ export type paths = {
                         "application/json": {
                             chat_ids: string[];
                             language: string;
-                            events: string[];
+                            events: ("user.limited" | "user.expired" | "user.expiring" | "server.status_changed")[];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z

@@ -276,7 +276,8 @@ export const en = {
   "telegram.savedAt": "saved {at}",
   "telegram.botToken": "Bot token",
   "telegram.botTokenHint": "From @BotFather; stored sealed and never shown again",
-  "telegram.botTokenStored": "A token is stored (never shown). Enter it again to save changes.",
+  "telegram.botTokenStored":
+    "A token is stored (never shown). Leave this empty to keep it, or enter a new one.",
   "telegram.chatIds": "Chats",
   "telegram.chatIdsHint": "Chat ids or @channel names the bot may write to (1–10); Enter after each",
   "telegram.language": "Message language",

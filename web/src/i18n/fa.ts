@@ -283,7 +283,8 @@ export const fa: Messages = {
   "telegram.savedAt": "ذخیره‌شده {at}",
   "telegram.botToken": "توکن ربات",
   "telegram.botTokenHint": "از @BotFather؛ رمزشده ذخیره می‌شود و دیگر نمایش داده نمی‌شود",
-  "telegram.botTokenStored": "توکنی ذخیره شده است (نمایش داده نمی‌شود). برای ذخیرهٔ تغییرات دوباره واردش کنید.",
+  "telegram.botTokenStored":
+    "توکنی ذخیره شده است (نمایش داده نمی‌شود). برای نگه‌داشتن آن خالی بگذارید یا توکن تازه‌ای وارد کنید.",
   "telegram.chatIds": "گفتگوها",
   "telegram.chatIdsHint":
     "شناسهٔ گفتگو یا نام @کانال که ربات می‌تواند در آن بنویسد (۱ تا ۱۰)؛ پس از هر کدام Enter",

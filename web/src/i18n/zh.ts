@@ -275,7 +275,7 @@ export const zh: Messages = {
   "telegram.savedAt": "保存于 {at}",
   "telegram.botToken": "机器人令牌",
   "telegram.botTokenHint": "来自 @BotFather；加密保存，不再显示",
-  "telegram.botTokenStored": "已保存令牌（不显示）。保存更改时需重新输入。",
+  "telegram.botTokenStored": "已保存令牌（不显示）。留空则保留，或输入新的令牌。",
   "telegram.chatIds": "聊天",
   "telegram.chatIdsHint": "机器人可发送消息的聊天 ID 或 @频道名（1–10 个）；每个后按 Enter",
   "telegram.language": "消息语言",

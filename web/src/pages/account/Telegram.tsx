@@ -17,7 +17,7 @@ import { useForm } from "@mantine/form";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { api, unwrap } from "../../api/client.ts";
-import { TELEGRAM_EVENT_TYPES } from "../../api/events.ts";
+import { TELEGRAM_EVENT_TYPES, type TelegramEventType } from "../../api/events.ts";
 import type { TelegramInput } from "../../api/types.ts";
 import { LANGUAGES, useI18n } from "../../i18n/i18n.tsx";
 import { useConfirm } from "../../ui/Confirm.tsx";
@@ -57,10 +57,11 @@ export function Telegram() {
       unwrap(
         api.PUT("/api/auth/telegram", {
           body: {
-            bot_token: v.bot_token.trim(),
+            // Left empty, the stored token is kept (the API keeps it when the field is absent).
+            ...(v.bot_token.trim() === "" ? {} : { bot_token: v.bot_token.trim() }),
             chat_ids: v.chat_ids,
             language: v.language as NonNullable<TelegramInput["language"]>,
-            events: v.events,
+            events: v.events as TelegramEventType[],
           },
         }),
       ),
@@ -110,7 +111,7 @@ export function Telegram() {
             <PasswordInput
               label={t("telegram.botToken")}
               description={stored ? t("telegram.botTokenStored") : t("telegram.botTokenHint")}
-              required
+              required={!stored}
               autoComplete="off"
               placeholder="123456789:AA…"
               {...form.getInputProps("bot_token")}

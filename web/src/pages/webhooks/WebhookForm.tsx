@@ -16,7 +16,7 @@ import {
 import { useForm } from "@mantine/form";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { api, unwrap } from "../../api/client.ts";
-import { EVENT_TYPES } from "../../api/events.ts";
+import { EVENT_TYPES, type EventType } from "../../api/events.ts";
 import type { CreatedWebhook, Webhook, WebhookInput } from "../../api/types.ts";
 import { useT } from "../../i18n/i18n.tsx";
 import { Copy } from "../../ui/Copy.tsx";
@@ -58,7 +58,7 @@ export function WebhookFormModal({
       const body: WebhookInput = {
         name: v.name,
         url: v.url.trim(),
-        events: v.allEvents ? [] : v.events,
+        events: v.allEvents ? [] : (v.events as EventType[]),
         is_active: v.is_active,
         ...(v.secret === "" ? {} : { secret: v.secret }),
       };

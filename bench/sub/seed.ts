@@ -37,18 +37,33 @@ const LAYOUT = [
 export const LINKS_PER_USER = LAYOUT.reduce((n, server) => n + server.inbounds.length, 0);
 
 export type SeededInbound = { id: string; serverId: string; protocol: string; linkParams: LinkParams };
-export type Seeded = { userIds: string[]; inbounds: SeededInbound[]; seconds: number };
+/** What a user's subscription is made of: the name, and the credentials in the order of `inbounds`. */
+export type SeededUser = { name: string; credentials: string[] };
+export type Seeded = {
+  userIds: string[];
+  inbounds: SeededInbound[];
+  /** The users `keep` chose, by id: what the driver checks their answers against. */
+  kept: Map<string, SeededUser>;
+  seconds: number;
+};
 
 const USERS_PER_BATCH = 1000;
 const BATCHES_PER_TRANSACTION = 10;
 
-export async function seed(deps: Deps, users: number, signal: AbortSignal): Promise<Seeded> {
+/** `keep(i)`: whether to remember the name and credentials of the i-th user (for checking answers). */
+export async function seed(
+  deps: Deps,
+  users: number,
+  keep: (index: number) => boolean,
+  signal: AbortSignal,
+): Promise<Seeded> {
   const started = Date.now();
   const inbounds = await seedInbounds(deps);
   // The seeding connection only (the measured service opens its own): a 256 MiB page cache, as the
   // grants' six B-trees take random keys and the ~2 MB default makes every batch re-read pages.
   if (deps.database.dialect === "sqlite") await sql`PRAGMA cache_size = -262144`.execute(deps.database.db);
   const userIds: string[] = [];
+  const kept = new Map<string, SeededUser>();
   const base = Date.UTC(2026, 0, 1);
   for (let offset = 0; offset < users; offset += USERS_PER_BATCH * BATCHES_PER_TRANSACTION) {
     signal.throwIfAborted();
@@ -58,12 +73,18 @@ export async function seed(deps: Deps, users: number, signal: AbortSignal): Prom
         const count = Math.min(USERS_PER_BATCH, end - first);
         const rows = Array.from({ length: count }, (_, k) => userRow(first + k, base));
         await trx.insertInto("users").values(rows).execute();
+        const credentials = rows.map(() => inbounds.map((inbound) => credentialFor(inbound)));
         for (const [index, inbound] of inbounds.entries()) {
           // Granted one millisecond apart, in layout order: the order of the links in the body.
-          const grants = rows.map((user, k) => grantRow(user.id, inbound, base + (first + k) * 1000 + index));
+          const grants = rows.map((user, k) =>
+            grantRow(user.id, inbound, credentials[k]?.[index] ?? "", base + (first + k) * 1000 + index),
+          );
           await trx.insertInto("user_access").values(grants).execute();
         }
-        for (const row of rows) userIds.push(row.id);
+        for (const [k, row] of rows.entries()) {
+          userIds.push(row.id);
+          if (keep(first + k)) kept.set(row.id, { name: row.name, credentials: credentials[k] ?? [] });
+        }
       }
     });
     if (offset > 0 && offset % 50_000 === 0) console.error(`  ${offset.toLocaleString("en")} users…`);
@@ -72,7 +93,7 @@ export async function seed(deps: Deps, users: number, signal: AbortSignal): Prom
     await sql`VACUUM ANALYZE users`.execute(deps.database.db);
     await sql`VACUUM ANALYZE user_access`.execute(deps.database.db);
   }
-  return { userIds, inbounds, seconds: (Date.now() - started) / 1000 };
+  return { userIds, inbounds, kept, seconds: (Date.now() - started) / 1000 };
 }
 
 async function seedInbounds(deps: Deps): Promise<SeededInbound[]> {
@@ -117,9 +138,13 @@ function userRow(i: number, base: number) {
   return { id: randomUUID(), name, comment: null, telegram_id: null, created_at: now, updated_at: now };
 }
 
-function grantRow(userId: string, inbound: SeededInbound, createdMs: number): AccessRow {
+/** The access feature's own secret for the inbound's protocol. */
+function credentialFor(inbound: SeededInbound): string {
+  return newCredential(inbound.linkParams.protocol, inbound.linkParams.shadowsocksMethod);
+}
+
+function grantRow(userId: string, inbound: SeededInbound, credential: string, createdMs: number): AccessRow {
   // The access feature's own row factory: state 'pending', as a grant to a never-reached core holds.
-  const credential = newCredential(inbound.linkParams.protocol, inbound.linkParams.shadowsocksMethod);
   const ref = { id: inbound.id, server_id: inbound.serverId };
   return newGrantRow(ref, userId, 0, credential, new Date(createdMs).toISOString());
 }

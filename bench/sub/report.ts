@@ -9,18 +9,23 @@ import { socketErrors, totalErrors, type WrkResult, type WrkSettings } from "../
 export type Dialect = "sqlite" | "postgres";
 export type TargetName = "sub" | "fastify" | "limit";
 
-export type Measured = {
+/** One measured wrk run against one server. */
+export type Round = {
   wrk: WrkResult;
   /** The server process's CPU time (utime + stime) and the wall time around the measured wrk run. */
   cpuSeconds: number;
   wallSeconds: number;
-  /** Peak VmRSS sampled from the warm-up to the end of the measurement. */
+  /** The machine's 1-minute load average when the run began (noise indicator). */
+  loadAverage: number;
+  /** The service's index statistics over the run (sub only). */
+  cache?: CacheUse;
+};
+export type Measured = {
+  rounds: Round[];
+  /** Peak VmRSS sampled from the warm-up to the end of the last round. */
   peakRssMB: number;
   /** VmHWM at the end: the peak since the process started (the index load included). */
   highWaterRssMB: number;
-  /** The machine's 1-minute load average when the measurement began (noise indicator). */
-  loadAverage: number;
-  cache?: CacheUse;
 };
 /** The service's GET /api/subscriptions/cache after the run, and its hits/misses during the measurement. */
 export type CacheUse = {
@@ -50,6 +55,7 @@ export type RunInfo = {
   linksPerUser: number;
   wrk: WrkSettings;
   warmupSeconds: number;
+  rounds: number;
   serverCpu: number;
 };
 
@@ -72,23 +78,51 @@ const ACCEPTANCE: Record<number, Partial<Record<Dialect, Targets>>> = {
 };
 type Targets = { costVsFastify: number; costVsLimit?: number; p99Ms?: number; rssMB?: number };
 
-export const cpuPerRequestUs = (m: Measured) => (m.cpuSeconds / Math.max(1, m.wrk.requests)) * 1e6;
-export const cpuUse = (m: Measured) => m.cpuSeconds / m.wallSeconds;
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
+
+const requests = (m: Measured) => sum(m.rounds.map((r) => r.wrk.requests));
+const roundCpuUs = (r: Round) => (r.cpuSeconds / Math.max(1, r.wrk.requests)) * 1e6;
+const roundUse = (r: Round) => r.cpuSeconds / r.wallSeconds;
+export const requestsPerSecond = (m: Measured) => requests(m) / sum(m.rounds.map((r) => r.wrk.seconds));
+export const cpuPerRequestUs = (m: Measured) =>
+  (sum(m.rounds.map((r) => r.cpuSeconds)) / Math.max(1, requests(m))) * 1e6;
+/** The lowest CPU use of any round: saturated only if every round was. */
+export const cpuUse = (m: Measured) => Math.min(...m.rounds.map(roundUse));
 export const isSaturated = (m: Measured) => cpuUse(m) >= SATURATED;
-/** Their CPU per request over /sub's: above 1, /sub costs less than they do. */
-export const costRatio = (r: DialectResult, other: TargetName) =>
-  cpuPerRequestUs(r.targets[other]) / cpuPerRequestUs(r.targets.sub);
+const errorsOf = (m: Measured) => ({
+  status: sum(m.rounds.map((r) => r.wrk.errors.status)),
+  socket: sum(m.rounds.map((r) => socketErrors(r.wrk))),
+  total: sum(m.rounds.map((r) => totalErrors(r.wrk))),
+});
+/** Their CPU per request over /sub's, per round (the rounds took turns, so each pair saw the same machine). */
+export const costRatios = (r: DialectResult, other: TargetName) =>
+  r.targets.sub.rounds.map((round, i) => {
+    const theirs = r.targets[other].rounds[i];
+    return theirs === undefined ? Number.NaN : roundCpuUs(theirs) / roundCpuUs(round);
+  });
+/** The median of the rounds' cost ratios: above 1, /sub costs less than they do. */
+export const costRatio = (r: DialectResult, other: TargetName) => median(costRatios(r, other));
 export const throughputRatio = (r: DialectResult, other: TargetName) =>
-  r.targets.sub.wrk.rps / r.targets[other].wrk.rps;
+  requestsPerSecond(r.targets.sub) / requestsPerSecond(r.targets[other]);
 const serviceRssMB = (r: DialectResult) => Math.max(r.targets.sub.peakRssMB, r.targets.sub.highWaterRssMB);
+const p99Of = (m: Measured) => Math.max(...m.rounds.map((r) => r.wrk.latency_ms.p99));
+const p50Of = (m: Measured) => median(m.rounds.map((r) => r.wrk.latency_ms.p50));
+const loadOf = (m: Measured) => Math.max(...m.rounds.map((r) => r.loadAverage));
 
 const int = (n: number) => Math.round(n).toLocaleString("en");
 
 function row(name: TargetName, m: Measured): string {
   const use = `${cpuUse(m).toFixed(2)}${isSaturated(m) ? " saturated" : " **not saturated**"}`;
-  const errors = `${m.wrk.errors.status} / ${socketErrors(m.wrk)}`;
+  const errors = errorsOf(m);
   const rss = name === "sub" ? `${int(m.peakRssMB)} (${int(m.highWaterRssMB)})` : int(m.peakRssMB);
-  return `| ${LABELS[name]} | ${int(m.wrk.rps)} | ${cpuPerRequestUs(m).toFixed(1)} | ${use} | ${fmt(m.wrk.latency_ms.p50)} | ${fmt(m.wrk.latency_ms.p99)} | ${int(m.wrk.requests)} | ${errors} | ${rss} | ${m.loadAverage.toFixed(2)} |`;
+  return `| ${LABELS[name]} | ${int(requestsPerSecond(m))} | ${cpuPerRequestUs(m).toFixed(1)} | ${use} | ${fmt(p50Of(m))} | ${fmt(p99Of(m))} | ${int(requests(m))} | ${errors.status} / ${errors.socket} | ${rss} | ${loadOf(m).toFixed(2)} |`;
 }
 
 function mark(ok: boolean): string {
@@ -124,13 +158,13 @@ function acceptance(info: RunInfo, results: DialectResult[]): string[] {
       );
     }
     if (targets.p99Ms !== undefined) {
-      const p99 = result.targets.sub.wrk.latency_ms.p99;
+      const p99 = p99Of(result.targets.sub);
       const at = info.wrk.connections === 64 ? "" : ` (measured at ${info.wrk.connections})`;
       lines.push(
         `| ${d}: p99 ≤ ${targets.p99Ms} ms at 64 connections${at} | ${fmt(p99)} ms | ${mark(p99 <= targets.p99Ms && info.wrk.connections === 64)} |`,
       );
     }
-    const errors = totalErrors(result.targets.sub.wrk);
+    const errors = errorsOf(result.targets.sub).total;
     lines.push(`| ${d}: zero errors | ${errors} | ${mark(errors === 0)} |`);
     if (targets.rssMB !== undefined) {
       const rss = serviceRssMB(result);
@@ -142,13 +176,16 @@ function acceptance(info: RunInfo, results: DialectResult[]): string[] {
   return lines;
 }
 
-function cacheLine(cache: CacheUse | undefined): string[] {
-  if (cache === undefined) return [];
-  const served = cache.hits + cache.misses;
-  const hitRate = served === 0 ? 0 : (100 * cache.hits) / served;
+function cacheLine(m: Measured): string[] {
+  const caches = m.rounds.flatMap((r) => (r.cache === undefined ? [] : [r.cache]));
+  const last = caches.at(-1);
+  if (last === undefined) return [];
+  const hits = sum(caches.map((c) => c.hits));
+  const misses = sum(caches.map((c) => c.misses));
+  const fromMemory = hits + misses === 0 ? 0 : (100 * hits) / (hits + misses);
   const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
   return [
-    `Subscription index (GET /api/subscriptions/cache): ${int(cache.entries)} users in ${mb(cache.bytes)} of ${mb(cache.budgetBytes)} MiB, ${cache.layouts} layout(s); during the measurement ${int(cache.hits)} answered from memory, ${int(cache.misses)} from the database (${hitRate.toFixed(1)} % from memory).`,
+    `Subscriptions in memory (GET /api/subscriptions/cache): ${int(last.entries)} users in ${mb(last.bytes)} of ${mb(last.budgetBytes)} MiB, ${last.layouts} layout(s); during the measured runs ${int(hits)} answered from memory, ${int(misses)} from the database (${fromMemory.toFixed(1)} % from memory).`,
     "",
   ];
 }
@@ -158,14 +195,18 @@ function dialectBlock(result: DialectResult): string[] {
   const out = [
     `**${result.dialect}** (${result.databaseVersion}; seeded in ${result.seedSeconds.toFixed(1)} s; every user in memory ${result.readySeconds.toFixed(1)} s after the start; body ${result.bodyBytes} bytes; ${int(result.checked.before)} answers checked byte for byte before the load and ${int(result.checked.after)} after it)`,
     "",
-    "| target | requests/s | server CPU µs/request | server CPU use | p50 ms | p99 ms | requests | errors (status / socket) | RSS MB, peak under load (since start) | load avg at start |",
+    "| target | requests/s | server CPU µs/request | server CPU use (lowest round) | p50 ms (median round) | p99 ms (worst round) | requests | errors (status / socket) | RSS MB, peak under load (since start) | load avg (highest at a round's start) |",
     "|---|---|---|---|---|---|---|---|---|---|",
     ...(["sub", "fastify", "limit"] as const).map((name) => row(name, result.targets[name])),
     "",
-    "| ratio | cost: their CPU per request over /sub's | throughput: /sub's requests/s over theirs |",
+    "| ratio | cost: their CPU per request over /sub's (median of rounds; each round) | throughput: /sub's requests/s over theirs |",
     "|---|---|---|",
-    `| sub/fastify | **${costRatio(result, "fastify").toFixed(2)}** | ${throughputRatio(result, "fastify").toFixed(2)} |`,
-    `| sub/limit | **${costRatio(result, "limit").toFixed(2)}** | ${throughputRatio(result, "limit").toFixed(2)} |`,
+    ...(["fastify", "limit"] as const).map(
+      (other) =>
+        `| sub/${other} | **${costRatio(result, other).toFixed(2)}** (${costRatios(result, other)
+          .map((ratio) => ratio.toFixed(2))
+          .join(", ")}) | ${throughputRatio(result, other).toFixed(2)} |`,
+    ),
     "",
   ];
   if (!isSaturated(sub)) {
@@ -174,7 +215,7 @@ function dialectBlock(result: DialectResult): string[] {
       "",
     );
   }
-  return [...out, ...cacheLine(sub.cache)];
+  return [...out, ...cacheLine(sub)];
 }
 
 export function renderReport(info: RunInfo, results: DialectResult[]): string {
@@ -184,7 +225,7 @@ export function renderReport(info: RunInfo, results: DialectResult[]): string {
     "",
     ...info.machine.map((line) => `- ${line}`),
     `- data: ${int(info.users)} users × ${info.linksPerUser} grants (2 servers, 5 inbounds: VLESS REALITY, VLESS WS+TLS, Trojan TLS, VMess WS+TLS, Shadowsocks 2022)`,
-    `- load: wrk, ${wrk.threads} thread(s), ${wrk.connections} connections, ${info.warmupSeconds} s warm-up then ${wrk.durationSeconds} s measured, timeout ${wrk.timeoutSeconds} s, rotating over all user ids in shuffled order, no Lua per response; each server on CPU ${info.serverCpu}, wrk on CPU ${wrk.cpu} (taskset); server CPU from /proc/<pid>/stat around the measured run, saturated at ≥ ${SATURATED}`,
+    `- load: wrk, ${wrk.threads} thread(s), ${wrk.connections} connections; each server ${info.warmupSeconds} s warm-up, then ${info.rounds} round(s) of ${wrk.durationSeconds} s measured, the three servers taking turns; timeout ${wrk.timeoutSeconds} s, rotating over all user ids in shuffled order, no Lua per response; each server on CPU ${info.serverCpu}, wrk on CPU ${wrk.cpu} (taskset); server CPU from /proc/<pid>/stat around the measured run, saturated at ≥ ${SATURATED}`,
     "",
   ];
   for (const result of results) out.push(...dialectBlock(result));

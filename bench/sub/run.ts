@@ -23,12 +23,13 @@ import { createScratchDatabase, type ScratchDatabase } from "../lib/pg-scratch.t
 import { interrupted, type Pinned, startPinned, stop, waitForHttp } from "../lib/processes.ts";
 import { readPeakRssMB, sampleRss } from "../lib/rss.ts";
 import { prng } from "../lib/stats.ts";
-import { runWrk, totalErrors, type WrkResult, type WrkSettings } from "../lib/wrk.ts";
+import { runWrk, totalErrors, type WrkSettings } from "../lib/wrk.ts";
 import {
   type CacheUse,
   type Dialect,
   type DialectResult,
   type Measured,
+  type Round,
   renderReport,
   type TargetName,
   writeResults,
@@ -47,6 +48,7 @@ const { values } = parseArgs({
     dialects: { type: "string", default: "sqlite,postgres" },
     check: { type: "string" },
     write: { type: "string" },
+    rounds: { type: "string" },
     smoke: { type: "boolean", default: false },
   },
 });
@@ -65,10 +67,12 @@ const USERS = count("users", values.users ?? (values.smoke ? "1000" : "100000"))
 const WARMUP_SECONDS = count("warmup", values.warmup ?? (values.smoke ? "2" : "5"));
 /** Answers checked byte for byte before the load and again after it: every user up to 10,000. */
 const CHECKS = Math.min(USERS, count("check", values.check ?? (USERS <= 10_000 ? String(USERS) : "500")));
+/** Measured runs per server, taken in turn (sub, fastify, limit, sub, …). */
+const ROUNDS = count("rounds", values.rounds ?? (values.smoke ? "1" : "3"));
 const WRK: WrkSettings = {
   threads: count("threads", values.threads),
   connections: count("connections", values.connections),
-  durationSeconds: count("duration", values.duration ?? (values.smoke ? "5" : "20")),
+  durationSeconds: count("duration", values.duration ?? (values.smoke ? "5" : "10")),
   timeoutSeconds: count("timeout", values.timeout),
   cpu: 1,
 };
@@ -110,63 +114,61 @@ function checkedIndices(): { before: Set<number>; after: Set<number> } {
   return { before, after: new Set(rest.length > 0 ? rest : order.slice(0, CHECKS)) };
 }
 
-type Hooks = {
-  /** After /health answers, before the warm-up: checks, waits. */
-  beforeLoad?: (baseUrl: string) => Promise<void>;
-  /** Right before and after the measurement (the service's index statistics). */
-  readCache?: (baseUrl: string) => Promise<CacheUse>;
-  /** After the measurement, before the server stops. */
-  afterLoad?: (baseUrl: string) => Promise<void>;
+/** One server under test, started once and measured in every round. */
+type Target = {
+  name: TargetName;
+  server: Pinned;
+  baseUrl: string;
+  rss: ReturnType<typeof sampleRss> | undefined;
+  rounds: Round[];
+  /** The service's index statistics (sub only). */
+  readCache?: () => Promise<CacheUse>;
 };
 
-/** Starts a server, waits for /health, warms up, then measures: wrk, the server's CPU, its RSS. */
-async function measure(label: string, start: (port: number) => Pinned, pathsFile: string, hooks: Hooks) {
+async function startTarget(name: TargetName, start: (port: number) => Pinned): Promise<Target> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const server = start(port);
   try {
     await waitForHttp(`${baseUrl}/health`, server, 60_000);
-    await hooks.beforeLoad?.(baseUrl);
-    console.error(`  ${label}: warm-up ${WARMUP_SECONDS} s, then ${WRK.durationSeconds} s measured`);
-    const scriptArgs = [pathsFile, String(WRK.threads)];
-    const rss = sampleRss(server.pid);
-    let wrk: WrkResult;
-    let cpu: { cpuSeconds: number; wallSeconds: number };
-    let memory: ReturnType<typeof rss.stop>;
-    let before: CacheUse | undefined;
-    let loadAverage: number;
-    try {
-      await runWrk({ ...WRK, durationSeconds: WARMUP_SECONDS }, baseUrl, LUA, scriptArgs);
-      before = await hooks.readCache?.(baseUrl);
-      loadAverage = loadavg()[0] ?? Number.NaN;
-      const window = cpuWindow(server.pid);
-      wrk = await runWrk(WRK, baseUrl, LUA, scriptArgs);
-      cpu = window.stop();
-    } finally {
-      memory = rss.stop();
-    }
-    const highWaterRssMB = readPeakRssMB(server.pid) ?? Number.NaN;
-    const after = await hooks.readCache?.(baseUrl);
-    await hooks.afterLoad?.(baseUrl);
-    const cache =
-      after === undefined || before === undefined
-        ? undefined
-        : { ...after, hits: after.hits - before.hits, misses: after.misses - before.misses };
-    const measured: Measured = {
-      wrk,
-      ...cpu,
-      peakRssMB: memory.peakMB,
-      highWaterRssMB,
-      loadAverage,
-      ...(cache === undefined ? {} : { cache }),
-    };
-    console.error(
-      `    ${wrk.rps.toFixed(0)} requests/s, ${((cpu.cpuSeconds / wrk.requests) * 1e6).toFixed(1)} µs CPU/request, CPU use ${(cpu.cpuSeconds / cpu.wallSeconds).toFixed(2)}, p99 ${wrk.latency_ms.p99} ms`,
-    );
-    return measured;
-  } finally {
+  } catch (error) {
     await stop(server);
+    throw error;
   }
+  return { name, server, baseUrl, rss: undefined, rounds: [] };
+}
+
+/** One measured wrk run against the target (after a warm-up in the first round): wrk, the server's CPU. */
+async function measureRound(target: Target, round: number, pathsFile: string): Promise<void> {
+  const scriptArgs = [pathsFile, String(WRK.threads)];
+  if (round === 0) {
+    console.error(`  ${target.name}: warm-up ${WARMUP_SECONDS} s`);
+    target.rss = sampleRss(target.server.pid);
+    await runWrk({ ...WRK, durationSeconds: WARMUP_SECONDS }, target.baseUrl, LUA, scriptArgs);
+  }
+  const before = await target.readCache?.();
+  const loadAverage = loadavg()[0] ?? Number.NaN;
+  const window = cpuWindow(target.server.pid);
+  const wrk = await runWrk(WRK, target.baseUrl, LUA, scriptArgs);
+  const cpu = window.stop();
+  const after = await target.readCache?.();
+  const cache =
+    after === undefined || before === undefined
+      ? undefined
+      : { ...after, hits: after.hits - before.hits, misses: after.misses - before.misses };
+  target.rounds.push({ wrk, ...cpu, loadAverage, ...(cache === undefined ? {} : { cache }) });
+  console.error(
+    `  ${target.name}, round ${round + 1}: ${wrk.rps.toFixed(0)} requests/s, ${((cpu.cpuSeconds / wrk.requests) * 1e6).toFixed(1)} µs CPU/request, CPU use ${(cpu.cpuSeconds / cpu.wallSeconds).toFixed(2)}, p99 ${wrk.latency_ms.p99} ms, load ${loadAverage.toFixed(2)}`,
+  );
+}
+
+function finished(target: Target): Measured {
+  const memory = target.rss?.stop();
+  return {
+    rounds: target.rounds,
+    peakRssMB: memory?.peakMB ?? Number.NaN,
+    highWaterRssMB: readPeakRssMB(target.server.pid) ?? Number.NaN,
+  };
 }
 
 async function adminToken(baseUrl: string): Promise<string> {
@@ -199,7 +201,7 @@ async function readServiceCache(baseUrl: string, token: string): Promise<CacheUs
   };
 }
 
-/** Polls the statistics until every user is in memory (entries = users); returns the seconds waited. */
+/** Polls the statistics until every user is in memory (entries = users). */
 async function waitUntilIndexed(baseUrl: string, token: string): Promise<void> {
   const deadline = Date.now() + READY_DEADLINE_MS;
   for (;;) {
@@ -281,6 +283,7 @@ async function run(dialect: Dialect): Promise<DialectResult> {
   console.error(`${dialect}:`);
   const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-sub-"));
   let scratch: ScratchDatabase | undefined;
+  const targets: Target[] = [];
   try {
     if (dialect === "postgres") scratch = await createScratchDatabase("portcullis_bench_sub");
     const checks = checkedIndices();
@@ -290,35 +293,34 @@ async function run(dialect: Dialect): Promise<DialectResult> {
     const paths = shuffled(seeded.userIds, 7).map((id) => `/sub/${id}`);
     const pathsFile = join(dataDir, "paths.txt");
     writeFileSync(pathsFile, `${paths.join("\n")}\n`);
-    let sample: Sample | undefined;
-    let readySeconds = Number.NaN;
-    let token = "";
-    const sub = await measure("sub", startService(dataDir, scratch?.url), pathsFile, {
-      beforeLoad: async (url) => {
-        const startedMs = performance.now();
-        token = await adminToken(url);
-        await waitUntilIndexed(url, token);
-        readySeconds = (performance.now() - startedMs) / 1000;
-        sample = await checkSubscriptions(url, subset(seeded, checks.before), seeded.inbounds);
-      },
-      readCache: (url) => readServiceCache(url, token),
-      afterLoad: async (url) =>
-        void (await checkSubscriptions(url, subset(seeded, checks.after), seeded.inbounds)),
-    });
-    if (sample === undefined) throw new Error("no subscription answer was checked");
+
+    const startedMs = performance.now();
+    const sub = await startTarget("sub", startService(dataDir, scratch?.url));
+    targets.push(sub);
+    const token = await adminToken(sub.baseUrl);
+    sub.readCache = () => readServiceCache(sub.baseUrl, token);
+    await waitUntilIndexed(sub.baseUrl, token);
+    const readySeconds = (performance.now() - startedMs) / 1000;
+    console.error(`  every user in memory ${readySeconds.toFixed(1)} s after the start`);
+    const sample = await checkSubscriptions(sub.baseUrl, subset(seeded, checks.before), seeded.inbounds);
     const bodyFile = join(dataDir, "sample-body.txt");
     writeFileSync(bodyFile, sample.body, "latin1");
-    const same = (url: string) => checkSameAnswer(url, paths[0] ?? "/sub/x", sample as Sample);
-    const others: Partial<Record<TargetName, Measured>> = {};
     for (const [name, script] of [
       ["fastify", "fastify-server.ts"],
       ["limit", "limit-server.ts"],
     ] as const) {
-      others[name] = await measure(name, startSampleServer(script, bodyFile, sample), pathsFile, {
-        beforeLoad: same,
-        afterLoad: same,
-      });
+      const target = await startTarget(name, startSampleServer(script, bodyFile, sample));
+      targets.push(target);
+      await checkSameAnswer(target.baseUrl, paths[0] ?? "/sub/x", sample);
     }
+    // Rounds of sub, fastify, limit in turn: a change of the machine's load hits all three alike.
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const target of targets) await measureRound(target, round, pathsFile);
+    }
+    await checkSubscriptions(sub.baseUrl, subset(seeded, checks.after), seeded.inbounds);
+    for (const target of targets.slice(1))
+      await checkSameAnswer(target.baseUrl, paths[1] ?? "/sub/x", sample);
+    const [subResult, fastify, limit] = targets.map(finished) as [Measured, Measured, Measured];
     return {
       dialect,
       databaseVersion,
@@ -326,9 +328,13 @@ async function run(dialect: Dialect): Promise<DialectResult> {
       readySeconds,
       bodyBytes: Buffer.byteLength(sample.body),
       checked: { before: checks.before.size, after: checks.after.size },
-      targets: { sub, fastify: others.fastify as Measured, limit: others.limit as Measured },
+      targets: { sub: subResult, fastify, limit },
     };
   } finally {
+    for (const target of targets) {
+      target.rss?.stop();
+      await stop(target.server);
+    }
     rmSync(dataDir, { recursive: true, force: true });
     await scratch?.drop();
   }
@@ -351,13 +357,16 @@ async function main(): Promise<number> {
       linksPerUser: LINKS_PER_USER,
       wrk: WRK,
       warmupSeconds: WARMUP_SECONDS,
+      rounds: ROUNDS,
       serverCpu: SERVER_CPU,
     },
     results,
   );
   console.log(report);
   if (values.write !== undefined) writeResults(values.write, USERS, report);
-  const failed = results.filter((r) => Object.values(r.targets).some((m) => totalErrors(m.wrk) > 0));
+  const failed = results.filter((r) =>
+    Object.values(r.targets).some((m) => m.rounds.some((round) => totalErrors(round.wrk) > 0)),
+  );
   if (failed.length === 0) return 0;
   console.error(`requests errored (${failed.map((r) => r.dialect).join(", ")}): see the error columns`);
   return 1;

@@ -89,6 +89,9 @@ export async function seed(
     });
     if (offset > 0 && offset % 50_000 === 0) console.error(`  ${offset.toLocaleString("en")} users…`);
   }
+  // The seed stands for data written long before the service started: the change rows its inserts
+  // fired (one per grant) would otherwise be pruned by the service in the middle of a measurement.
+  await deps.database.db.deleteFrom("subscription_changes").execute();
   if (deps.database.dialect === "postgres") {
     await sql`VACUUM ANALYZE users`.execute(deps.database.db);
     await sql`VACUUM ANALYZE user_access`.execute(deps.database.db);

@@ -8,6 +8,7 @@ import * as m0005 from "./0005_certificates.ts";
 import * as m0006 from "./0006_provisioning.ts";
 import * as m0007 from "./0007_convergence.ts";
 import * as m0008 from "./0008_subscription_changes.ts";
+import * as m0011 from "./0011_user_name_search.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -19,4 +20,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0006_provisioning": m0006,
   "0007_convergence": m0007,
   "0008_subscription_changes": m0008,
+  "0011_user_name_search": m0011,
 };

@@ -1,11 +1,11 @@
-// `npm run bench:users [-- --users N --samples K --dialects sqlite,postgres]`: seeds N users
+// `npm run bench:users [-- --users N --samples K --dialects sqlite,postgres --write docs/BENCHMARKS.md]`: seeds N users
 // (default 1,000,000) into each dialect, then reports p50/p99 of search, get-by-id and list-page
 // through the HTTP layer (in-process inject), and a full-scan baseline of the same name queries
 // measured in the same run. PostgreSQL: BENCH_PG_URL (default postgres://root@127.0.0.1:5432/postgres)
 // is used to create and drop a scratch database.
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
@@ -15,6 +15,8 @@ import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config/config.ts";
 import { escapeLike } from "../src/db/dialect.ts";
 import { createDeps, type Deps } from "../src/deps.ts";
+import { describeCode, describeMachine } from "./lib/machine.ts";
+import { writeBetweenMarkers } from "./lib/markers.ts";
 import { fmt, prng, type Summary, summarize, timeEach } from "./lib/stats.ts";
 
 const { values } = parseArgs({
@@ -22,6 +24,7 @@ const { values } = parseArgs({
     users: { type: "string", default: "1000000" },
     samples: { type: "string", default: "2000" },
     dialects: { type: "string", default: "sqlite,postgres" },
+    write: { type: "string" },
   },
 });
 const USERS = Number(values.users);
@@ -247,17 +250,29 @@ async function measure(dialect: "sqlite" | "postgres"): Promise<{ rows: Row[]; t
   }
 }
 
+const startedAt = new Date().toISOString();
+const machine = describeMachine([describeCode(join(import.meta.dirname, ".."))]);
 const out: string[] = [
-  `Users: ${USERS.toLocaleString("en")}, samples per row: ${SAMPLES} (scan baseline: 50)`,
+  `Run of ${startedAt}: \`npm run bench:users${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\``,
+  "",
+  ...machine.map((line) => `- ${line}`),
+  `- users: ${USERS.toLocaleString("en")}, samples per row: ${SAMPLES} (scan baseline: 50)`,
   "",
 ];
 for (const dialect of values.dialects.split(",") as ("sqlite" | "postgres")[]) {
+  const loadAtStart = loadavg()[0] ?? Number.NaN;
   const { rows, tail } = await measure(dialect);
   const indexed = rows[0]?.[1].p50 ?? Number.NaN;
   const scanned = rows.at(-1)?.[1].p50 ?? Number.NaN;
-  out.push(`### ${dialect}`, "", "| operation | n | p50 ms | p99 ms | mean ms |", "|---|---|---|---|---|");
+  out.push(
+    `**${dialect}** (1-minute load average when its measurements began: ${loadAtStart.toFixed(2)})`,
+    "",
+    "| operation | n | p50 ms | p99 ms | mean ms |",
+    "|---|---|---|---|---|",
+  );
   for (const [name, s] of rows)
     out.push(`| ${name} | ${s.n} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(s.mean)} |`);
   out.push("", `Full scan p50 / indexed search p50: ${(scanned / indexed).toFixed(0)}x`, "", ...tail);
 }
 console.log(out.join("\n"));
+if (values.write !== undefined) writeBetweenMarkers(values.write, "bench:users results", out.join("\n"));

@@ -5,7 +5,7 @@
 // page can be added within the budget, the page with the most garbage is compacted in place. Nothing
 // is evicted: when even that does not make room, the record is not stored (the caller renders it once
 // and says so in the statistics).
-import { FLAG_LIVE, FLAGS, KEY, LENGTH, type PreparedRecord, writeRecord } from "./user-record.ts";
+import { FLAG_LIVE, FLAGS, KEY, LENGTH, type PreparedRecord, parseUuid, writeRecord } from "./user-record.ts";
 
 const DEFAULT_PAGE_BYTES = 1 << 20;
 const MIN_PAGE_BYTES = 1 << 12;
@@ -16,30 +16,9 @@ const INITIAL_SLOTS = 64;
 /** Bytes per table slot: the address and the key's first word. */
 const SLOT_BYTES = 8;
 
-/** Hex digit values of lowercase [0-9a-f]; -1 for anything else (uppercase ids take the slow path). */
-const HEX = new Int8Array(128).fill(-1);
-for (let i = 0; i < 10; i++) HEX[48 + i] = i;
-for (let i = 0; i < 6; i++) HEX[97 + i] = 10 + i;
-
 /** The last key parsed (16 bytes) and the same bytes as four little-endian words. */
 const keyBytes = new Uint8Array(16);
 const keyWords = new Uint32Array(keyBytes.buffer);
-
-/** Parses the lowercase canonical uuid at text[from, from + 36) into keyBytes; false if it is not one. */
-function parseKey(text: string, from: number): boolean {
-  let t = from;
-  for (let i = 0; i < 16; i++) {
-    if (i === 4 || i === 6 || i === 8 || i === 10) {
-      if (text.charCodeAt(t++) !== 0x2d) return false;
-    }
-    const high = HEX[text.charCodeAt(t)] ?? -1;
-    const low = HEX[text.charCodeAt(t + 1)] ?? -1;
-    if (high < 0 || low < 0) return false;
-    keyBytes[i] = (high << 4) | low;
-    t += 2;
-  }
-  return true;
-}
 
 function hashOf(w0: number, w1: number, w2: number, w3: number): number {
   return Math.imul(w0 ^ Math.imul(w1, 0x85ebca6b) ^ Math.imul(w2, 0xc2b2ae35) ^ w3, 0x9e3779b1) >>> 0;
@@ -92,7 +71,7 @@ export class RecordStore {
 
   /** Where the record of this lowercase uuid (text[from, from + 36)) is, or -1. */
   findText(text: string, from = 0): number {
-    if (text.length < from + 36 || !parseKey(text, from)) return -1;
+    if (!parseUuid(text, from, keyBytes, 0)) return -1;
     return this.#find(
       keyWords[0] as number,
       keyWords[1] as number,
@@ -131,7 +110,7 @@ export class RecordStore {
 
   /** Drops the user's record; the address it had (readable until the next insert), or -1. */
   removeText(text: string): number {
-    if (!parseKey(text, 0)) return -1;
+    if (!parseUuid(text, 0, keyBytes, 0)) return -1;
     return this.#remove(
       keyWords[0] as number,
       keyWords[1] as number,

@@ -63,21 +63,45 @@ export type PreparedRecord = {
   readonly length: number;
 };
 
-const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const URL_SAFE_TEXT = /^[A-Za-z0-9._~-]+$/;
 const BASE64_TEXT = /^[A-Za-z0-9+/]+={0,2}$/;
 
-export function credentialKind(text: string): number {
-  if (UUID_TEXT.test(text)) return KIND_UUID;
-  if (URL_SAFE_TEXT.test(text)) return KIND_URL_SAFE;
-  if (BASE64_TEXT.test(text) && text.length % 4 === 0) return KIND_BASE64;
-  return KIND_OTHER;
+/** Hex digit values of lowercase [0-9a-f]; -1 for anything else. */
+const HEX_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 10; i++) HEX_VALUE[48 + i] = i;
+for (let i = 0; i < 6; i++) HEX_VALUE[97 + i] = 10 + i;
+
+/**
+ * Parses the lowercase canonical uuid at text[from, from + 36) into out[at, at + 16); false (out
+ * partly written) when it is not one. Uppercase is not accepted: ids are stored lowercase.
+ */
+export function parseUuid(text: string, from: number, out: Uint8Array, at: number): boolean {
+  if (text.length < from + 36) return false;
+  let t = from;
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) {
+      if (text.charCodeAt(t++) !== 0x2d) return false;
+    }
+    const high = HEX_VALUE[text.charCodeAt(t)] ?? -1;
+    const low = HEX_VALUE[text.charCodeAt(t + 1)] ?? -1;
+    if (high < 0 || low < 0) return false;
+    out[at + i] = (high << 4) | low;
+    t += 2;
+  }
+  return true;
 }
 
 /** The 16 bytes of a lowercase canonical uuid, or undefined for anything else. */
 export function uuidBytes(text: string): Uint8Array | undefined {
-  if (!UUID_TEXT.test(text)) return undefined;
-  return Buffer.from(text.replaceAll("-", ""), "hex");
+  const bytes = new Uint8Array(16);
+  return text.length === 36 && parseUuid(text, 0, bytes, 0) ? bytes : undefined;
+}
+
+export function credentialKind(text: string): number {
+  if (text.length === 36 && uuidBytes(text) !== undefined) return KIND_UUID;
+  if (URL_SAFE_TEXT.test(text)) return KIND_URL_SAFE;
+  if (BASE64_TEXT.test(text) && text.length % 4 === 0) return KIND_BASE64;
+  return KIND_OTHER;
 }
 
 /** The record's bytes and their length; undefined when it cannot be stored (too many grants, too long). */
@@ -90,8 +114,9 @@ export function prepareRecord(input: RecordInput): PreparedRecord | undefined {
   if (name.length > MAX_TEXT || (disposition?.length ?? 0) > MAX_TEXT) return undefined;
   let length = NAME + name.length + 2 + (disposition?.length ?? 0);
   const credentials = input.credentials.map((text) => {
-    const kind = credentialKind(text);
-    const bytes = kind === KIND_UUID ? (uuidBytes(text) as Uint8Array) : Buffer.from(text, "utf8");
+    const uuid = text.length === 36 ? uuidBytes(text) : undefined;
+    const kind = uuid === undefined ? credentialKind(text) : KIND_UUID;
+    const bytes = uuid ?? Buffer.from(text, "utf8");
     length += kind === KIND_UUID ? 1 + 16 : 1 + 2 + bytes.length;
     return { kind, bytes };
   });

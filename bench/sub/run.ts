@@ -266,7 +266,7 @@ async function seedDatabase(dialect: Dialect, dataDir: string, url: string | und
   });
   const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
   try {
-    const seeded = await seed(deps, USERS, (index) => keep.has(index), interrupted);
+    const seeded = await seed(deps, USERS, (index) => keep.has(index), interrupted, dataDir);
     const version =
       dialect === "postgres"
         ? sql<{ v: string }>`SELECT current_setting('server_version') AS v`

@@ -111,6 +111,14 @@ export class Layouts {
     });
   }
 
+  /** The registered, current layout with exactly these refs, if there is one (nothing is made). */
+  existing(refs: readonly InboundRef[]): Layout | undefined {
+    const known = this.#byKey.get(layoutKey(refs));
+    return known !== undefined && !known.isStale && known.refs.every((ref, i) => ref === refs[i])
+      ? known
+      : undefined;
+  }
+
   /**
    * The registered layout of these (current) refs: found, revived when stale, or made while the
    * budget allows. undefined when it cannot be kept.

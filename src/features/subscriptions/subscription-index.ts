@@ -130,12 +130,17 @@ export class SubscriptionIndex {
     return -1;
   }
 
-  /** A record that is not kept, and an unregistered layout to render it with. */
+  /**
+   * A record that is not kept, and the layout to render it with: the registered one when it is
+   * current with these very refs (compiling a template costs more than the render), else one made
+   * for this render alone.
+   */
   transient(input: Omit<RecordInput, "layoutSlot">, refs: readonly InboundRef[]) {
     const record = prepareRecord({ ...input, layoutSlot: 0 }) as PreparedRecord;
     const page = Buffer.alloc(record.length);
     writeRecord(page, 0, record);
-    return { page, at: 0, layout: new Layout(0, layoutKey(refs), refs) };
+    const layout = this.#layouts.existing(refs) ?? new Layout(0, layoutKey(refs), refs);
+    return { page, at: 0, layout };
   }
 
   /** Updates the traffic totals of a current record in place; false when there is none. */

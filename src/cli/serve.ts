@@ -10,7 +10,10 @@ import { type Job, startJobs } from "../jobs/runner.ts";
 import { subscriptionCacheJob, warmBeforeListening } from "../jobs/subscription-cache.ts";
 import { loadConfigOrExit } from "./config.ts";
 
-/** How long a start may spend filling the subscription cache before it listens (100,000 users: ~10 s). */
+/**
+ * How long a start may spend reading users into memory before it listens (100,000 users: 5-10 s on a
+ * busy 2-vCPU machine; 1,000,000: ~60 s, the rest then read by the job while it serves).
+ */
 const WARM_BEFORE_LISTEN_MS = 20_000;
 
 export async function run(_args: string[]): Promise<number> {
@@ -41,7 +44,7 @@ export async function run(_args: string[]): Promise<number> {
   return 0;
 }
 
-/** Certificate renewal, the convergence loop and traffic collection (docs/CONVERGENCE.md), the subscription cache. */
+/** Certificate renewal, the convergence loop and traffic collection (docs/CONVERGENCE.md), subscriptions in memory. */
 function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
   const { leases, logger } = deps;
   const { reconcileIntervalMs, reconcileConcurrency, trafficIntervalMs } = config.convergence;

@@ -291,12 +291,4 @@ export class RecordStore {
     this.#capacity = INITIAL_SLOTS;
     this.#count = 0;
   }
-
-  /** Every live record's address (for tests and the statistics' checks). */
-  *addresses(): Generator<number> {
-    for (let i = 0; i < this.#capacity; i++) {
-      const value = this.#table[2 * i] as number;
-      if (value !== 0) yield value - 1;
-    }
-  }
 }

@@ -34,8 +34,8 @@ export const TAG_LENGTH = 14;
 export const NAME_LENGTH = 62;
 export const NAME = 64;
 /** Records start at multiples of this. */
-export const ALIGN = 8;
-export const MAX_GRANTS = 0xffff;
+const ALIGN = 8;
+const MAX_GRANTS = 0xffff;
 const MAX_TEXT = 0xffff;
 
 export type RecordInput = {
@@ -125,7 +125,7 @@ export function prepareRecord(input: RecordInput): PreparedRecord | undefined {
   return { input, key, name, disposition, credentials, tag, length: alignUp(length) };
 }
 
-export function alignUp(length: number): number {
+function alignUp(length: number): number {
   return Math.ceil(length / ALIGN) * ALIGN;
 }
 

@@ -100,8 +100,7 @@ export class RecordStore {
 
   /** Stores the record of a user who has none (removeText first); its address, or -1 when it does not fit. */
   insert(record: PreparedRecord): number {
-    if (record.length > this.pageBytes) return -1;
-    keyBytes.set(record.key);
+    if (record.length > this.pageBytes || !parseUuid(record.input.userId, 0, keyBytes, 0)) return -1;
     const [w0, w1, w2, w3] = keyWords as unknown as [number, number, number, number];
     if (!this.#reserveSlot()) return -1;
     const address = this.#allocate(record.length);

@@ -10,7 +10,7 @@ import { isUuid } from "../access/credentials.ts";
 import { answerInto, notModifiedHeaders, okHeaders } from "./answer.ts";
 import { type Change, ChangeFeed } from "./change-feed.ts";
 import type { InboundRef, Layout } from "./layouts.ts";
-import { contentDisposition } from "./subscription.ts";
+import { dispositionUnlessPlain } from "./subscription.ts";
 import type { IndexStats, SubscriptionIndex } from "./subscription-index.ts";
 import type { SubscriptionRows, SubscriptionsRepository, WarmCursor } from "./subscriptions.repository.ts";
 import type { RecordInput } from "./user-record.ts";
@@ -198,7 +198,7 @@ export class SubscriptionsService {
     return {
       userId: user.userId,
       userName: user.userName,
-      disposition: contentDisposition(user.userName),
+      disposition: dispositionUnlessPlain(user.userName),
       credentials: user.grants.map((grant) => grant.credential),
       uploadBytes,
       downloadBytes,

@@ -1,11 +1,11 @@
-// `npm run bench:users [-- --users N --samples K --dialects sqlite,postgres]`: seeds N users
+// `npm run bench:users [-- --users N --samples K --dialects sqlite,postgres --write docs/BENCHMARKS.md]`: seeds N users
 // (default 1,000,000) into each dialect, then reports p50/p99 of search, get-by-id and list-page
 // through the HTTP layer (in-process inject), and a full-scan baseline of the same name queries
 // measured in the same run. PostgreSQL: BENCH_PG_URL (default postgres://root@127.0.0.1:5432/postgres)
 // is used to create and drop a scratch database.
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
@@ -13,7 +13,10 @@ import pg from "pg";
 import pino from "pino";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config/config.ts";
+import { escapeLike } from "../src/db/dialect.ts";
 import { createDeps, type Deps } from "../src/deps.ts";
+import { describeCode, describeMachine } from "./lib/machine.ts";
+import { writeBetweenMarkers } from "./lib/markers.ts";
 import { fmt, prng, type Summary, summarize, timeEach } from "./lib/stats.ts";
 
 const { values } = parseArgs({
@@ -21,6 +24,7 @@ const { values } = parseArgs({
     users: { type: "string", default: "1000000" },
     samples: { type: "string", default: "2000" },
     dialects: { type: "string", default: "sqlite,postgres" },
+    write: { type: "string" },
   },
 });
 const USERS = Number(values.users);
@@ -82,7 +86,68 @@ function substringOf(name: string, length: number): string {
 
 type Row = [string, Summary];
 
-async function measure(dialect: "sqlite" | "postgres"): Promise<Row[]> {
+/**
+ * Where the PostgreSQL search time goes: the same fragments timed inside the server (EXPLAIN
+ * ANALYZE of the query the API runs, and of the plain `name ILIKE … LIMIT 100` the planner would run
+ * without migration 0011), and the slowest API calls with the plan the plain query gets.
+ */
+async function postgresTail(deps: Deps, queries: string[], apiTimes: number[]): Promise<string[]> {
+  const db = deps.database.db;
+  type Plan = { "QUERY PLAN": { "Execution Time": number; Plan: PlanNode }[] };
+  const explain = async (query: "function" | "plain", q: string) => {
+    const pattern = `%${escapeLike(q)}%`;
+    const statement =
+      query === "function"
+        ? sql<Plan>`EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM users_with_name_like(${pattern}, 100)`
+        : sql<Plan>`EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM users WHERE name ILIKE ${pattern} ESCAPE '\\' LIMIT 100`;
+    const plan = (await statement.execute(db)).rows[0]?.["QUERY PLAN"][0];
+    return { ms: plan?.["Execution Time"] ?? Number.NaN, node: scanOf(plan?.Plan) };
+  };
+  const viaFunction = "function";
+  const plain = "plain";
+  const inside: number[] = [];
+  const planner: number[] = [];
+  for (const q of queries) {
+    inside.push((await explain(viaFunction, q)).ms);
+    planner.push((await explain(plain, q)).ms);
+  }
+  const line = (label: string, samples: number[]) => {
+    const s = summarize(samples);
+    return `| ${label} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(s.mean)} |`;
+  };
+  const out = [
+    "Where the time of `search name, 4-7 chars` goes (the same fragments, one after the other):",
+    "",
+    "| measured | p50 ms | p99 ms | mean ms |",
+    "|---|---|---|---|",
+    line("through the API (the row above)", apiTimes),
+    line("inside PostgreSQL: the query the API runs (EXPLAIN ANALYZE execution time)", inside),
+    line("inside PostgreSQL: the plain `ILIKE … LIMIT 100`, as the planner runs it", planner),
+    "",
+    "The plain query for the slowest of these fragments through the API:",
+    "",
+    "| fragment | API ms | plain query: scan | plain query ms | API's query ms |",
+    "|---|---|---|---|---|",
+  ];
+  const slowest = queries.map((q, i) => ({ q, ms: apiTimes[i] ?? 0 })).sort((a, b) => b.ms - a.ms);
+  for (const { q, ms } of slowest.slice(0, 5)) {
+    const plainPlan = await explain(plain, q);
+    const used = await explain(viaFunction, q);
+    out.push(`| \`${q}\` | ${fmt(ms)} | ${plainPlan.node} | ${fmt(plainPlan.ms)} | ${fmt(used.ms)} |`);
+  }
+  return [...out, ""];
+}
+
+type PlanNode = { "Node Type": string; Plans?: PlanNode[] };
+
+/** The scan under the Limit: "Seq Scan" or "Bitmap Heap Scan". */
+function scanOf(plan: PlanNode | undefined): string {
+  let node = plan;
+  while (node !== undefined && node["Node Type"] === "Limit") node = node.Plans?.[0];
+  return node?.["Node Type"] ?? "?";
+}
+
+async function measure(dialect: "sqlite" | "postgres"): Promise<{ rows: Row[]; tail: string[] }> {
   const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-"));
   let dbName: string | undefined;
   let databaseUrl: string | undefined;
@@ -119,11 +184,12 @@ async function measure(dialect: "sqlite" | "postgres"): Promise<Row[]> {
     const pages = Math.floor(USERS / 50);
     // warm-up: caches and JIT
     await timeEach(q4to7.slice(0, 200), (q) => get(`/api/users/search?q=${encodeURIComponent(q)}`));
+    const searchTimes = await timeEach(q4to7, (q) => get(`/api/users/search?q=${encodeURIComponent(q)}`));
+    // A deep page: 10,000 at 1M users (the issue's), the middle page of smaller runs.
+    const deep = Math.min(10_000, Math.max(2, Math.floor(pages / 2)));
+    const before = (await get(`/api/users?page=${deep - 1}&per_page=50`)).json() as { next_cursor: string };
     const rows: Row[] = [
-      [
-        "search name, 4-7 chars (API)",
-        summarize(await timeEach(q4to7, (q) => get(`/api/users/search?q=${encodeURIComponent(q)}`))),
-      ],
+      ["search name, 4-7 chars (API)", summarize(searchTimes)],
       [
         "search name, 3 chars (API)",
         summarize(await timeEach(q3, (q) => get(`/api/users/search?q=${encodeURIComponent(q)}`))),
@@ -142,6 +208,20 @@ async function measure(dialect: "sqlite" | "postgres"): Promise<Row[]> {
         summarize(await timeEach(sampleNames.slice(0, 500), () => get("/api/users?page=1&per_page=50"))),
       ],
       [
+        `list page ${deep.toLocaleString("en")} by cursor, 50 (API)`,
+        summarize(
+          await timeEach(sampleNames.slice(0, 500), () =>
+            get(`/api/users?cursor=${before.next_cursor}&per_page=50`),
+          ),
+        ),
+      ],
+      [
+        `list page ${deep.toLocaleString("en")} by page number, 50 (API)`,
+        summarize(
+          await timeEach(sampleNames.slice(0, 200), () => get(`/api/users?page=${deep}&per_page=50`)),
+        ),
+      ],
+      [
         "list random page, 50 (API)",
         summarize(
           await timeEach(sampleNames.slice(0, 200), () =>
@@ -158,8 +238,9 @@ async function measure(dialect: "sqlite" | "postgres"): Promise<Row[]> {
         : (q: string) =>
             sql`SELECT id FROM users WHERE name LIKE ${`%${q}%`} LIMIT 100`.execute(deps.database.db);
     rows.push(["baseline: full scan, same name queries (SQL)", summarize(await timeEach(scanQueries, scan))]);
+    const tail = dialect === "postgres" ? await postgresTail(deps, q4to7, searchTimes) : [];
     await app.close();
-    return rows;
+    return { rows, tail };
   } finally {
     await deps.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -172,17 +253,29 @@ async function measure(dialect: "sqlite" | "postgres"): Promise<Row[]> {
   }
 }
 
+const startedAt = new Date().toISOString();
+const machine = describeMachine([describeCode(join(import.meta.dirname, ".."))]);
 const out: string[] = [
-  `Users: ${USERS.toLocaleString("en")}, samples per row: ${SAMPLES} (scan baseline: 50)`,
+  `Run of ${startedAt}: \`npm run bench:users${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\``,
+  "",
+  ...machine.map((line) => `- ${line}`),
+  `- users: ${USERS.toLocaleString("en")}, samples per row: ${SAMPLES} (scan baseline: 50)`,
   "",
 ];
 for (const dialect of values.dialects.split(",") as ("sqlite" | "postgres")[]) {
-  const rows = await measure(dialect);
+  const loadAtStart = loadavg()[0] ?? Number.NaN;
+  const { rows, tail } = await measure(dialect);
   const indexed = rows[0]?.[1].p50 ?? Number.NaN;
   const scanned = rows.at(-1)?.[1].p50 ?? Number.NaN;
-  out.push(`### ${dialect}`, "", "| operation | n | p50 ms | p99 ms | mean ms |", "|---|---|---|---|---|");
+  out.push(
+    `**${dialect}** (1-minute load average when its measurements began: ${loadAtStart.toFixed(2)})`,
+    "",
+    "| operation | n | p50 ms | p99 ms | mean ms |",
+    "|---|---|---|---|---|",
+  );
   for (const [name, s] of rows)
     out.push(`| ${name} | ${s.n} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(s.mean)} |`);
-  out.push("", `Full scan p50 / indexed search p50: ${(scanned / indexed).toFixed(0)}x`, "");
+  out.push("", `Full scan p50 / indexed search p50: ${(scanned / indexed).toFixed(0)}x`, "", ...tail);
 }
 console.log(out.join("\n"));
+if (values.write !== undefined) writeBetweenMarkers(values.write, "bench:users results", out.join("\n"));

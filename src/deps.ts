@@ -35,7 +35,7 @@ import { Notifier } from "./features/notifications/notifier.ts";
 import { WebhooksService } from "./features/notifications/webhooks.service.ts";
 import { ServersRepository } from "./features/servers/servers.repository.ts";
 import { ServersService } from "./features/servers/servers.service.ts";
-import { SubscriptionCache } from "./features/subscriptions/subscription-cache.ts";
+import { SubscriptionIndex } from "./features/subscriptions/subscription-index.ts";
 import { SubscriptionsRepository } from "./features/subscriptions/subscriptions.repository.ts";
 import { SubscriptionsService } from "./features/subscriptions/subscriptions.service.ts";
 import { CoreSync } from "./features/sync/core-sync.ts";
@@ -208,7 +208,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const traffic = new TrafficService(new TrafficRepository(database.db), sync, servers, users, logger);
   const subscriptions = new SubscriptionsService(
     new SubscriptionsRepository(database.db, database.dialect),
-    new SubscriptionCache(config.subscriptions.cacheBytes),
+    new SubscriptionIndex(config.subscriptions.cacheBytes),
     logger,
     { maxAgeMs: config.subscriptions.maxAgeMs },
   );

@@ -8,13 +8,25 @@ export type RssSampler = {
   stop(): { peakMB: number; lastMB: number; samples: number };
 };
 
-export function readRssKiB(pid: number): number | undefined {
+function readStatusKiB(pid: number, field: "VmRSS" | "VmHWM"): number | undefined {
   try {
-    const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB$`, "m").exec(
+      readFileSync(`/proc/${pid}/status`, "utf8"),
+    );
     return match?.[1] === undefined ? undefined : Number(match[1]);
   } catch {
     return undefined; // the process has exited
   }
+}
+
+export function readRssKiB(pid: number): number | undefined {
+  return readStatusKiB(pid, "VmRSS");
+}
+
+/** The process's peak resident memory since it started (VmHWM), in MB (10^6 bytes). */
+export function readPeakRssMB(pid: number): number | undefined {
+  const kib = readStatusKiB(pid, "VmHWM");
+  return kib === undefined ? undefined : (kib * 1024) / 1e6;
 }
 
 export function sampleRss(pid: number, intervalMs = 100): RssSampler {

@@ -1,5 +1,5 @@
 // Runs wrk pinned to one CPU with a Lua script whose done() prints a "BENCH_RESULT {json}" line
-// (bench/sub/rotate.lua), and parses that line. Socket errors and non-2xx answers are kept apart.
+// (bench/sub/rotate.lua), and parses that line. Socket errors and error statuses are kept apart.
 import { startPinned, stop } from "./processes.ts";
 
 export type WrkSettings = {
@@ -17,7 +17,8 @@ export type WrkResult = {
   rps: number;
   bytes: number;
   latency_ms: { p50: number; p90: number; p99: number; max: number; mean: number };
-  errors: { non2xx: number; connect: number; read: number; write: number; timeout: number };
+  /** status: answers with status 400 or above, as wrk counts them itself. */
+  errors: { status: number; connect: number; read: number; write: number; timeout: number };
 };
 
 export function socketErrors(result: WrkResult): number {
@@ -26,7 +27,7 @@ export function socketErrors(result: WrkResult): number {
 }
 
 export function totalErrors(result: WrkResult): number {
-  return result.errors.non2xx + socketErrors(result);
+  return result.errors.status + socketErrors(result);
 }
 
 export async function runWrk(

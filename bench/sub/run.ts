@@ -1,9 +1,11 @@
 // `npm run bench:sub [-- --users N --duration S --warmup S --connections C --dialects sqlite,postgres
-// --write docs/BENCHMARKS.md --smoke]`: seeds N users (default 100,000) with 5 grants each, then
-// measures GET /sub/{user_id} of `portcullis serve` (own process, CPU 0) with wrk (CPU 1) rotating
-// over every user id, and the ceiling: a bare Fastify process on CPU 0 sending a body of the same
-// size, with identical wrk settings. Reports requests/s, p50, p99, errors, peak RSS, sub/ceiling.
-// Exits 1 if any request errored; a body that is not 5 valid links aborts the run (CI: --smoke).
+// --check K --write docs/BENCHMARKS.md --smoke]`: seeds N users (default 100,000) with 5 grants each,
+// then measures three servers, one after the other, each alone on CPU 0 with wrk on CPU 1 rotating
+// over every user id: `sub` (GET /sub/{user_id} of `portcullis serve`), `fastify` (bare Fastify
+// answering the bytes /sub sent) and `limit` (raw node:http answering the same bytes). Reports
+// requests/s and the server's CPU time per request (from /proc/<pid>/stat), whether it was saturated,
+// p50/p99, errors, RSS, and the cost and throughput ratios. Answers are checked byte for byte outside
+// the measured window. Exits 1 if any request errored or an answer was wrong.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -15,22 +17,25 @@ import pino from "pino";
 import { loadConfig } from "../../src/config/config.ts";
 import { createDeps } from "../../src/deps.ts";
 import { freePort } from "../../test/support/ports.ts";
+import { cpuWindow } from "../lib/cpu.ts";
 import { describeCode, describeMachine } from "../lib/machine.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../lib/pg-scratch.ts";
 import { interrupted, type Pinned, startPinned, stop, waitForHttp } from "../lib/processes.ts";
-import { sampleRss } from "../lib/rss.ts";
+import { readPeakRssMB, sampleRss } from "../lib/rss.ts";
 import { prng } from "../lib/stats.ts";
-import { runWrk, totalErrors, type WrkResult, type WrkSettings } from "../lib/wrk.ts";
+import { runWrk, totalErrors, type WrkSettings } from "../lib/wrk.ts";
 import {
   type CacheUse,
   type Dialect,
   type DialectResult,
   type Measured,
+  type Round,
   renderReport,
+  type TargetName,
   writeResults,
 } from "./report.ts";
-import { LINKS_PER_USER, seed } from "./seed.ts";
-import { checkSubscriptions, type Sample } from "./validate.ts";
+import { LINKS_PER_USER, type Seeded, type SeededUser, seed } from "./seed.ts";
+import { checkSameAnswer, checkSubscriptions, type Sample } from "./validate.ts";
 
 const { values } = parseArgs({
   options: {
@@ -41,7 +46,9 @@ const { values } = parseArgs({
     threads: { type: "string", default: "1" },
     timeout: { type: "string", default: "10" },
     dialects: { type: "string", default: "sqlite,postgres" },
+    check: { type: "string" },
     write: { type: "string" },
+    rounds: { type: "string" },
     smoke: { type: "boolean", default: false },
   },
 });
@@ -58,10 +65,14 @@ function count(name: string, text: string): number {
 }
 const USERS = count("users", values.users ?? (values.smoke ? "1000" : "100000"));
 const WARMUP_SECONDS = count("warmup", values.warmup ?? (values.smoke ? "2" : "5"));
+/** Answers checked byte for byte before the load and again after it: every user up to 10,000. */
+const CHECKS = Math.min(USERS, count("check", values.check ?? (USERS <= 10_000 ? String(USERS) : "500")));
+/** Measured runs per server, taken in turn (sub, fastify, limit, sub, …). */
+const ROUNDS = count("rounds", values.rounds ?? (values.smoke ? "1" : "3"));
 const WRK: WrkSettings = {
   threads: count("threads", values.threads),
   connections: count("connections", values.connections),
-  durationSeconds: count("duration", values.duration ?? (values.smoke ? "5" : "20")),
+  durationSeconds: count("duration", values.duration ?? (values.smoke ? "5" : "10")),
   timeoutSeconds: count("timeout", values.timeout),
   cpu: 1,
 };
@@ -79,10 +90,11 @@ const ADMIN_PASSWORD = "bench-password";
 const START_ARGS = ["--enable-source-maps", join(ROOT, "dist/portcullis.mjs")];
 /** For a closer look at the service, e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
-const CHECKED_BODIES = 20;
+/** How long the service may take to hold every user in memory after it answers /health. */
+const READY_DEADLINE_MS = 20 * 60_000;
 
-function shuffled<T>(items: readonly T[]): T[] {
-  const random = prng(7);
+function shuffled<T>(items: readonly T[], seedNumber: number): T[] {
+  const random = prng(seedNumber);
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
@@ -91,64 +103,90 @@ function shuffled<T>(items: readonly T[]): T[] {
   return out;
 }
 
-/** Starts a server, waits for /health, warms up, then measures with RSS sampled throughout. */
-async function measure(
-  label: string,
-  start: (port: number) => Pinned,
-  pathsFile: string,
-  beforeLoad: (baseUrl: string) => Promise<void> = async () => {},
-  readCache?: (baseUrl: string) => Promise<CacheUse>,
-): Promise<Measured> {
+/** Which users' answers are checked: CHECKS before the load and CHECKS others after it (when there are). */
+function checkedIndices(): { before: Set<number>; after: Set<number> } {
+  const order = shuffled(
+    Array.from({ length: USERS }, (_, i) => i),
+    11,
+  );
+  const before = new Set(order.slice(0, CHECKS));
+  const rest = order.slice(CHECKS, 2 * CHECKS);
+  return { before, after: new Set(rest.length > 0 ? rest : order.slice(0, CHECKS)) };
+}
+
+/** One server under test, started once and measured in every round. */
+type Target = {
+  name: TargetName;
+  server: Pinned;
+  baseUrl: string;
+  rss: ReturnType<typeof sampleRss> | undefined;
+  rounds: Round[];
+  /** The service's index statistics (sub only). */
+  readCache?: () => Promise<CacheUse>;
+};
+
+async function startTarget(name: TargetName, start: (port: number) => Pinned): Promise<Target> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const server = start(port);
   try {
-    await waitForHttp(`${baseUrl}/health`, server);
-    await beforeLoad(baseUrl);
-    console.error(`  ${label}: warm-up ${WARMUP_SECONDS} s, then ${WRK.durationSeconds} s measured`);
-    const scriptArgs = [pathsFile, String(WRK.threads)];
-    const loadAverage = loadavg()[0] ?? Number.NaN;
-    const rss = sampleRss(server.pid);
-    let wrk: WrkResult;
-    let memory: ReturnType<typeof rss.stop>;
-    let before: CacheUse | undefined;
-    try {
-      await runWrk({ ...WRK, durationSeconds: WARMUP_SECONDS }, baseUrl, LUA, scriptArgs);
-      before = await readCache?.(baseUrl);
-      wrk = await runWrk(WRK, baseUrl, LUA, scriptArgs);
-    } finally {
-      memory = rss.stop();
-    }
-    const after = await readCache?.(baseUrl);
-    const cache =
-      after === undefined || before === undefined
-        ? undefined
-        : {
-            ...after,
-            hits: after.hits - before.hits,
-            misses: after.misses - before.misses,
-            evictions: after.evictions - before.evictions,
-          };
-    return { wrk, peakRssMB: memory.peakMB, loadAverage, ...(cache === undefined ? {} : { cache }) };
-  } finally {
+    await waitForHttp(`${baseUrl}/health`, server, 60_000);
+  } catch (error) {
     await stop(server);
+    throw error;
   }
+  return { name, server, baseUrl, rss: undefined, rounds: [] };
 }
 
-/** The service's cache statistics, through the admin API (one login per read). */
-async function readServiceCache(baseUrl: string): Promise<CacheUse> {
-  const signal = AbortSignal.timeout(10_000);
+/** One measured wrk run against the target (after a warm-up in the first round): wrk, the server's CPU. */
+async function measureRound(target: Target, round: number, pathsFile: string): Promise<void> {
+  const scriptArgs = [pathsFile, String(WRK.threads)];
+  if (round === 0) {
+    console.error(`  ${target.name}: warm-up ${WARMUP_SECONDS} s`);
+    target.rss = sampleRss(target.server.pid);
+    await runWrk({ ...WRK, durationSeconds: WARMUP_SECONDS }, target.baseUrl, LUA, scriptArgs);
+  }
+  const before = await target.readCache?.();
+  const loadAverage = loadavg()[0] ?? Number.NaN;
+  const window = cpuWindow(target.server.pid);
+  const wrk = await runWrk(WRK, target.baseUrl, LUA, scriptArgs);
+  const cpu = window.stop();
+  const after = await target.readCache?.();
+  const cache =
+    after === undefined || before === undefined
+      ? undefined
+      : { ...after, hits: after.hits - before.hits, misses: after.misses - before.misses };
+  target.rounds.push({ wrk, ...cpu, loadAverage, ...(cache === undefined ? {} : { cache }) });
+  console.error(
+    `  ${target.name}, round ${round + 1}: ${wrk.rps.toFixed(0)} requests/s, ${((cpu.cpuSeconds / wrk.requests) * 1e6).toFixed(1)} µs CPU/request, CPU use ${(cpu.cpuSeconds / cpu.wallSeconds).toFixed(2)}, p99 ${wrk.latency_ms.p99} ms, load ${loadAverage.toFixed(2)}`,
+  );
+}
+
+function finished(target: Target): Measured {
+  const memory = target.rss?.stop();
+  return {
+    rounds: target.rounds,
+    peakRssMB: memory?.peakMB ?? Number.NaN,
+    highWaterRssMB: readPeakRssMB(target.server.pid) ?? Number.NaN,
+  };
+}
+
+async function adminToken(baseUrl: string): Promise<string> {
   const login = await fetch(`${baseUrl}/api/auth/token`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ username: "admin", password: ADMIN_PASSWORD }),
-    signal,
+    signal: AbortSignal.timeout(10_000),
   });
-  if (!login.ok) throw new Error(`admin login for the cache statistics: ${login.status}`);
-  const { access_token: token } = (await login.json()) as { access_token: string };
+  if (!login.ok) throw new Error(`admin login for the index statistics: ${login.status}`);
+  return ((await login.json()) as { access_token: string }).access_token;
+}
+
+/** The service's index statistics, through the admin API. */
+async function readServiceCache(baseUrl: string, token: string): Promise<CacheUse> {
   const res = await fetch(`${baseUrl}/api/subscriptions/cache`, {
     headers: { authorization: `Bearer ${token}` },
-    signal,
+    signal: AbortSignal.timeout(10_000),
   });
   if (!res.ok) throw new Error(`GET /api/subscriptions/cache: ${res.status}`);
   const body = (await res.json()) as Record<string, number>;
@@ -160,8 +198,20 @@ async function readServiceCache(baseUrl: string): Promise<CacheUse> {
     layouts: field("layouts"),
     hits: field("hits"),
     misses: field("misses"),
-    evictions: field("evictions"),
   };
+}
+
+/** Polls the statistics until every user is in memory (entries = users). */
+async function waitUntilIndexed(baseUrl: string, token: string): Promise<void> {
+  const deadline = Date.now() + READY_DEADLINE_MS;
+  for (;;) {
+    interrupted.throwIfAborted();
+    const { entries } = await readServiceCache(baseUrl, token);
+    if (entries >= USERS) return;
+    if (Date.now() > deadline)
+      throw new Error(`only ${entries} of ${USERS} users in memory after the deadline`);
+    await new Promise((done) => setTimeout(done, 250));
+  }
 }
 
 function startService(dataDir: string, databaseUrl: string | undefined) {
@@ -183,73 +233,108 @@ function startService(dataDir: string, databaseUrl: string | undefined) {
     });
 }
 
-function startCeiling(sample: Sample) {
+function startSampleServer(script: string, bodyFile: string, sample: Sample) {
   return (port: number) =>
-    startPinned(process.execPath, ["--import", "tsx", join(HERE, "ceiling-server.ts")], {
+    startPinned(process.execPath, ["--import", "tsx", join(HERE, script)], {
       cpu: SERVER_CPU,
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,
         HOST: "127.0.0.1",
         PORT: String(port),
-        CEILING_BODY_BYTES: String(sample.bodyBytes),
-        CEILING_HEADERS: JSON.stringify(sample.headers),
+        BENCH_BODY_FILE: bodyFile,
+        BENCH_HEADERS: JSON.stringify(sample.headers),
       },
     });
+}
+
+function subset(seeded: Seeded, indices: Set<number>): Map<string, SeededUser> {
+  const out = new Map<string, SeededUser>();
+  for (const index of indices) {
+    const id = seeded.userIds[index] as string;
+    out.set(id, seeded.kept.get(id) as SeededUser);
+  }
+  return out;
+}
+
+async function seedDatabase(dialect: Dialect, dataDir: string, url: string | undefined, keep: Set<number>) {
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: url,
+    PORTCULLIS_SECRET_KEY: SECRET_KEY,
+    PORTCULLIS_CORE_TIMEOUT_MS: "1000",
+  });
+  const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
+  try {
+    const seeded = await seed(deps, USERS, (index) => keep.has(index), interrupted, dataDir);
+    const version =
+      dialect === "postgres"
+        ? sql<{ v: string }>`SELECT current_setting('server_version') AS v`
+        : sql<{ v: string }>`SELECT sqlite_version() AS v`;
+    const { rows } = await version.execute(deps.database.db);
+    const databaseVersion = `${dialect === "postgres" ? "PostgreSQL" : "SQLite"} ${rows[0]?.v ?? "?"}`;
+    return { seeded, databaseVersion };
+  } finally {
+    await deps.close();
+  }
 }
 
 async function run(dialect: Dialect): Promise<DialectResult> {
   console.error(`${dialect}:`);
   const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-sub-"));
   let scratch: ScratchDatabase | undefined;
+  const targets: Target[] = [];
   try {
     if (dialect === "postgres") scratch = await createScratchDatabase("portcullis_bench_sub");
-    const config = loadConfig({
-      DATA_DIR: dataDir,
-      DATABASE_URL: scratch?.url,
-      PORTCULLIS_SECRET_KEY: SECRET_KEY,
-      PORTCULLIS_CORE_TIMEOUT_MS: "1000",
-    });
-    const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
-    let seeded: Awaited<ReturnType<typeof seed>>;
-    let databaseVersion: string;
-    try {
-      seeded = await seed(deps, USERS, interrupted);
-      const version =
-        dialect === "postgres"
-          ? sql<{ v: string }>`SELECT current_setting('server_version') AS v`
-          : sql<{ v: string }>`SELECT sqlite_version() AS v`;
-      const { rows } = await version.execute(deps.database.db);
-      databaseVersion = `${dialect === "postgres" ? "PostgreSQL" : "SQLite"} ${rows[0]?.v ?? "?"}`;
-    } finally {
-      await deps.close();
-    }
+    const checks = checkedIndices();
+    const keep = new Set([...checks.before, ...checks.after]);
+    const { seeded, databaseVersion } = await seedDatabase(dialect, dataDir, scratch?.url, keep);
     console.error(`  seeded ${USERS.toLocaleString("en")} users in ${seeded.seconds.toFixed(1)} s`);
-    const paths = shuffled(seeded.userIds).map((id) => `/sub/${id}`);
+    const paths = shuffled(seeded.userIds, 7).map((id) => `/sub/${id}`);
     const pathsFile = join(dataDir, "paths.txt");
     writeFileSync(pathsFile, `${paths.join("\n")}\n`);
-    const protocols = seeded.inbounds.map((inbound) => inbound.protocol);
-    let sample: Sample | undefined;
-    const sub = await measure(
-      "GET /sub/{user_id}",
-      startService(dataDir, scratch?.url),
-      pathsFile,
-      async (url) => {
-        sample = await checkSubscriptions(url, paths.slice(0, CHECKED_BODIES), protocols);
-      },
-      readServiceCache,
-    );
-    if (sample === undefined) throw new Error("no subscription body was checked");
-    const ceiling = await measure("ceiling", startCeiling(sample), pathsFile);
+
+    const startedMs = performance.now();
+    const sub = await startTarget("sub", startService(dataDir, scratch?.url));
+    targets.push(sub);
+    const token = await adminToken(sub.baseUrl);
+    sub.readCache = () => readServiceCache(sub.baseUrl, token);
+    await waitUntilIndexed(sub.baseUrl, token);
+    const readySeconds = (performance.now() - startedMs) / 1000;
+    console.error(`  every user in memory ${readySeconds.toFixed(1)} s after the start`);
+    const sample = await checkSubscriptions(sub.baseUrl, subset(seeded, checks.before), seeded.inbounds);
+    const bodyFile = join(dataDir, "sample-body.txt");
+    writeFileSync(bodyFile, sample.body, "latin1");
+    for (const [name, script] of [
+      ["fastify", "fastify-server.ts"],
+      ["limit", "limit-server.ts"],
+    ] as const) {
+      const target = await startTarget(name, startSampleServer(script, bodyFile, sample));
+      targets.push(target);
+      await checkSameAnswer(target.baseUrl, paths[0] ?? "/sub/x", sample);
+    }
+    // Rounds of sub, fastify, limit in turn: a change of the machine's load hits all three alike.
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const target of targets) await measureRound(target, round, pathsFile);
+    }
+    await checkSubscriptions(sub.baseUrl, subset(seeded, checks.after), seeded.inbounds);
+    for (const target of targets.slice(1))
+      await checkSameAnswer(target.baseUrl, paths[1] ?? "/sub/x", sample);
+    const [subResult, fastify, limit] = targets.map(finished) as [Measured, Measured, Measured];
     return {
       dialect,
       databaseVersion,
       seedSeconds: seeded.seconds,
-      bodyBytes: sample.bodyBytes,
-      sub,
-      ceiling,
+      readySeconds,
+      bodyBytes: Buffer.byteLength(sample.body),
+      checked: { before: checks.before.size, after: checks.after.size },
+      targets: { sub: subResult, fastify, limit },
     };
   } finally {
+    for (const target of targets) {
+      target.rss?.stop();
+      await stop(target.server);
+    }
     rmSync(dataDir, { recursive: true, force: true });
     await scratch?.drop();
   }
@@ -272,12 +357,16 @@ async function main(): Promise<number> {
       linksPerUser: LINKS_PER_USER,
       wrk: WRK,
       warmupSeconds: WARMUP_SECONDS,
+      rounds: ROUNDS,
+      serverCpu: SERVER_CPU,
     },
     results,
   );
   console.log(report);
-  if (values.write !== undefined) writeResults(values.write, report);
-  const failed = results.filter((r) => totalErrors(r.sub.wrk) + totalErrors(r.ceiling.wrk) > 0);
+  if (values.write !== undefined) writeResults(values.write, USERS, report);
+  const failed = results.filter((r) =>
+    Object.values(r.targets).some((m) => m.rounds.some((round) => totalErrors(round.wrk) > 0)),
+  );
   if (failed.length === 0) return 0;
   console.error(`requests errored (${failed.map((r) => r.dialect).join(", ")}): see the error columns`);
   return 1;

@@ -2,13 +2,17 @@
 // and five inbounds through the services themselves (link_params computed by the inbound service,
 // the cores unreachable so everything stays 'pending'), then N users with a grant on each inbound,
 // written straight through Kysely in large batches because 5N grants through the API would take hours.
-// Grant secrets and proxy ids come from the access feature's own helpers.
+// Grant secrets and proxy ids come from the access and sync features' own helpers.
 import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import type BetterSqlite3 from "better-sqlite3";
 import { sql } from "kysely";
 import type { Deps } from "../../src/deps.ts";
 import type { AccessRow } from "../../src/features/access/access.repository.ts";
 import { newGrantRow } from "../../src/features/access/grant-rows.ts";
 import type { LinkParams } from "../../src/features/inbounds/link-params.ts";
+import { newCredential } from "../../src/features/sync/credentials.ts";
 import { installStarters } from "../../src/features/templates/starters.ts";
 import { freePort } from "../../test/support/ports.ts";
 
@@ -36,42 +40,157 @@ const LAYOUT = [
 export const LINKS_PER_USER = LAYOUT.reduce((n, server) => n + server.inbounds.length, 0);
 
 export type SeededInbound = { id: string; serverId: string; protocol: string; linkParams: LinkParams };
-export type Seeded = { userIds: string[]; inbounds: SeededInbound[]; seconds: number };
+/** What a user's subscription is made of: the name, and the credentials in the order of `inbounds`. */
+export type SeededUser = { name: string; credentials: string[] };
+export type Seeded = {
+  userIds: string[];
+  inbounds: SeededInbound[];
+  /** The users `keep` chose, by id: what the driver checks their answers against. */
+  kept: Map<string, SeededUser>;
+  seconds: number;
+};
 
-const USERS_PER_BATCH = 1000;
-const BATCHES_PER_TRANSACTION = 10;
+/** Users per statement (PostgreSQL) and per transaction (both). */
+const USERS_PER_BATCH = 10_000;
 
-export async function seed(deps: Deps, users: number, signal: AbortSignal): Promise<Seeded> {
+type UserRow = ReturnType<typeof userRow>;
+/** Writes a batch of rows in one transaction, each dialect its fastest way. */
+type BulkWriter = {
+  write(users: UserRow[], grants: AccessRow[]): Promise<void>;
+  close(): Promise<void>;
+};
+
+/**
+ * `keep(i)`: whether to remember the name and credentials of the i-th user (for checking answers).
+ * `dataDir`: where the SQLite database is (its file: `portcullis.db`, as db/connection.ts names it).
+ */
+export async function seed(
+  deps: Deps,
+  users: number,
+  keep: (index: number) => boolean,
+  signal: AbortSignal,
+  dataDir = ".",
+): Promise<Seeded> {
   const started = Date.now();
   const inbounds = await seedInbounds(deps);
-  // The seeding connection only (the measured service opens its own): a 256 MiB page cache, as the
-  // grants' six B-trees take random keys and the ~2 MB default makes every batch re-read pages.
-  if (deps.database.dialect === "sqlite") await sql`PRAGMA cache_size = -262144`.execute(deps.database.db);
+  const writer =
+    deps.database.dialect === "sqlite" ? sqliteWriter(join(dataDir, "portcullis.db")) : postgresWriter(deps);
   const userIds: string[] = [];
+  const kept = new Map<string, SeededUser>();
   const base = Date.UTC(2026, 0, 1);
-  for (let offset = 0; offset < users; offset += USERS_PER_BATCH * BATCHES_PER_TRANSACTION) {
-    signal.throwIfAborted();
-    await deps.database.db.transaction().execute(async (trx) => {
-      const end = Math.min(users, offset + USERS_PER_BATCH * BATCHES_PER_TRANSACTION);
-      for (let first = offset; first < end; first += USERS_PER_BATCH) {
-        const count = Math.min(USERS_PER_BATCH, end - first);
-        const rows = Array.from({ length: count }, (_, k) => userRow(first + k, base));
-        await trx.insertInto("users").values(rows).execute();
-        for (const [index, inbound] of inbounds.entries()) {
-          // Granted one millisecond apart, in layout order: the order of the links in the body.
-          const grants = rows.map((user, k) => grantRow(user.id, inbound, base + (first + k) * 1000 + index));
-          await trx.insertInto("user_access").values(grants).execute();
-        }
-        for (const row of rows) userIds.push(row.id);
+  try {
+    for (let first = 0; first < users; first += USERS_PER_BATCH) {
+      signal.throwIfAborted();
+      const count = Math.min(USERS_PER_BATCH, users - first);
+      const rows = Array.from({ length: count }, (_, k) => userRow(first + k, base));
+      const credentials = rows.map(() => inbounds.map((inbound) => credentialFor(inbound)));
+      // Granted one millisecond apart, in layout order: the order of the links in the body.
+      const grants = rows.flatMap((user, k) =>
+        inbounds.map((inbound, index) =>
+          grantRow(user.id, inbound, credentials[k]?.[index] ?? "", base + (first + k) * 1000 + index),
+        ),
+      );
+      await writer.write(rows, grants);
+      for (const [k, row] of rows.entries()) {
+        userIds.push(row.id);
+        if (keep(first + k)) kept.set(row.id, { name: row.name, credentials: credentials[k] ?? [] });
       }
-    });
-    if (offset > 0 && offset % 50_000 === 0) console.error(`  ${offset.toLocaleString("en")} users…`);
+      if (first > 0 && first % 100_000 === 0) console.error(`  ${first.toLocaleString("en")} users…`);
+      // SQLite writes synchronously: without a turn of the event loop no signal (Ctrl-C) is handled.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    await writer.close();
   }
+  // The seed stands for data written long before the service started: the change rows its inserts
+  // fired (one per grant) would otherwise be pruned by the service in the middle of a measurement.
+  await deps.database.db.deleteFrom("subscription_changes").execute();
   if (deps.database.dialect === "postgres") {
     await sql`VACUUM ANALYZE users`.execute(deps.database.db);
     await sql`VACUUM ANALYZE user_access`.execute(deps.database.db);
+    await sql`CHECKPOINT`.execute(deps.database.db).catch(() => undefined);
   }
-  return { userIds, inbounds, seconds: (Date.now() - started) / 1000 };
+  return { userIds, inbounds, kept, seconds: (Date.now() - started) / 1000 };
+}
+
+const USER_COLUMNS = ["id", "name", "comment", "telegram_id", "created_at", "updated_at"] as const;
+const GRANT_COLUMNS = [
+  "id",
+  "user_id",
+  "server_inbound_id",
+  "server_id",
+  "proxy_user_id",
+  "credential",
+  "level",
+  "is_active",
+  "sync_state",
+  "sync_error",
+  "uplink_bytes",
+  "downlink_bytes",
+  "created_at",
+  "updated_at",
+] as const;
+
+/**
+ * SQLite: a connection of its own (the service opens another later) with prepared single-row
+ * inserts, one transaction per batch, a 2 GiB page cache (the grants' six B-trees take random keys)
+ * and no fsync (a crash only loses the seed).
+ */
+function sqliteWriter(file: string): BulkWriter {
+  const require = createRequire(import.meta.url);
+  const SQLite = require("better-sqlite3") as typeof BetterSqlite3;
+  const db = new SQLite(file);
+  db.pragma("foreign_keys = ON");
+  db.pragma("busy_timeout = 5000");
+  db.pragma("synchronous = OFF");
+  db.pragma("cache_size = -2097152");
+  const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+  const insertUser = db.prepare(
+    `INSERT INTO users (${USER_COLUMNS.join(", ")}) VALUES (${placeholders(USER_COLUMNS.length)})`,
+  );
+  const insertGrant = db.prepare(
+    `INSERT INTO user_access (${GRANT_COLUMNS.join(", ")}) VALUES (${placeholders(GRANT_COLUMNS.length)})`,
+  );
+  const batch = db.transaction((users: UserRow[], grants: AccessRow[]) => {
+    for (const user of users) insertUser.run(USER_COLUMNS.map((c) => user[c]));
+    for (const grant of grants) {
+      insertGrant.run(GRANT_COLUMNS.map((c) => (c === "is_active" ? (grant[c] ? 1 : 0) : grant[c])));
+    }
+  });
+  return {
+    write: async (users, grants) => batch(users, grants),
+    close: async () => void db.close(),
+  };
+}
+
+/** PostgreSQL: one INSERT … SELECT FROM unnest(arrays) per table and batch. */
+function postgresWriter(deps: Deps): BulkWriter {
+  const db = deps.database.db;
+  const column = <T>(rows: readonly T[], name: keyof T) => rows.map((row) => row[name]);
+  return {
+    async write(users, grants) {
+      await db.transaction().execute(async (trx) => {
+        await sql`INSERT INTO users (id, name, comment, telegram_id, created_at, updated_at)
+          SELECT * FROM unnest(${column(users, "id")}::uuid[], ${column(users, "name")}::text[],
+            ${column(users, "comment")}::text[], ${column(users, "telegram_id")}::bigint[],
+            ${column(users, "created_at")}::timestamptz[], ${column(users, "updated_at")}::timestamptz[])`.execute(
+          trx,
+        );
+        await sql`INSERT INTO user_access (id, user_id, server_inbound_id, server_id, proxy_user_id, credential,
+            level, is_active, sync_state, sync_error, uplink_bytes, downlink_bytes, created_at, updated_at)
+          SELECT * FROM unnest(${column(grants, "id")}::uuid[], ${column(grants, "user_id")}::uuid[],
+            ${column(grants, "server_inbound_id")}::uuid[], ${column(grants, "server_id")}::uuid[],
+            ${column(grants, "proxy_user_id")}::text[], ${column(grants, "credential")}::text[],
+            ${column(grants, "level")}::integer[], ${column(grants, "is_active")}::boolean[],
+            ${column(grants, "sync_state")}::text[], ${column(grants, "sync_error")}::text[],
+            ${column(grants, "uplink_bytes")}::bigint[], ${column(grants, "downlink_bytes")}::bigint[],
+            ${column(grants, "created_at")}::timestamptz[], ${column(grants, "updated_at")}::timestamptz[])`.execute(
+          trx,
+        );
+      });
+    },
+    close: async () => {},
+  };
 }
 
 async function seedInbounds(deps: Deps): Promise<SeededInbound[]> {
@@ -116,8 +235,14 @@ function userRow(i: number, base: number) {
   return { id: randomUUID(), name, comment: null, telegram_id: null, created_at: now, updated_at: now };
 }
 
-function grantRow(userId: string, inbound: SeededInbound, createdMs: number): AccessRow {
+/** The sync feature's own secret for the inbound's protocol. */
+function credentialFor(inbound: SeededInbound): string {
+  return newCredential(inbound.linkParams.protocol, inbound.linkParams.shadowsocksMethod);
+}
+
+function grantRow(userId: string, inbound: SeededInbound, credential: string, createdMs: number): AccessRow {
   // The access feature's own row factory: state 'pending', as a grant to a never-reached core holds.
   const ref = { id: inbound.id, server_id: inbound.serverId, link_params: inbound.linkParams };
-  return newGrantRow(ref, userId, 0, new Date(createdMs).toISOString(), new Set());
+  // The credential drawn beforehand (the seed remembers some to check answers) replaces the drawn one.
+  return { ...newGrantRow(ref, userId, 0, new Date(createdMs).toISOString(), new Set()), credential };
 }

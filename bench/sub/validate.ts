@@ -1,58 +1,106 @@
-// What a valid subscription is, for the benchmark's sanity check before it measures anything: a 200
-// text/plain body of standard base64 that decodes to one share link per seeded inbound, in order,
-// each with its protocol's scheme. A benchmark of error pages or empty bodies would measure nothing.
-const SCHEMES: Record<string, string> = {
-  vless: "vless://",
-  vmess: "vmess://",
-  trojan: "trojan://",
-  shadowsocks: "ss://",
-};
+// What a right answer is, checked outside the measured window (wrk looks at status codes only): for a
+// seeded user, exactly the body and profile headers the pure renderer (subscription.ts) gives for
+// their name and credentials over the seeded inbounds; and for the fastify and limit targets, the
+// sampled answer byte for byte. A benchmark of error pages or wrong bodies would measure nothing.
+import { renderSubscription } from "../../src/features/subscriptions/subscription.ts";
+import type { SeededInbound, SeededUser } from "./seed.ts";
 
 export type Sample = {
-  bodyBytes: number;
-  /** Headers the endpoint set itself (not the ones Node adds), for the ceiling server to repeat. */
+  body: string;
+  /** Headers the endpoint set itself (not the ones Node adds), for the other targets to repeat. */
   headers: Record<string, string>;
 };
 
 const AUTOMATIC = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"]);
+const CHECKS_IN_FLIGHT = 16;
 
-/** Fetches each path and checks its body; throws with the first problem. Returns the first sample. */
+/** Expected status 200 answer of one user. */
+export function expectedAnswer(user: SeededUser, inbounds: readonly SeededInbound[]) {
+  const rendered = renderSubscription({
+    userName: user.name,
+    grants: inbounds.map((inbound, i) => ({
+      credential: user.credentials[i] ?? "",
+      link_params: inbound.linkParams,
+      uplink_bytes: 0,
+      downlink_bytes: 0,
+    })),
+  });
+  return {
+    body: rendered.body,
+    headers: {
+      "content-type": "text/plain; charset=utf-8",
+      "subscription-userinfo": rendered.headers.userinfo,
+      "profile-title": rendered.headers.title,
+      "content-disposition": rendered.headers.disposition,
+      "content-length": String(rendered.body.length),
+    } as Record<string, string>,
+  };
+}
+
+/**
+ * Fetches /sub/<id> of each user (16 at a time) and compares it with what it must be; throws with
+ * the first difference. Returns the first answer as the sample the other targets repeat.
+ */
 export async function checkSubscriptions(
   baseUrl: string,
-  paths: readonly string[],
-  protocols: readonly string[],
+  users: ReadonlyMap<string, SeededUser>,
+  inbounds: readonly SeededInbound[],
 ): Promise<Sample> {
+  const ids = [...users.keys()];
+  if (ids.length === 0) throw new Error("no users to check");
   let sample: Sample | undefined;
-  for (const path of paths) {
-    const response = await fetch(`${baseUrl}${path}`);
-    const body = await response.text();
-    const problem = problemOf(response, body, protocols);
-    if (problem !== undefined) throw new Error(`GET ${path}: ${problem}`);
-    if (sample === undefined) {
-      const headers: Record<string, string> = {};
-      response.headers.forEach((value, name) => {
-        if (!AUTOMATIC.has(name)) headers[name] = value;
-      });
-      sample = { bodyBytes: Buffer.byteLength(body), headers };
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < ids.length; i = next++) {
+      const id = ids[i] as string;
+      const response = await fetch(`${baseUrl}/sub/${id}`, { signal: AbortSignal.timeout(30_000) });
+      const body = await response.text();
+      const problem = problemOf(response, body, expectedAnswer(users.get(id) as SeededUser, inbounds));
+      if (problem !== undefined) throw new Error(`GET /sub/${id}: ${problem}`);
+      if (i === 0) sample = { body, headers: ownHeaders(response) };
     }
-  }
-  if (sample === undefined) throw new Error("no subscription paths to check");
+  };
+  await Promise.all(Array.from({ length: CHECKS_IN_FLIGHT }, worker));
+  if (sample === undefined) throw new Error("the first user was not checked");
   return sample;
 }
 
-function problemOf(response: Response, body: string, protocols: readonly string[]): string | undefined {
-  if (response.status !== 200) return `status ${response.status}: ${body.slice(0, 200)}`;
-  const type = response.headers.get("content-type") ?? "";
-  if (!type.startsWith("text/plain")) return `content-type ${type}`;
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body) || body.length % 4 !== 0) return "body is not standard base64";
-  const links = Buffer.from(body, "base64").toString("utf8").split("\n");
-  if (links.length !== protocols.length) {
-    return `${links.length} links, expected ${protocols.length}: ${JSON.stringify(links.join(" | ").slice(0, 200))}`;
+/** The fastify and limit targets must send what /sub sent: same status, body and headers. */
+export async function checkSameAnswer(baseUrl: string, path: string, sample: Sample): Promise<void> {
+  const response = await fetch(`${baseUrl}${path}`, { signal: AbortSignal.timeout(10_000) });
+  const body = await response.text();
+  const headers = ownHeaders(response);
+  if (response.status !== 200 || body !== sample.body) {
+    throw new Error(`GET ${path}: status ${response.status}, body differs from the sample`);
   }
-  for (const [index, protocol] of protocols.entries()) {
-    const scheme = SCHEMES[protocol] ?? `${protocol}://`;
-    if (!links[index]?.startsWith(scheme))
-      return `link ${index + 1} is not ${scheme}: ${JSON.stringify(links[index])}`;
+  if (JSON.stringify(headers) !== JSON.stringify(sample.headers)) {
+    throw new Error(
+      `GET ${path}: headers ${JSON.stringify(headers)} differ from ${JSON.stringify(sample.headers)}`,
+    );
+  }
+}
+
+function ownHeaders(response: Response): Record<string, string> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    if (!AUTOMATIC.has(name)) headers[name] = value;
+  });
+  return headers;
+}
+
+function problemOf(
+  response: Response,
+  body: string,
+  expected: ReturnType<typeof expectedAnswer>,
+): string | undefined {
+  if (response.status !== 200) return `status ${response.status}: ${body.slice(0, 200)}`;
+  if (body !== expected.body) {
+    const links = Buffer.from(body, "base64").toString("utf8").split("\n");
+    return `body differs from the expected one; got ${JSON.stringify(links.join(" | ").slice(0, 300))}`;
+  }
+  for (const [name, value] of Object.entries(expected.headers)) {
+    const got = response.headers.get(name);
+    if (got !== value) return `${name}: ${JSON.stringify(got)}, expected ${JSON.stringify(value)}`;
   }
   return undefined;
 }

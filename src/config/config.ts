@@ -69,9 +69,9 @@ export type BackupsConfig = {
   isKeyIncluded: boolean;
 };
 
-/** GET /sub's response cache (docs/ARCHITECTURE.md, Subscriptions). */
+/** GET /sub's in-memory index of users (docs/ARCHITECTURE.md, Subscriptions). */
 export type SubscriptionsConfig = {
-  /** Byte budget of the cached responses; 0 turns the cache off. */
+  /** Byte budget of the subscription index; 0 keeps nothing in memory. */
   cacheBytes: number;
   /** How often each instance reads the change feed (what other instances and processes wrote). */
   syncIntervalMs: number;
@@ -189,7 +189,7 @@ function readConvergence(read: EnvReader): ConvergenceConfig {
 
 function readSubscriptions(read: EnvReader): SubscriptionsConfig {
   return {
-    cacheBytes: read.integer("PORTCULLIS_SUB_CACHE_MB", 64, 0, 2047) * 1024 * 1024,
+    cacheBytes: read.integer("PORTCULLIS_SUB_CACHE_MB", 256, 0, 2047) * 1024 * 1024,
     syncIntervalMs: read.integer("PORTCULLIS_SUB_CACHE_SYNC_MS", 1000, 100, 60_000),
     maxAgeMs: read.integer("PORTCULLIS_SUB_CACHE_MAX_AGE_MS", 300_000, 1000, 86_400_000),
   };

@@ -1,8 +1,9 @@
-// Keeps this instance's cached subscriptions equal to the database: reads the change feed every
+// Keeps this instance's subscriptions in memory equal to the database: reads the change feed every
 // PORTCULLIS_SUB_CACHE_SYNC_MS (what other instances, CLI commands and background work wrote; API
-// writes of this instance are caught up before they answer) and prunes changes every reader has had
-// time to see. Also the warm-up: `serve` fills the cache before it listens (bounded in time, the rest
-// in this job), so a restart does not turn every poll into a database read.
+// writes of this instance are caught up before they answer), reads changed inbounds again so their
+// layouts serve from memory again, and prunes changes every reader has had time to see. Also the
+// warm-up: `serve` reads every user before it listens (bounded in time, the rest in this job), so a
+// restart does not turn every poll into a database read.
 import type { Logger } from "pino";
 import type { SubscriptionsService } from "../features/subscriptions/subscriptions.service.ts";
 import type { Job } from "./runner.ts";
@@ -26,6 +27,7 @@ export function subscriptionCacheJob(options: SubscriptionCacheJobOptions): Job 
     intervalMs: options.intervalMs,
     async run({ signal }) {
       await subscriptions.catchUp();
+      await subscriptions.reviveLayouts();
       if (options.warm) warming ??= warm(subscriptions, logger, signal).then(() => undefined);
       if (Date.now() - prunedAtMs >= PRUNE_INTERVAL_MS) {
         prunedAtMs = Date.now();
@@ -64,11 +66,11 @@ async function warm(
         budget_mb: +(budgetBytes / 2 ** 20).toFixed(1),
         seconds: +((performance.now() - startedMs) / 1000).toFixed(1),
       },
-      signal.aborted ? "subscription cache partly warmed" : "subscription cache warmed",
+      signal.aborted ? "subscriptions partly in memory" : "subscriptions in memory",
     );
     return !signal.aborted;
   } catch (error) {
-    logger.warn({ job: "subscription-cache", err: error }, "subscription cache not warmed");
+    logger.warn({ job: "subscription-cache", err: error }, "subscriptions not read into memory");
     return false;
   }
 }

@@ -10,6 +10,7 @@ import * as m0007 from "./0007_convergence.ts";
 import * as m0008 from "./0008_subscription_changes.ts";
 import * as m0009 from "./0009_admin_roles_audit.ts";
 import * as m0010 from "./0010_wire_layout.ts";
+import * as m0011 from "./0011_user_name_search.ts";
 import * as m0012 from "./0012_notifications.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
@@ -24,5 +25,6 @@ export const migrations: Record<string, MigrationModule> = {
   "0008_subscription_changes": m0008,
   "0009_admin_roles_audit": m0009,
   "0010_wire_layout": m0010,
+  "0011_user_name_search": m0011,
   "0012_notifications": m0012,
 };

@@ -1,7 +1,7 @@
 // The share links of a list of grants, in order, with remarks made unique across the list. A grant
 // whose link cannot be written so that clients read it back (InvalidLinkTargetError) gets none:
 // one bad inbound must not take a user's whole subscription down. Each inbound's link shape is made
-// once per link_params object and remark and kept while that object lives: the subscription cache
+// once per link_params object and remark and kept while that object lives: the subscription index
 // shares one object per inbound, so 100,000 users' links cost a concatenation each.
 import { uniqueRemarks } from "../../links/build.ts";
 import { fillShape, type LinkShape } from "../../links/shape.ts";
@@ -14,14 +14,18 @@ type Shapes = { hasTarget: boolean; byRemark: Map<string, LinkShape | null> };
 const shapesOf = new WeakMap<LinkParams, Shapes>();
 
 export function linksOf(grants: readonly LinkSource[]): (string | undefined)[] {
-  const shapes = grants.map((grant) => shapesFor(grant.link_params));
-  const remarks = uniqueRemarks(
-    grants.map((grant, i) => (shapes[i]?.hasTarget ? grant.link_params.remark : "")),
-  );
+  const shapes = linkShapesOf(grants.map((grant) => grant.link_params));
   return grants.map((grant, index) => {
-    const shape = shapeFor(grant.link_params, shapes[index], remarks[index] ?? "");
+    const shape = shapes[index] ?? null;
     return shape === null ? undefined : attempt(() => fillShape(shape, grant.credential));
   });
+}
+
+/** The link shape of each inbound in the list, remarks made unique; null where no link can be made. */
+export function linkShapesOf(params: readonly LinkParams[]): (LinkShape | null)[] {
+  const shapes = params.map(shapesFor);
+  const remarks = uniqueRemarks(params.map((p, i) => (shapes[i]?.hasTarget ? p.remark : "")));
+  return params.map((p, index) => shapeFor(p, shapes[index], remarks[index] ?? ""));
 }
 
 function shapesFor(params: LinkParams): Shapes {

@@ -6,14 +6,14 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { MetricsRepository, ServerHealth } from "./metrics.repository.ts";
 
-/** What the subscription cache reports (SubscriptionsService.stats()). */
+/** What the subscription index reports (SubscriptionsService.stats()). */
 export type CacheStatsSource = () => {
   entries: number;
   bytes: number;
   budgetBytes: number;
   hits: number;
   misses: number;
-  evictions: number;
+  notStored: number;
 };
 
 export class MetricsService {
@@ -108,10 +108,10 @@ export class MetricsService {
 
   /** The cache keeps running totals; counters advance by what changed since the last scrape. */
   #cacheMetrics(stats: CacheStatsSource, registers: Registry[]): void {
-    const last = { hits: 0, misses: 0, evictions: 0 };
-    const totals = (name: "hits" | "misses" | "evictions", help: string) =>
+    const last = { hits: 0, misses: 0, notStored: 0 };
+    const totals = (name: "hits" | "misses" | "notStored", metric: string, help: string) =>
       new Counter({
-        name: `portcullis_subscription_cache_${name}_total`,
+        name: `portcullis_subscription_cache_${metric}_total`,
         help,
         registers,
         collect() {
@@ -120,9 +120,13 @@ export class MetricsService {
           last[name] = now;
         },
       });
-    totals("hits", "GET /sub answers served from the response cache (fast path or route)");
-    totals("misses", "GET /sub answers rendered from the database");
-    totals("evictions", "Cached subscriptions evicted to stay within the budget");
+    totals("hits", "hits", "GET /sub answers served from memory (fast path or route)");
+    totals("misses", "misses", "GET /sub answers that read the user from the database");
+    totals(
+      "notStored",
+      "not_stored",
+      "Users read from the database but not kept in memory: the budget was full",
+    );
     const gauge = (name: string, help: string, pick: (s: ReturnType<CacheStatsSource>) => number) =>
       new Gauge({
         name,
@@ -132,15 +136,11 @@ export class MetricsService {
           this.set(pick(stats()));
         },
       });
-    gauge(
-      "portcullis_subscription_cache_entries",
-      "Subscriptions held in the response cache",
-      (s) => s.entries,
-    );
-    gauge("portcullis_subscription_cache_bytes", "Bytes the response cache uses", (s) => s.bytes);
+    gauge("portcullis_subscription_cache_entries", "Users held in the subscription index", (s) => s.entries);
+    gauge("portcullis_subscription_cache_bytes", "Bytes the subscription index uses", (s) => s.bytes);
     gauge(
       "portcullis_subscription_cache_budget_bytes",
-      "The response cache's byte budget",
+      "The subscription index's byte budget",
       (s) => s.budgetBytes,
     );
   }

@@ -1,6 +1,7 @@
 // GET /sub/{user_id} as a pure function of the rows: the base64 body of the user's share links and
-// the headers client apps read (share-links.md §5). No I/O: the response cache renders through it
-// and keeps the result (subscription-cache.ts).
+// the headers client apps read (share-links.md §5). No I/O. The reference the subscription index's
+// own renderer (links-template.ts) is tested against, and what it falls back to for a credential its
+// writers do not handle.
 import { encodeSubscription } from "../../links/subscription.ts";
 import { type LinkSource, linksOf } from "../access/links.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
@@ -38,37 +39,50 @@ export type RenderedSubscription = {
 export const UPDATE_INTERVAL_HOURS = 12;
 
 export function renderSubscription(data: SubscriptionData): RenderedSubscription {
-  const sources = data.grants.flatMap((grant): LinkSource[] =>
+  const { body, links, skipped } = renderLinks(data.grants);
+  const upload = data.grants.reduce((sum, grant) => sum + grant.uplink_bytes, 0);
+  const download = data.grants.reduce((sum, grant) => sum + grant.downlink_bytes, 0);
+  return {
+    body,
+    links,
+    headers: {
+      userinfo: userinfoOf(upload, download),
+      title: titleOf(data.userName),
+      disposition: contentDisposition(data.userName),
+    },
+    skipped,
+  };
+}
+
+/** The body alone: the links of the grants whose inbound is active, base64. */
+export function renderLinks(grants: readonly Pick<SubscriptionGrant, "credential" | "link_params">[]) {
+  const sources = grants.flatMap((grant): LinkSource[] =>
     grant.link_params === null ? [] : [{ link_params: grant.link_params, credential: grant.credential }],
   );
   const built = linksOf(sources);
   let next = 0;
-  const links = data.grants.map((grant) => (grant.link_params === null ? undefined : built[next++]));
+  const links = grants.map((grant) => (grant.link_params === null ? undefined : built[next++]));
   const written = links.filter((link): link is string => link !== undefined);
-  const upload = data.grants.reduce((sum, grant) => sum + grant.uplink_bytes, 0);
-  const download = data.grants.reduce((sum, grant) => sum + grant.downlink_bytes, 0);
-  return {
-    body: encodeSubscription(written),
-    links,
-    headers: {
-      userinfo: userinfo(upload, download),
-      title: `base64:${Buffer.from(`Portcullis – ${data.userName}`, "utf8").toString("base64")}`,
-      disposition: contentDisposition(data.userName),
-    },
-    skipped: sources.length - written.length,
-  };
+  return { body: encodeSubscription(written), links, skipped: sources.length - written.length };
 }
 
-const NO_TRAFFIC = "upload=0; download=0; total=0; expire=0";
+/** What Profile-Title says before the user's name. */
+export const TITLE_PREFIX = "Portcullis – ";
+
+export function titleOf(userName: string): string {
+  return `base64:${Buffer.from(`${TITLE_PREFIX}${userName}`, "utf8").toString("base64")}`;
+}
+
+export const NO_TRAFFIC = "upload=0; download=0; total=0; expire=0";
 
 /** Subscription-Userinfo: 0 total and expire mean unlimited and never. */
-function userinfo(upload: number, download: number): string {
+export function userinfoOf(upload: number, download: number): string {
   if (upload === 0 && download === 0) return NO_TRAFFIC;
   return `upload=${upload}; download=${download}; total=0; expire=0`;
 }
 
 /** An ASCII filename for every client, plus the UTF-8 name (RFC 6266) when the ASCII one loses something. */
-function contentDisposition(name: string): string {
+export function contentDisposition(name: string): string {
   const ascii = asciiFileName(name);
   const plain = `attachment; filename="${ascii}"`;
   return ascii === name ? plain : `${plain}; filename*=UTF-8''${rfc5987(name)}`;

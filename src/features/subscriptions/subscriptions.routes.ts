@@ -5,9 +5,8 @@ import type { FastifyBaseLogger, FastifyReply } from "fastify";
 import { Type } from "typebox";
 import type { App } from "../../lib/http.ts";
 import { problems } from "../../lib/schemas.ts";
-import type { SubscriptionResponse } from "./cached-response.ts";
 import { CacheStats } from "./subscriptions.schemas.ts";
-import type { SubscriptionsService } from "./subscriptions.service.ts";
+import type { SubscriptionResponse, SubscriptionsService } from "./subscriptions.service.ts";
 
 // Not a uuid format: a malformed id is 404 like an unknown one, never 400.
 const Params = Type.Object({ user_id: Type.String() }, { additionalProperties: false });
@@ -37,7 +36,7 @@ export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsServic
     (request, reply) => {
       const id = request.params.user_id;
       const ifNoneMatch = request.headers["if-none-match"];
-      // Over HTTP the fast path (fast-path.ts) asked the cache already; asking again costs a lookup.
+      // Over HTTP the fast path (fast-path.ts) asked the index already; asking again costs a lookup.
       const cached = subscriptions.cached(id, ifNoneMatch);
       if (cached !== undefined) return send(reply, cached);
       return subscriptions.respond(id, ifNoneMatch).then((response) => send(reply, response));
@@ -45,14 +44,14 @@ export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsServic
   );
 }
 
-/** GET /api/subscriptions/cache (admin): what the response cache holds and how well it serves. */
+/** GET /api/subscriptions/cache (admin): what the subscription index holds and how well it serves. */
 export function subscriptionCacheRoutes(app: App, subscriptions: SubscriptionsService): void {
   app.get(
     "/api/subscriptions/cache",
     {
       schema: {
         tags: ["subscription"],
-        summary: "Statistics of this instance's subscription response cache",
+        summary: "Statistics of this instance's subscriptions in memory",
         response: { 200: CacheStats, ...problems() },
       },
     },
@@ -64,9 +63,9 @@ export function subscriptionCacheRoutes(app: App, subscriptions: SubscriptionsSe
         budget_bytes: stats.budgetBytes,
         hits: stats.hits,
         misses: stats.misses,
-        evictions: stats.evictions,
+        not_stored: stats.notStored,
         layouts: stats.layouts,
-        layout_resets: stats.layoutResets,
+        stale_layouts: stats.staleLayouts,
       };
     },
   );

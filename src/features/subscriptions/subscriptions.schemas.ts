@@ -1,18 +1,24 @@
-// What GET /api/subscriptions/cache answers: this instance's response cache, counted since it started.
+// What GET /api/subscriptions/cache answers: this instance's subscriptions in memory, counted since it started.
 import { type Static, Type } from "typebox";
 
 export const CacheStats = Type.Object({
-  entries: Type.Integer({ description: "users whose response is cached" }),
+  entries: Type.Integer({ description: "users whose subscription is in memory" }),
   bytes: Type.Integer({
-    description: "what the budget bounds: pages in use, the estimated index and the reference bodies",
+    description: "what the budget bounds: record pages, the hash table, layouts and their templates",
   }),
-  budget_bytes: Type.Integer({ description: "PORTCULLIS_SUB_CACHE_MB in bytes; 0: the cache is off" }),
-  hits: Type.Integer({ description: "GET/HEAD /sub answered from the cache" }),
-  misses: Type.Integer({ description: "answered by a database read and a render" }),
-  evictions: Type.Integer({ description: "entries dropped to stay within the budget" }),
-  layouts: Type.Integer({ description: "distinct sets of inbounds the cached users have grants on" }),
-  layout_resets: Type.Integer({
-    description: "times the layouts filled their share of the budget and the cache started over",
+  budget_bytes: Type.Integer({
+    description: "PORTCULLIS_SUB_CACHE_MB in bytes; 0: nothing is kept in memory",
+  }),
+  hits: Type.Integer({ description: "GET/HEAD /sub answered from memory" }),
+  misses: Type.Integer({ description: "answered by a database read" }),
+  not_stored: Type.Integer({
+    description:
+      "users read from the database but not kept: the budget was full (raise PORTCULLIS_SUB_CACHE_MB)",
+  }),
+  layouts: Type.Integer({ description: "distinct lists of inbounds the users in memory have grants on" }),
+  stale_layouts: Type.Integer({
+    description:
+      "layouts waiting for a changed inbound to be read again (their users are read from the database)",
   }),
 });
 export type CacheStats = Static<typeof CacheStats>;

@@ -1,57 +1,93 @@
-// The subscription use case. A cached response answers when there is one (cached(), synchronous);
-// otherwise one read of the user's grants, a pure render, and the result is kept. The cache is told
-// what changed by the change feed: catchUp() before any API write answers (so an operator's next
-// GET sees it) and every few seconds from the job (writes of other instances and processes).
-// Rendering only reads: polling clients never write.
+// The subscription use case. Every user's subscription is kept as compact values in memory (the
+// index) and rendered on each request; a user who is not there (new, changed, over the budget) costs
+// one read of their grants, and is kept. The index is told what changed by the change feed: catchUp()
+// before any API write answers (so an operator's next GET sees it) and every second from the job
+// (writes of other instances and processes). Rendering only reads: polling clients never write.
 import { setImmediate as yieldToRequests } from "node:timers/promises";
 import type { Logger } from "pino";
 import { NotFoundError } from "../../lib/errors.ts";
 import { isUuid } from "../../lib/uuid.ts";
-import { entryOf, responseOf, type SubscriptionResponse, uncachedResponseOf } from "./cached-response.ts";
+import { answerInto, notModifiedHeaders, okHeaders } from "./answer.ts";
 import { type Change, ChangeFeed } from "./change-feed.ts";
-import { type RenderedSubscription, renderSubscription } from "./subscription.ts";
-import type { CacheStats, InboundRef, SubscriptionCache, SubscriptionEntry } from "./subscription-cache.ts";
+import type { InboundRef, Layout } from "./layouts.ts";
+import { contentDisposition } from "./subscription.ts";
+import type { IndexStats, SubscriptionIndex } from "./subscription-index.ts";
 import type { SubscriptionRows, SubscriptionsRepository, WarmCursor } from "./subscriptions.repository.ts";
+import type { RecordInput } from "./user-record.ts";
 
 export type SubscriptionsOptions = {
-  /** A cached response older than this is rendered again (its Subscription-Userinfo is at most this old). */
+  /** A record whose traffic totals are older than this is read again (its Subscription-Userinfo is at most this old). */
   maxAgeMs: number;
   now?: () => number;
 };
 
-export type SubscriptionStats = CacheStats & { misses: number };
+export type SubscriptionStats = IndexStats & { misses: number };
+
+export type SubscriptionResponse = {
+  status: 200 | 304;
+  /** Names (lowercase) and values in one flat list, as Node's writeHead takes them; new for each response. */
+  headers: string[];
+  /**
+   * The base64 text; undefined for 304. A string, not a Buffer: Node sends a string body in the same
+   * write as the headers, a Buffer in a second one (writev), which cost more than the conversion.
+   */
+  body: string | undefined;
+};
 
 /** Changes are kept this long for other instances; an instance that could not read them for half of it starts over. */
 export const CHANGES_RETENTION_SECONDS = 600;
-const WARM_USERS_PER_BATCH = 100;
+const WARM_USERS_PER_BATCH = 1000;
 const WARM_RETRIES_PER_BATCH = 3;
 
 export class SubscriptionsService {
   readonly #feed: ChangeFeed;
   readonly #now: () => number;
+  readonly #maxAgeS: number;
   /** False after a failed read of the feed: nothing is stored until one succeeds. */
   #feedHealthy = true;
   #lastCaughtUpMs: number | undefined;
-  /** Requests answered by a database read (a render, or 404): however often the cache was asked first. */
+  /** Requests answered by a database read (a render, or 404): however often the index was asked first. */
   #misses = 0;
 
   constructor(
     private readonly subscriptions: SubscriptionsRepository,
-    private readonly cache: SubscriptionCache,
+    private readonly index: SubscriptionIndex,
     private readonly logger: Logger,
-    private readonly options: SubscriptionsOptions,
+    options: SubscriptionsOptions,
   ) {
     this.#feed = new ChangeFeed(subscriptions, (changes) => this.#apply(changes));
     this.#now = options.now ?? Date.now;
+    this.#maxAgeS = Math.floor(options.maxAgeMs / 1000);
   }
 
   /**
-   * The cached answer, or undefined (then call respond()). An entry older than maxAgeMs is a miss:
-   * its links are still right (changes invalidate it), but its traffic totals may not be.
+   * Where the current record of the lowercase uuid at text[from, from + 36) is, or -1 (then
+   * respond()). A record whose traffic totals are older than the maximum age is not current: its
+   * links are still right (changes invalidate it), but its totals may not be.
    */
+  find(text: string, from = 0): number {
+    return this.index.find(text, from, Math.floor(this.#now() / 1000) - this.#maxAgeS);
+  }
+
+  /** The answer of the record at `address` (from find()): fills `ok` and returns the body, or fills `notModified`. */
+  answerInto(address: number, ifNoneMatch: string | undefined, ok: string[], notModified: string[]) {
+    const { index } = this;
+    return answerInto(
+      index.layoutAt(address),
+      index.page(address),
+      index.offset(address),
+      ifNoneMatch,
+      ok,
+      notModified,
+    );
+  }
+
+  /** The answer from memory, or undefined (then call respond()). */
   cached(userId: string, ifNoneMatch: string | undefined): SubscriptionResponse | undefined {
-    const entry = this.cache.get(userId, this.#nowS() - Math.floor(this.options.maxAgeMs / 1000));
-    return entry === undefined ? undefined : responseOf(entry, ifNoneMatch);
+    const address = this.find(userId);
+    if (address < 0) return undefined;
+    const { index } = this;
+    return responseOf(index.layoutAt(address), index.page(address), index.offset(address), ifNoneMatch);
   }
 
   /** 404 for an unknown user and for anything that is not a uuid (never a 400 or 500 to a polling app). */
@@ -61,43 +97,71 @@ export class SubscriptionsService {
     const hit = id === userId ? undefined : this.cached(id, ifNoneMatch);
     if (hit !== undefined) return hit;
     await this.#feed.ready();
-    const generation = this.cache.generation;
+    const generation = this.index.generation;
     this.#misses++;
     const rows = await this.subscriptions.findSubscription(id);
     if (rows === undefined) throw new NotFoundError("user", userId);
-    const result = this.#render(rows, await this.#inbounds([rows], generation), generation);
-    return uncachedResponseOf(result.rendered, ifNoneMatch, result.entry.etag);
+    const refs = await this.#inbounds([rows], generation);
+    const grantRefs = rows.grants.map(
+      (grant) => refs.get(grant.inboundId) ?? missingInbound(grant.inboundId),
+    );
+    const input = this.#recordInput(rows);
+    const address = this.#canStore() ? this.index.store(input, grantRefs, generation) : -1;
+    const { page, at, layout } =
+      address >= 0
+        ? {
+            page: this.index.page(address),
+            at: this.index.offset(address),
+            layout: this.index.layoutAt(address),
+          }
+        : this.index.transient(input, grantRefs);
+    const response = responseOf(layout, page, at, ifNoneMatch);
+    const skipped = layout.template.lastSkipped;
+    if (response.status === 200 && skipped > 0) {
+      this.logger.warn({ user_id: id, skipped }, "subscription links left out");
+    }
+    return response;
   }
 
-  /** Applies every change committed before the call. A failed read empties the cache instead. */
+  /** Applies every change committed before the call. A failed read empties the index instead. */
   async catchUp(): Promise<void> {
     try {
       await this.#feed.catchUp();
       const now = this.#now();
       const gapMs = now - (this.#lastCaughtUpMs ?? now);
-      if (gapMs > (CHANGES_RETENTION_SECONDS * 1000) / 2) this.cache.clear();
+      if (gapMs > (CHANGES_RETENTION_SECONDS * 1000) / 2) this.index.clear();
       this.#lastCaughtUpMs = now;
       this.#feedHealthy = true;
     } catch (error) {
       this.#feedHealthy = false;
-      this.cache.clear();
-      this.logger.warn({ err: error }, "subscription changes not read; cached subscriptions dropped");
+      this.index.clear();
+      this.logger.warn({ err: error }, "subscription changes not read; subscriptions in memory dropped");
     }
   }
 
-  /** Renders users, oldest first, until all are cached or the budget is full (after a start). */
+  /** Reads the inbounds of stale layouts again and revives those layouts (the job, after catchUp). */
+  async reviveLayouts(): Promise<number> {
+    const ids = this.index.staleInbounds();
+    if (ids.length === 0 || !this.#canStore()) return 0;
+    const generation = this.index.generation;
+    const rows = await this.subscriptions.listInbounds(ids);
+    this.index.adoptInbounds(rows.map(refOf), generation);
+    return this.index.reviveLayouts();
+  }
+
+  /** Reads every user into memory, oldest first, until all are there or the budget is full (after a start). */
   async warm(signal: AbortSignal): Promise<number> {
     await this.#feed.ready();
     let after: WarmCursor | undefined;
     let warmed = 0;
-    for (let retries = 0; !signal.aborted && !this.cache.isFull(); ) {
-      const generation = this.cache.generation;
+    for (let retries = 0; !signal.aborted && !this.index.isFull(); ) {
+      const generation = this.index.generation;
       const page = await this.subscriptions.listSubscriptionsAfter(after, WARM_USERS_PER_BATCH);
       if (page.next === undefined) break;
-      const missing = page.users.filter((user) => !this.cache.has(user.userId));
-      warmed += await this.#renderAndStore(missing, generation);
+      const missing = page.users.filter((user) => !this.index.has(user.userId));
+      warmed += await this.#store(missing, generation);
       // Something changed while this batch was read: read it again (a few times at most).
-      if (this.cache.generation !== generation && retries < WARM_RETRIES_PER_BATCH) retries++;
+      if (this.index.generation !== generation && retries < WARM_RETRIES_PER_BATCH) retries++;
       else [after, retries] = [page.next, 0];
       await yieldToRequests();
     }
@@ -110,82 +174,89 @@ export class SubscriptionsService {
   }
 
   stats(): SubscriptionStats {
-    return { ...this.cache.stats(), misses: this.#misses };
+    return { ...this.index.stats(), misses: this.#misses };
   }
 
-  #nowS(): number {
-    return Math.floor(this.#now() / 1000);
+  #canStore(): boolean {
+    return this.#feed.isReady && this.#feedHealthy;
   }
 
   #apply(changes: readonly Change[]): void {
     for (const change of changes) {
-      if (change.userId !== null) this.cache.dropUser(change.userId);
-      if (change.inboundId !== null) this.cache.dropInbound(change.inboundId);
+      if (change.userId !== null) this.index.dropUser(change.userId);
+      if (change.inboundId !== null) this.index.dropInbound(change.inboundId);
     }
   }
 
-  /** Renders each user; stores the entries unless something was invalidated since `generation`. */
-  async #renderAndStore(users: readonly SubscriptionRows[], generation: number): Promise<number> {
+  #recordInput(user: SubscriptionRows): Omit<RecordInput, "layoutSlot"> {
+    let uploadBytes = 0;
+    let downloadBytes = 0;
+    for (const grant of user.grants) {
+      uploadBytes += grant.uplinkBytes;
+      downloadBytes += grant.downlinkBytes;
+    }
+    return {
+      userId: user.userId,
+      userName: user.userName,
+      disposition: contentDisposition(user.userName),
+      credentials: user.grants.map((grant) => grant.credential),
+      uploadBytes,
+      downloadBytes,
+      loadedAtS: Math.floor(this.#now() / 1000),
+    };
+  }
+
+  /** Keeps each user's record unless something was invalidated since `generation`; how many were kept. */
+  async #store(users: readonly SubscriptionRows[], generation: number): Promise<number> {
+    if (!this.#canStore()) return 0;
     const refs = await this.#inbounds(users, generation);
     let stored = 0;
-    // One user at a time, nothing kept: a batch's results would outlive young-generation collections.
-    for (const user of users) if (this.#render(user, refs, generation).stored) stored++;
+    for (const user of users) {
+      const grantRefs = user.grants.map(
+        (grant) => refs.get(grant.inboundId) ?? missingInbound(grant.inboundId),
+      );
+      if (this.index.store(this.#recordInput(user), grantRefs, generation) >= 0) stored++;
+    }
     return stored;
   }
 
-  #render(user: SubscriptionRows, refs: ReadonlyMap<string, InboundRef>, generation: number): Rendered {
-    const inbounds = user.grants.map((grant) => refs.get(grant.inboundId) ?? missingInbound(grant.inboundId));
-    const rendered = renderSubscription(this.#dataOf(user, refs));
-    if (rendered.skipped > 0) {
-      this.logger.warn({ user_id: user.userId, skipped: rendered.skipped }, "subscription links left out");
-    }
-    const entry = entryOf(rendered, inbounds, this.#nowS());
-    const canStore = this.#feed.isReady && this.#feedHealthy;
-    const stored = canStore && this.cache.set(user.userId, entry, generation);
-    return { rendered, entry, stored };
-  }
-
-  /** The inbounds of these users' grants: shared refs where the cache has them, the rest read once. */
+  /** The inbounds of these users' grants: shared refs where the index has them, the rest read once. */
   async #inbounds(users: readonly SubscriptionRows[], generation: number): Promise<Map<string, InboundRef>> {
     const refs = new Map<string, InboundRef>();
     const missing = new Set<string>();
     for (const user of users) {
       for (const { inboundId } of user.grants) {
-        const known = this.cache.inbound(inboundId);
+        const known = this.index.inbound(inboundId);
         if (known !== undefined) refs.set(inboundId, known);
         else missing.add(inboundId);
       }
     }
     if (missing.size === 0) return refs;
     const rows = await this.subscriptions.listInbounds([...missing]);
-    const loaded = rows.map(
-      (row): InboundRef => ({
-        id: row.id,
-        params: row.isActive ? row.linkParams : null,
-        reference: undefined,
-        isStale: false,
-      }),
-    );
-    for (const ref of this.cache.adoptInbounds(loaded, generation)) refs.set(ref.id, ref);
+    for (const ref of this.index.adoptInbounds(rows.map(refOf), generation)) refs.set(ref.id, ref);
     return refs;
-  }
-
-  #dataOf(user: SubscriptionRows, refs: ReadonlyMap<string, InboundRef>) {
-    return {
-      userName: user.userName,
-      grants: user.grants.map((grant) => ({
-        credential: grant.credential,
-        link_params: refs.get(grant.inboundId)?.params ?? null,
-        uplink_bytes: grant.uplinkBytes,
-        downlink_bytes: grant.downlinkBytes,
-      })),
-    };
   }
 }
 
-type Rendered = { rendered: RenderedSubscription; entry: SubscriptionEntry; stored: boolean };
+function responseOf(
+  layout: Layout,
+  page: Buffer,
+  at: number,
+  ifNoneMatch: string | undefined,
+): SubscriptionResponse {
+  const ok = okHeaders();
+  const notModified = notModifiedHeaders();
+  const body = answerInto(layout, page, at, ifNoneMatch, ok, notModified);
+  return body === undefined
+    ? { status: 304, headers: notModified, body: undefined }
+    : { status: 200, headers: ok, body };
+}
+
+function refOf(row: { id: string; isActive: boolean; linkParams: InboundRef["params"] }): InboundRef {
+  return { id: row.id, params: row.isActive ? row.linkParams : null, isStale: false };
+}
 
 /** A grant whose inbound row is gone (deleted while this read ran; its change follows). */
 function missingInbound(id: string): InboundRef {
-  return { id, params: null, reference: undefined, isStale: true };
+  return { id, params: null, isStale: true };
 }

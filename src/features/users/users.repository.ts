@@ -11,6 +11,9 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const COLUMNS = ["id", "name", "comment", "telegram_id", "created_at", "updated_at"] as const;
 
 export type UserPatch = Partial<Pick<User, "name" | "comment" | "telegram_id">>;
+/** Where a keyset page starts: after this user in (created_at, id) order. */
+export type UserPosition = { createdAt: string; id: string };
+export type UsersPage = { items: User[]; total: number; hasMore: boolean };
 
 export class UsersRepository {
   constructor(
@@ -18,23 +21,45 @@ export class UsersRepository {
     private readonly dialect: DialectName,
   ) {}
 
-  async listUsers(page: number, perPage: number): Promise<{ items: User[]; total: number }> {
-    // Sequential on purpose: run concurrently on two pg connections this pair measured 20-50 ms
-    // instead of 2 ms (bench/users-search.ts), a TCP-level stall rather than query cost.
+  /** Page `page` (OFFSET), one row more than asked to tell whether another page follows. */
+  async listUsers(page: number, perPage: number): Promise<UsersPage> {
     const rows = await this.db
       .selectFrom("users")
       .select(COLUMNS)
       .orderBy("created_at")
       .orderBy("id")
-      .limit(perPage)
+      .limit(perPage + 1)
       .offset((page - 1) * perPage)
       .execute();
+    return this.#page(rows, perPage);
+  }
+
+  /** The users after a position in (created_at, id) order: a range of the index, at any depth. */
+  async listUsersAfter(after: UserPosition, perPage: number): Promise<UsersPage> {
+    const rows = await this.db
+      .selectFrom("users")
+      .select(COLUMNS)
+      .where((eb) => eb(eb.refTuple("created_at", "id"), ">", eb.tuple(after.createdAt, after.id)))
+      .orderBy("created_at")
+      .orderBy("id")
+      .limit(perPage + 1)
+      .execute();
+    return this.#page(rows, perPage);
+  }
+
+  async #page(
+    rows: Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>[],
+    perPage: number,
+  ): Promise<UsersPage> {
+    // Sequential on purpose: run concurrently on two pg connections this pair measured 20-50 ms
+    // instead of 2 ms (bench/users-search.ts), a TCP-level stall rather than query cost.
     const count = await this.db
       .selectFrom("row_counts")
       .select("n")
       .where("table_name", "=", "users")
       .executeTakeFirstOrThrow();
-    return { items: rows.map(toUser), total: Number(count.n) };
+    const items = rows.slice(0, perPage).map(toUser);
+    return { items, total: Number(count.n), hasMore: rows.length > perPage };
   }
 
   async findUser(id: string): Promise<User | undefined> {
@@ -75,6 +100,13 @@ export class UsersRepository {
 
   async #searchNames(q: string, limit: number): Promise<User[]> {
     const pattern = `%${escapeLike(q)}%`;
+    if (this.dialect === "postgres" && hasTrigrams(q)) {
+      // Through the trigram index whatever the planner guesses (migration 0011).
+      const rows = await sql<Selectable<UsersTable>>`
+        SELECT id, name, comment, telegram_id, created_at, updated_at
+        FROM users_with_name_like(${pattern}, ${limit})`.execute(this.db);
+      return rows.rows.map(toUser);
+    }
     if (this.dialect === "postgres") {
       const rows = await this.db
         .selectFrom("users")
@@ -130,6 +162,30 @@ export class UsersRepository {
     const result = await this.db.deleteFrom("users").where("id", "=", id).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
+}
+
+const WORD_CHARACTER = /[\p{L}\p{N}]/u;
+
+/**
+ * Whether pg_trgm takes at least one trigram from `%q%` (its generate_wildcard_trgm): a run of
+ * letters or digits makes trigrams when, padded with two spaces where a non-word character inside q
+ * starts it and one where one ends it, it is 3 characters or more. Without any, a GIN scan reads the
+ * whole index.
+ */
+export function hasTrigrams(q: string): boolean {
+  const chars = [...q];
+  for (let start = 0; start < chars.length; ) {
+    if (!WORD_CHARACTER.test(chars[start] as string)) {
+      start++;
+      continue;
+    }
+    let end = start;
+    while (end < chars.length && WORD_CHARACTER.test(chars[end] as string)) end++;
+    const padded = end - start + (start > 0 ? 2 : 0) + (end < chars.length ? 1 : 0);
+    if (padded >= 3) return true;
+    start = end;
+  }
+  return false;
 }
 
 function toUser(row: Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>): User {

@@ -1,8 +1,8 @@
 // /api/users: the seed's user endpoints, in CRUD order.
 import { Type } from "typebox";
 import type { App } from "../../lib/http.ts";
-import { IdParams, Page, PageQuery, problems } from "../../lib/schemas.ts";
-import { SearchQuery, User, UserCreate, UserUpdate } from "./users.schemas.ts";
+import { IdParams, problems } from "../../lib/schemas.ts";
+import { ListQuery, SearchQuery, User, UserCreate, UserPage, UserUpdate } from "./users.schemas.ts";
 import type { UsersService } from "./users.service.ts";
 
 export function usersRoutes(app: App, users: UsersService): void {
@@ -13,12 +13,12 @@ export function usersRoutes(app: App, users: UsersService): void {
     {
       schema: {
         tags,
-        summary: "List users, oldest first",
-        querystring: PageQuery,
-        response: { 200: Page(User), ...problems() },
+        summary: "List users, oldest first: by page, or after a cursor (as fast at any depth)",
+        querystring: ListQuery,
+        response: { 200: UserPage, ...problems() },
       },
     },
-    async (request) => users.list(request.query.page, request.query.per_page),
+    async (request) => users.list(request.query),
   );
 
   app.get(

@@ -39,3 +39,39 @@ export const SearchQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** page/per_page as the seed has them, or an opaque cursor from a previous page's next_cursor. */
+export const ListQuery = Type.Object(
+  {
+    page: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: "1 when neither page nor cursor is given",
+      }),
+    ),
+    per_page: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        pattern: "^[A-Za-z0-9_-]+$",
+        description:
+          "next_cursor of the page before: the page after it, as fast at any depth (keyset); not with page",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ListQuery = Static<typeof ListQuery>;
+
+export const UserPage = Type.Object({
+  items: Type.Array(User),
+  total: Type.Integer(),
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+  next_cursor: Type.Union([Type.String(), Type.Null()], {
+    description: "opaque; pass as cursor for the next page. null on the last page",
+  }),
+});
+export type UserPage = Static<typeof UserPage>;

@@ -1,10 +1,11 @@
 // User use cases. Names are trimmed here; deleting a user first takes its grants off every core
 // (through the provisioning feature's revoker), then deletes the user and, by cascade, its grants.
 import { randomUUID } from "node:crypto";
-import { NotFoundError } from "../../lib/errors.ts";
+import { NotFoundError, ValidationError } from "../../lib/errors.ts";
 import { trimName } from "../../lib/names.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
 import type { UserPatch, UsersRepository } from "./users.repository.ts";
-import type { User, UserCreate, UserUpdate } from "./users.schemas.ts";
+import type { ListQuery, User, UserCreate, UserPage, UserUpdate } from "./users.schemas.ts";
 
 export const SEARCH_LIMIT = 100;
 
@@ -27,11 +28,26 @@ export class UsersService {
     private readonly notify: NotifyUser = async () => {},
   ) {}
 
-  list(
-    page: number,
-    perPage: number,
-  ): Promise<{ items: User[]; total: number; page: number; per_page: number }> {
-    return this.users.listUsers(page, perPage).then((result) => ({ ...result, page, per_page: perPage }));
+  /**
+   * A page by number (OFFSET: slower the deeper it is) or the page after a cursor (keyset on
+   * created_at, id: as fast at any depth). Either way the answer carries the cursor of the next page.
+   */
+  async list(query: ListQuery): Promise<UserPage> {
+    if (query.cursor !== undefined && query.page !== undefined) {
+      throw new ValidationError("give page or cursor, not both", [
+        { path: "querystring.cursor", message: "must not be given with page" },
+      ]);
+    }
+    const perPage = query.per_page;
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const page = after?.page ?? query.page ?? 1;
+    const { items, total, hasMore } =
+      after === undefined
+        ? await this.users.listUsers(page, perPage)
+        : await this.users.listUsersAfter(after, perPage);
+    const last = items.at(-1);
+    const next = hasMore && last !== undefined ? encodeCursor(last, page + 1) : null;
+    return { items, total, page, per_page: perPage, next_cursor: next };
   }
 
   search(q: string): Promise<User[]> {

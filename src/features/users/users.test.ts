@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { createUser, type UserBody } from "../../../test/support/factories.ts";
+import { hasTrigrams } from "./users.repository.ts";
 
 let t: TestApp;
 before(async () => {
@@ -158,6 +159,58 @@ describe("listing and searching users", () => {
     assert.equal((await api("GET", "/api/users?page=abc")).statusCode, 400);
   });
 
+  test("a cursor walk visits every user once, in the order of the pages, and ends with a null cursor", async () => {
+    const perPage = 3;
+    const byPage: string[] = [];
+    const first = (await api("GET", `/api/users?per_page=${perPage}`)).json();
+    for (let page = 1; page <= Math.ceil(first.total / perPage); page++) {
+      const res = (await api("GET", `/api/users?page=${page}&per_page=${perPage}`)).json();
+      byPage.push(...res.items.map((u: UserBody) => u.id));
+    }
+    const byCursor: string[] = first.items.map((u: UserBody) => u.id);
+    let cursor: string | null = first.next_cursor;
+    for (let page = 2; cursor !== null; page++) {
+      const res = await api("GET", `/api/users?per_page=${perPage}&cursor=${cursor}`);
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json();
+      assert.deepEqual([body.page, body.per_page, body.total], [page, perPage, first.total]);
+      byCursor.push(...body.items.map((u: UserBody) => u.id));
+      cursor = body.next_cursor;
+      assert.ok(page <= first.total, "the walk ends");
+    }
+    assert.equal(byCursor.length, first.total);
+    assert.deepEqual(byCursor, byPage);
+    const last = (
+      await api("GET", `/api/users?page=${Math.ceil(first.total / perPage)}&per_page=${perPage}`)
+    ).json();
+    assert.equal(last.next_cursor, null);
+  });
+
+  test("a cursor this API did not give out, or one with page, is 400 naming the cursor", async () => {
+    const { next_cursor: cursor } = (await api("GET", "/api/users?per_page=1")).json();
+    assert.equal(typeof cursor, "string");
+    const forged = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const user = made[0] as UserBody;
+    for (const bad of [
+      "x",
+      "not base64!",
+      forged({ a: user.created_at, i: user.id }),
+      forged({ a: "yesterday", i: user.id, p: 2 }),
+      forged({ a: user.created_at, i: "' OR 1=1", p: 2 }),
+      forged({ a: user.created_at, i: user.id, p: 0 }),
+      forged([1, 2]),
+      "A".repeat(300),
+    ]) {
+      const res = await api("GET", `/api/users?cursor=${encodeURIComponent(bad)}`);
+      assert.equal(res.statusCode, 400, bad);
+      assert.equal(res.json().code, "validation_failed");
+      assert.equal(res.json().errors[0].path, "querystring.cursor", bad);
+    }
+    const both = await api("GET", `/api/users?page=2&cursor=${cursor}`);
+    assert.equal(both.statusCode, 400);
+    assert.equal(both.json().errors[0].path, "querystring.cursor");
+  });
+
   test("search matches a name substring case-insensitively, including short queries", async () => {
     const long = (await api("GET", "/api/users/search?q=zEBRA-ü")).json() as UserBody[];
     assert.equal(long.filter((u) => made.some((m) => m.id === u.id)).length, 7);
@@ -208,4 +261,13 @@ describe("listing and searching users", () => {
     assert.equal((await api("GET", "/api/users/search")).statusCode, 400);
     assert.equal((await api("GET", `/api/users/search?q=${"x".repeat(129)}`)).statusCode, 400);
   });
+});
+
+test("name fragments go through the trigram index on PostgreSQL only when pg_trgm can take trigrams from them", () => {
+  // pg_trgm pads a word with two spaces where something other than a letter or digit starts it
+  // inside the fragment and one where it ends it; trigrams need 3 characters.
+  for (const q of ["tav", "rehi ", "o de", "a b", "a-b", "ab ", " ab", "zürich", "50%_"]) {
+    assert.equal(hasTrigrams(q), true, q);
+  }
+  for (const q of ["ka", "a", "---", "  ", "%_", "ab"]) assert.equal(hasTrigrams(q), false, q);
 });

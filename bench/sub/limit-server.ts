@@ -1,0 +1,26 @@
+// The `limit` target of the subscription benchmark: a raw node:http server answering every request
+// with the bytes the real endpoint sent for one sampled user, prepared once: no routing, no lookup,
+// no rendering. Nothing written in Node.js answers this request for less, so it is the limit /sub is
+// measured against. Fastify's keep-alive timeout, so even the Keep-Alive header is the same.
+//   HOST=127.0.0.1 PORT=… BENCH_BODY_FILE=… BENCH_HEADERS='{"name":"value"}' node --import tsx bench/sub/limit-server.ts
+import { createServer } from "node:http";
+import { sampleAnswer } from "./sample-answer.ts";
+
+const { host, port, body, headers } = sampleAnswer();
+const flat = [...Object.entries(headers).flat(), "content-length", String(Buffer.byteLength(body))];
+const health = JSON.stringify({ status: "ok" });
+
+const server = createServer((request, response) => {
+  if (request.url === "/health") {
+    response.writeHead(200, ["content-type", "application/json"]);
+    response.end(health);
+    return;
+  }
+  response.writeHead(200, flat);
+  response.end(body, "latin1");
+});
+server.keepAliveTimeout = 72_000;
+server.listen(port, host);
+const shutdown = () => server.close(() => process.exit(0));
+process.once("SIGINT", shutdown);
+process.once("SIGTERM", shutdown);

@@ -1,0 +1,151 @@
+// The base64 links body of one layout (a list of inbounds, in grant order), compiled once and
+// rendered per request from a user's record: the text between the secrets is constant for every user
+// of the layout, so it is base64-encoded ahead in each of the three phases it can start in, and a
+// request encodes only the groups that touch a secret (base64-stream.ts), with the secrets written by
+// secret-writers.ts. Anything those do not handle exactly goes through the builders themselves
+// (renderLinks in subscription.ts), so every body equals the pure renderer's, byte for byte.
+import { createHash } from "node:crypto";
+import { packageVersion } from "../../lib/version.ts";
+import type { LinkShape } from "../../links/shape.ts";
+import { EMPTY_SUBSCRIPTION_LINE } from "../../links/subscription.ts";
+import { linkShapesOf } from "../access/links.ts";
+import type { LinkParams } from "../inbounds/link-params.ts";
+import { type Base64Stream, type ConstantText, constantText } from "./base64-stream.ts";
+import { type SecretWriter, secretWriterFor, writtenVariant } from "./secret-writers.ts";
+import { renderLinks } from "./subscription.ts";
+import { credentialsAt, credentialText } from "./user-record.ts";
+
+/** One link: the grant (position in the layout) whose credential fills it, how, and the text after it. */
+type Hole = {
+  readonly grant: number;
+  readonly writer: SecretWriter;
+  /** Constant text from the secret's end to the next secret's written part, by the writer's variant. */
+  readonly after: readonly ConstantText[];
+};
+
+/** Characters of the layout's part of the ETag (48 bits). */
+export const LAYOUT_TAG_LENGTH = 8;
+
+let credentials = new Int32Array(3 * 64);
+
+export class LinksTemplate {
+  /** Constant text before the first hole (or the whole text when there is none). */
+  readonly #first: ConstantText;
+  readonly #holes: readonly Hole[];
+  /** Set when some link has no writer: every body of this layout is rendered by the builders. */
+  readonly #allByBuilders: boolean;
+  /** The body when no grant gives a link (base64 of a comment line), else undefined. */
+  readonly #empty: string | undefined;
+  /** Changes whenever any constant of the body changes (or the code that writes it). */
+  readonly tag: string;
+  readonly tagBytes: Buffer;
+  /** About what the compiled template keeps in memory. */
+  readonly bytes: number;
+  /** Links of active inbounds that no user of this layout gets (parameters no link can be made of). */
+  readonly #alwaysSkipped: number;
+  /** Links the last render left out (logged by the caller). */
+  lastSkipped = 0;
+
+  constructor(private readonly params: readonly (LinkParams | null)[]) {
+    const active = params.flatMap((p, grant) => (p === null ? [] : [{ p, grant }]));
+    const shapes = linkShapesOf(active.map(({ p }) => p));
+    const links = active.flatMap(({ p, grant }, i) => {
+      const shape = shapes[i];
+      return shape == null ? [] : [{ grant, shape, writer: secretWriterFor(p, shape) }];
+    });
+    this.#allByBuilders = links.some((link) => link.writer === undefined);
+    this.#alwaysSkipped = active.length - links.length;
+    // Text before link k's written part: its head and its secret's constant start.
+    const lead = links.map(({ shape, writer }) => shape.head + (writer?.before ?? ""));
+    this.#first = constantText(lead[0] ?? "");
+    this.#holes = links.map(({ grant, shape, writer }, k) => {
+      const next = k + 1 < links.length ? `\n${lead[k + 1]}` : "";
+      const after = (writer?.after ?? [""]).map((text) => constantText(`${text}${shape.tail}${next}`));
+      return { grant, writer: writer as SecretWriter, after };
+    });
+    this.#empty =
+      links.length === 0 ? Buffer.from(EMPTY_SUBSCRIPTION_LINE, "utf8").toString("base64") : undefined;
+    this.tag = layoutTag(links);
+    this.tagBytes = Buffer.from(this.tag, "latin1");
+    let bytes = 256 + 5 * this.#first.bytes.length;
+    for (const hole of this.#holes) for (const text of hole.after) bytes += 5 * text.bytes.length;
+    this.bytes = bytes;
+  }
+
+  /**
+   * Writes the base64 body of the user whose record is at `at` into the stream (reset first), or
+   * returns false: then renderByBuilders() gives it.
+   */
+  renderInto(stream: Base64Stream, page: Buffer, at: number): boolean {
+    this.lastSkipped = this.#alwaysSkipped;
+    const count = readCredentials(page, at);
+    if (this.#empty !== undefined || this.#allByBuilders || count !== this.params.length) return false;
+    stream.reset();
+    stream.pushConstant(this.#first);
+    const holes = this.#holes;
+    for (let k = 0; k < holes.length; k++) {
+      const { grant, writer, after } = holes[k] as Hole;
+      const length = credentials[3 * grant + 2] as number;
+      stream.reserveRaw(writer.room(length));
+      const end = writer.write(
+        page,
+        credentials[3 * grant] as number,
+        credentials[3 * grant + 1] as number,
+        length,
+        stream.raw,
+        stream.open,
+      );
+      if (end < 0) return false;
+      stream.pushRaw(end);
+      stream.pushConstant(after[writtenVariant.value] as ConstantText);
+    }
+    stream.finish(true);
+    return true;
+  }
+
+  /** The body through the link builders (renderLinks), from the credentials as text. */
+  renderByBuilders(page: Buffer, at: number): string {
+    if (this.#empty !== undefined) return this.#empty;
+    const count = readCredentials(page, at);
+    const grants = this.params.map((link_params, i) => ({
+      link_params: i < count ? link_params : null,
+      credential:
+        i < count
+          ? credentialText(
+              page,
+              credentials[3 * i] as number,
+              credentials[3 * i + 1] as number,
+              credentials[3 * i + 2] as number,
+            )
+          : "",
+    }));
+    const rendered = renderLinks(grants);
+    this.lastSkipped = rendered.skipped;
+    return rendered.body;
+  }
+}
+
+/** Where each credential of the record is, into the module's `credentials` (grown as needed). */
+function readCredentials(page: Buffer, at: number): number {
+  const count = page.readUInt16LE(at + 6);
+  if (credentials.length < 3 * count) credentials = new Int32Array(3 * count);
+  return credentialsAt(page, at, credentials);
+}
+
+/**
+ * What the body of this layout depends on besides the credentials: the constant text of each link
+ * and, through a fixed probe, how its secret is written; and the code's version.
+ */
+function layoutTag(links: readonly { grant: number; shape: LinkShape }[]): string {
+  const hash = createHash("sha256").update(packageVersion);
+  for (const { grant, shape } of links) {
+    let probe: string;
+    try {
+      probe = shape.secret("0f1e2d3c-4b5a-4697-8877-66554433aa11");
+    } catch {
+      probe = "!";
+    }
+    hash.update(`\u0000${grant}\u0000${shape.head}\u0000${probe}\u0000${shape.tail}`);
+  }
+  return hash.digest("base64url").slice(0, LAYOUT_TAG_LENGTH);
+}

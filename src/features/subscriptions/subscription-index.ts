@@ -1,0 +1,212 @@
+// Every user's subscription as compact values in memory, within a byte budget: a record per user
+// (user-record.ts, kept by record-store.ts) pointing to a shared layout (layouts.ts), from which the
+// answer is rendered on each request (answer.ts). Told what changed by the change feed: a user-scoped
+// change drops the user's record, an inbound-scoped one makes the layouts with that inbound stale until
+// it is read again. A generation counter, bumped by every invalidation, keeps anything read from the
+// database before a change from being stored after it.
+import { type InboundRef, Layout, Layouts, layoutKey } from "./layouts.ts";
+import { RecordStore } from "./record-store.ts";
+import {
+  DOWNLOAD,
+  LAYOUT,
+  LOADED_AT,
+  type PreparedRecord,
+  prepareRecord,
+  type RecordInput,
+  UPLOAD,
+  writeRecord,
+} from "./user-record.ts";
+
+export type IndexStats = {
+  /** Users whose record is in memory. */
+  entries: number;
+  /** Pages, hash table and layouts: what the budget bounds. */
+  bytes: number;
+  budgetBytes: number;
+  /** Requests answered from memory (a miss is counted where the database is read: the service). */
+  hits: number;
+  layouts: number;
+  staleLayouts: number;
+  /** Records that were rendered but not kept: the budget was full. */
+  notStored: number;
+};
+
+/** Layouts (with their compiled templates) get up to this share of the budget. */
+const LAYOUT_SHARE = 8;
+
+export class SubscriptionIndex {
+  readonly #layouts: Layouts;
+  readonly #records: RecordStore;
+  #generation = 0;
+  #hits = 0;
+  #notStored = 0;
+
+  /** budgetBytes 0: nothing is kept, every request reads the database. */
+  constructor(readonly budgetBytes: number) {
+    this.#layouts = new Layouts(Math.floor(budgetBytes / LAYOUT_SHARE));
+    this.#records = new RecordStore(budgetBytes, () => this.#layouts.bytes);
+  }
+
+  /** Changes whenever anything is invalidated: what was read before is stored only if it did not. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * The address of a current record for the lowercase uuid at text[from, from + 36), or -1: absent,
+   * its layout stale, or its traffic totals read before `notBeforeS` (whole seconds).
+   */
+  find(text: string, from: number, notBeforeS: number): number {
+    const address = this.#current(text, from, notBeforeS);
+    if (address >= 0) this.#hits++;
+    return address;
+  }
+
+  #current(text: string, from: number, notBeforeS: number): number {
+    const address = this.#records.findText(text, from);
+    if (address < 0) return -1;
+    const page = this.#records.page(address);
+    const at = this.#records.offset(address);
+    const layout = this.#layouts.bySlot(page.readUInt32LE(at + LAYOUT));
+    if (layout === undefined || layout.isStale || page.readUInt32LE(at + LOADED_AT) < notBeforeS) return -1;
+    return address;
+  }
+
+  page(address: number): Buffer {
+    return this.#records.page(address);
+  }
+
+  offset(address: number): number {
+    return this.#records.offset(address);
+  }
+
+  layoutAt(address: number): Layout {
+    const page = this.#records.page(address);
+    return this.#layouts.bySlot(page.readUInt32LE(this.#records.offset(address) + LAYOUT)) as Layout;
+  }
+
+  /** Whether the user has a current record (whatever its age). */
+  has(userId: string): boolean {
+    return this.#current(userId, 0, 0) >= 0;
+  }
+
+  /** The current ref of an inbound, if one is known. */
+  inbound(id: string): InboundRef | undefined {
+    return this.#layouts.inbound(id);
+  }
+
+  /**
+   * Refs read from the database, swapped for the shared ones where those exist. Nothing is shared
+   * when something was invalidated since `generation`: the refs are used once, marked stale.
+   */
+  adoptInbounds(refs: readonly InboundRef[], generation: number): InboundRef[] {
+    if (generation !== this.#generation) return refs.map((ref) => ({ ...ref, isStale: true }));
+    return this.#layouts.adopt(refs);
+  }
+
+  /**
+   * Keeps the user's record (their refs in grant order) unless something was invalidated since
+   * `generation`; its address, or -1 (then render it with `transient`).
+   */
+  store(input: Omit<RecordInput, "layoutSlot">, refs: readonly InboundRef[], generation: number): number {
+    if (this.budgetBytes === 0 || generation !== this.#generation) return -1;
+    // The old record first: its layout may be this one, and go when its last record does.
+    this.#remove(input.userId);
+    const layout = this.#layouts.layoutFor(refs);
+    const record = layout && prepareRecord({ ...input, layoutSlot: layout.slot });
+    if (layout === undefined || record === undefined) return this.#refused(layout);
+    this.#layouts.retain(layout);
+    const address = this.#records.insert(record);
+    if (address < 0) {
+      this.#layouts.release(layout.slot);
+      return this.#refused(undefined);
+    }
+    return address;
+  }
+
+  #refused(layout: Layout | undefined): number {
+    if (layout !== undefined && layout.users === 0) this.#layouts.release(layout.slot);
+    this.#notStored++;
+    return -1;
+  }
+
+  /**
+   * A record that is not kept, and the layout to render it with: the registered one when it is
+   * current with these very refs (compiling a template costs more than the render), else one made
+   * for this render alone.
+   */
+  transient(input: Omit<RecordInput, "layoutSlot">, refs: readonly InboundRef[]) {
+    const record = prepareRecord({ ...input, layoutSlot: 0 }) as PreparedRecord;
+    const page = Buffer.alloc(record.length);
+    writeRecord(page, 0, record);
+    const layout = this.#layouts.existing(refs) ?? new Layout(0, layoutKey(refs), refs);
+    return { page, at: 0, layout };
+  }
+
+  /** Updates the traffic totals of a current record in place; false when there is none. */
+  setTotals(userId: string, uploadBytes: number, downloadBytes: number, loadedAtS: number): boolean {
+    const address = this.#records.findText(userId, 0);
+    if (address < 0) return false;
+    const page = this.#records.page(address);
+    const at = this.#records.offset(address);
+    page.writeDoubleLE(uploadBytes, at + UPLOAD);
+    page.writeDoubleLE(downloadBytes, at + DOWNLOAD);
+    page.writeUInt32LE(loadedAtS >>> 0, at + LOADED_AT);
+    return true;
+  }
+
+  dropUser(userId: string): void {
+    this.#generation++;
+    this.#remove(userId);
+  }
+
+  #remove(userId: string): void {
+    const address = this.#records.removeText(userId);
+    if (address < 0) return;
+    this.#layouts.release(this.#records.page(address).readUInt32LE(this.#records.offset(address) + LAYOUT));
+  }
+
+  /** Every record on a layout with this inbound misses until the inbound is read again. */
+  dropInbound(inboundId: string): void {
+    this.#generation++;
+    this.#layouts.dropInbound(inboundId);
+  }
+
+  /** Inbounds to read so that the stale layouts can be revived (reviveLayouts). */
+  staleInbounds(): string[] {
+    return this.#layouts.stale().inboundIds;
+  }
+
+  /** Revives the stale layouts whose inbounds are all current now (after adoptInbounds). */
+  reviveLayouts(): number {
+    let revived = 0;
+    for (const layout of this.#layouts.stale().layouts) {
+      const refs = layout.refs.map((ref) => (ref.isStale ? this.#layouts.inbound(ref.id) : ref));
+      if (refs.every((ref) => ref !== undefined) && this.#layouts.layoutFor(refs) === layout) revived++;
+    }
+    return revived;
+  }
+
+  clear(): void {
+    this.#generation++;
+    this.#layouts.clear();
+    this.#records.clear();
+  }
+
+  /** Whether a record was refused for want of room (the warm-up stops there). */
+  isFull(): boolean {
+    return this.budgetBytes === 0 || this.#notStored > 0;
+  }
+
+  stats(): IndexStats {
+    return {
+      entries: this.#records.entries,
+      bytes: this.#records.bytes + this.#layouts.bytes,
+      budgetBytes: this.budgetBytes,
+      hits: this.#hits,
+      layouts: this.#layouts.count,
+      staleLayouts: this.#layouts.staleCount,
+      notStored: this.#notStored,
+    };
+  }
+}

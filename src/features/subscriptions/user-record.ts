@@ -1,0 +1,211 @@
+// One user as the subscription index keeps them: the values a subscription is made of and nothing
+// it can be rendered from: id, name, the credential of each grant in layout order, traffic totals,
+// and a tag of the name and credentials for the ETag. Records live in pages outside the JS heap
+// (record-store.ts); each starts at a multiple of 8 bytes so the header is read through typed-array
+// views. Credentials are stored by kind: a lowercase uuid in 16 bytes, other text as UTF-8 with the
+// character class the link writers need (secret-writers.ts).
+import { createHash } from "node:crypto";
+
+/** Lowercase canonical uuid: 16 bytes. */
+export const KIND_UUID = 1;
+/** Non-empty, only characters no URI component escapes: A-Z a-z 0-9 . _ ~ - */
+export const KIND_URL_SAFE = 2;
+/** Non-empty standard base64 with padding (length a multiple of 4). */
+export const KIND_BASE64 = 3;
+/** Anything else (empty included). */
+export const KIND_OTHER = 4;
+
+export const FLAG_LIVE = 1;
+/** Content-Disposition is `attachment; filename="<name>"`: nothing stored for it. */
+export const FLAG_PLAIN_DISPOSITION = 2;
+
+// Header offsets (bytes): length u32 | flags u8, unused u8, grant count u16 | loaded at u32 |
+// layout slot u32 | upload f64 | download f64 | user id 16 | tag 14 | name length u16 | name…
+export const LENGTH = 0;
+export const FLAGS = 4;
+export const GRANTS = 6;
+export const LOADED_AT = 8;
+export const LAYOUT = 12;
+export const UPLOAD = 16;
+export const DOWNLOAD = 24;
+export const KEY = 32;
+export const TAG = 48;
+export const TAG_LENGTH = 14;
+export const NAME_LENGTH = 62;
+export const NAME = 64;
+/** Records start at multiples of this. */
+export const ALIGN = 8;
+export const MAX_GRANTS = 0xffff;
+const MAX_TEXT = 0xffff;
+
+export type RecordInput = {
+  /** Lowercase canonical uuid. */
+  userId: string;
+  userName: string;
+  /** Content-Disposition for this name (subscription.ts). */
+  disposition: string;
+  layoutSlot: number;
+  /** One per grant, in the layout's order. */
+  credentials: readonly string[];
+  uploadBytes: number;
+  downloadBytes: number;
+  loadedAtS: number;
+};
+
+/** A record's content, measured and ready to be written. */
+export type PreparedRecord = {
+  readonly input: RecordInput;
+  readonly key: Uint8Array;
+  readonly name: Buffer;
+  readonly disposition: Buffer | undefined;
+  readonly credentials: readonly { kind: number; bytes: Uint8Array }[];
+  readonly tag: string;
+  readonly length: number;
+};
+
+const URL_SAFE_TEXT = /^[A-Za-z0-9._~-]+$/;
+const BASE64_TEXT = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** Hex digit values of lowercase [0-9a-f]; -1 for anything else. */
+const HEX_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 10; i++) HEX_VALUE[48 + i] = i;
+for (let i = 0; i < 6; i++) HEX_VALUE[97 + i] = 10 + i;
+
+/**
+ * Parses the lowercase canonical uuid at text[from, from + 36) into out[at, at + 16); false (out
+ * partly written) when it is not one. Uppercase is not accepted: ids are stored lowercase.
+ */
+export function parseUuid(text: string, from: number, out: Uint8Array, at: number): boolean {
+  if (text.length < from + 36) return false;
+  let t = from;
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) {
+      if (text.charCodeAt(t++) !== 0x2d) return false;
+    }
+    const high = HEX_VALUE[text.charCodeAt(t)] ?? -1;
+    const low = HEX_VALUE[text.charCodeAt(t + 1)] ?? -1;
+    if (high < 0 || low < 0) return false;
+    out[at + i] = (high << 4) | low;
+    t += 2;
+  }
+  return true;
+}
+
+/** The 16 bytes of a lowercase canonical uuid, or undefined for anything else. */
+export function uuidBytes(text: string): Uint8Array | undefined {
+  const bytes = new Uint8Array(16);
+  return text.length === 36 && parseUuid(text, 0, bytes, 0) ? bytes : undefined;
+}
+
+export function credentialKind(text: string): number {
+  if (text.length === 36 && uuidBytes(text) !== undefined) return KIND_UUID;
+  if (URL_SAFE_TEXT.test(text)) return KIND_URL_SAFE;
+  if (BASE64_TEXT.test(text) && text.length % 4 === 0) return KIND_BASE64;
+  return KIND_OTHER;
+}
+
+/** The record's bytes and their length; undefined when it cannot be stored (too many grants, too long). */
+export function prepareRecord(input: RecordInput): PreparedRecord | undefined {
+  const key = uuidBytes(input.userId);
+  if (key === undefined || input.credentials.length > MAX_GRANTS) return undefined;
+  const name = Buffer.from(input.userName, "utf8");
+  const plain = input.disposition === `attachment; filename="${input.userName}"`;
+  const disposition = plain ? undefined : Buffer.from(input.disposition, "latin1");
+  if (name.length > MAX_TEXT || (disposition?.length ?? 0) > MAX_TEXT) return undefined;
+  let length = NAME + name.length + 2 + (disposition?.length ?? 0);
+  const credentials = input.credentials.map((text) => {
+    const uuid = text.length === 36 ? uuidBytes(text) : undefined;
+    const kind = uuid === undefined ? credentialKind(text) : KIND_UUID;
+    const bytes = uuid ?? Buffer.from(text, "utf8");
+    length += kind === KIND_UUID ? 1 + 16 : 1 + 2 + bytes.length;
+    return { kind, bytes };
+  });
+  if (credentials.some((c) => c.bytes.length > MAX_TEXT)) return undefined;
+  const tag = userTag(input.userName, input.credentials);
+  return { input, key, name, disposition, credentials, tag, length: alignUp(length) };
+}
+
+export function alignUp(length: number): number {
+  return Math.ceil(length / ALIGN) * ALIGN;
+}
+
+/** What the ETag says about the user: the name (title, file name) and the credentials, hashed. */
+function userTag(name: string, credentials: readonly string[]): string {
+  const hash = createHash("sha256").update(name).update("\u0000");
+  for (const credential of credentials) hash.update(credential).update("\u0000");
+  return hash.digest("base64url").slice(0, TAG_LENGTH);
+}
+
+export function writeRecord(page: Buffer, at: number, record: PreparedRecord): void {
+  const { input } = record;
+  page.writeUInt32LE(record.length, at + LENGTH);
+  page[at + FLAGS] = FLAG_LIVE | (record.disposition === undefined ? FLAG_PLAIN_DISPOSITION : 0);
+  page[at + FLAGS + 1] = 0;
+  page.writeUInt16LE(record.credentials.length, at + GRANTS);
+  page.writeUInt32LE(input.loadedAtS >>> 0, at + LOADED_AT);
+  page.writeUInt32LE(input.layoutSlot, at + LAYOUT);
+  page.writeDoubleLE(input.uploadBytes, at + UPLOAD);
+  page.writeDoubleLE(input.downloadBytes, at + DOWNLOAD);
+  page.set(record.key, at + KEY);
+  page.write(record.tag, at + TAG, TAG_LENGTH, "latin1");
+  page.writeUInt16LE(record.name.length, at + NAME_LENGTH);
+  page.set(record.name, at + NAME);
+  let offset = at + NAME + record.name.length;
+  const disposition = record.disposition ?? new Uint8Array(0);
+  page.writeUInt16LE(disposition.length, offset);
+  page.set(disposition, offset + 2);
+  offset += 2 + disposition.length;
+  for (const { kind, bytes } of record.credentials) {
+    page[offset++] = kind;
+    if (kind !== KIND_UUID) {
+      page.writeUInt16LE(bytes.length, offset);
+      offset += 2;
+    }
+    page.set(bytes, offset);
+    offset += bytes.length;
+  }
+  page.fill(0, offset, at + record.length);
+}
+
+export function readU16(page: Uint8Array, at: number): number {
+  return (page[at] as number) | ((page[at + 1] as number) << 8);
+}
+
+const HEX = Buffer.from("0123456789abcdef", "latin1");
+
+/** Writes the 16 bytes at `from` as a lowercase uuid (36 bytes) into out at `at`; returns the end. */
+export function writeUuidText(src: Uint8Array, from: number, out: Uint8Array, at: number): number {
+  let o = at;
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) out[o++] = 0x2d;
+    const byte = src[from + i] as number;
+    out[o++] = HEX[byte >>> 4] as number;
+    out[o++] = HEX[byte & 15] as number;
+  }
+  return o;
+}
+
+/** Where each grant's credential is (kind, start, length), read from the record at `at`. */
+export function credentialsAt(page: Uint8Array, at: number, into: Int32Array): number {
+  const count = readU16(page, at + GRANTS);
+  let offset = at + NAME + readU16(page, at + NAME_LENGTH);
+  offset += 2 + readU16(page, offset);
+  for (let i = 0; i < count; i++) {
+    const kind = page[offset++] as number;
+    const length = kind === KIND_UUID ? 16 : readU16(page, offset);
+    if (kind !== KIND_UUID) offset += 2;
+    into[3 * i] = kind;
+    into[3 * i + 1] = offset;
+    into[3 * i + 2] = length;
+    offset += length;
+  }
+  return count;
+}
+
+/** A credential back as text (for the renderer that writes no link by itself, and the tests). */
+export function credentialText(page: Buffer, kind: number, start: number, length: number): string {
+  if (kind !== KIND_UUID) return page.toString("utf8", start, start + length);
+  const out = Buffer.allocUnsafe(36);
+  writeUuidText(page, start, out, 0);
+  return out.toString("latin1");
+}

@@ -190,7 +190,9 @@ describe("sing-box", () => {
   });
 
   test("the schema has teeth: legacy outbounds and DNS servers, unknown keys and fingerprints fail it", () => {
-    const cases: [string, (d: Record<string, any>) => void][] = [
+    // biome-ignore lint/suspicious/noExplicitAny: breaking a parsed document in place
+    type Doc = Record<string, any>;
+    const cases: [string, (d: Doc) => void][] = [
       ["block outbound", (d) => (d.outbounds as unknown[]).push({ type: "block", tag: "block" })],
       [
         "legacy DNS server",
@@ -218,7 +220,7 @@ describe("sing-box", () => {
       ],
     ];
     for (const [what, breakIt] of cases) {
-      const broken = structuredClone(doc) as unknown as Record<string, any>;
+      const broken = structuredClone(doc) as unknown as Doc;
       breakIt(broken);
       assert.equal(validateSingbox(broken), false, what);
     }

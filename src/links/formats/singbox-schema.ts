@@ -175,6 +175,7 @@ const packetEncoding = { enum: ["", "packetaddr", "xudp"] };
 function whenType(type: string, properties: Schema, required: string[] = []): Schema {
   return {
     if: { properties: { type: { const: type } }, required: ["type"] },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keywords
     then: { additionalProperties: false, required, properties },
   };
 }

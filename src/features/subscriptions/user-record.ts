@@ -20,7 +20,8 @@ export const FLAG_LIVE = 1;
 export const FLAG_PLAIN_DISPOSITION = 2;
 
 // Header offsets (bytes): length u32 | flags u8, unused u8, grant count u16 | loaded at u32 |
-// layout slot u32 | upload f64 | download f64 | user id 16 | tag 14 | name length u16 | name…
+// layout slot u32 | upload f64 | download f64 | user id 16 | tag 14 | sub token 16 | name length u16 |
+// name…
 export const LENGTH = 0;
 export const FLAGS = 4;
 export const GRANTS = 6;
@@ -31,8 +32,10 @@ export const DOWNLOAD = 24;
 export const KEY = 32;
 export const TAG = 48;
 export const TAG_LENGTH = 14;
-export const NAME_LENGTH = 62;
-export const NAME = 64;
+/** The user's sub_token (32 hex characters) as 16 bytes; zeros when the record was stored without one. */
+export const TOKEN = 62;
+export const NAME_LENGTH = 78;
+export const NAME = 80;
 /** Records start at multiples of this. */
 export const ALIGN = 8;
 export const MAX_GRANTS = 0xffff;
@@ -50,12 +53,15 @@ export type RecordInput = {
   uploadBytes: number;
   downloadBytes: number;
   loadedAtS: number;
+  /** The user's sub_token: 32 lowercase hex characters (another key to the record). */
+  subToken?: string | null;
 };
 
 /** A record's content, measured and ready to be written. */
 export type PreparedRecord = {
   readonly input: RecordInput;
   readonly key: Uint8Array;
+  readonly token: Uint8Array | undefined;
   readonly name: Buffer;
   readonly disposition: Buffer | undefined;
   readonly credentials: readonly { kind: number; bytes: Uint8Array }[];
@@ -91,6 +97,24 @@ export function parseUuid(text: string, from: number, out: Uint8Array, at: numbe
   return true;
 }
 
+/** 32 lowercase hex characters at text[from, from + 32) into out[at, at + 16); false when they are not. */
+export function parseToken(text: string, from: number, out: Uint8Array, at: number): boolean {
+  if (text.length < from + 32) return false;
+  for (let i = 0; i < 16; i++) {
+    const high = HEX_VALUE[text.charCodeAt(from + 2 * i)] ?? -1;
+    const low = HEX_VALUE[text.charCodeAt(from + 2 * i + 1)] ?? -1;
+    if (high < 0 || low < 0) return false;
+    out[at + i] = (high << 4) | low;
+  }
+  return true;
+}
+
+/** The 16 bytes of a sub token, or undefined when it is not 32 lowercase hex characters. */
+export function tokenBytes(text: string): Uint8Array | undefined {
+  const bytes = new Uint8Array(16);
+  return text.length === 32 && parseToken(text, 0, bytes, 0) ? bytes : undefined;
+}
+
 /** The 16 bytes of a lowercase canonical uuid, or undefined for anything else. */
 export function uuidBytes(text: string): Uint8Array | undefined {
   const bytes = new Uint8Array(16);
@@ -122,7 +146,8 @@ export function prepareRecord(input: RecordInput): PreparedRecord | undefined {
   });
   if (credentials.some((c) => c.bytes.length > MAX_TEXT)) return undefined;
   const tag = userTag(input.userName, input.credentials);
-  return { input, key, name, disposition, credentials, tag, length: alignUp(length) };
+  const token = input.subToken == null ? undefined : tokenBytes(input.subToken);
+  return { input, key, token, name, disposition, credentials, tag, length: alignUp(length) };
 }
 
 export function alignUp(length: number): number {
@@ -148,6 +173,8 @@ export function writeRecord(page: Buffer, at: number, record: PreparedRecord): v
   page.writeDoubleLE(input.downloadBytes, at + DOWNLOAD);
   page.set(record.key, at + KEY);
   page.write(record.tag, at + TAG, TAG_LENGTH, "latin1");
+  if (record.token === undefined) page.fill(0, at + TOKEN, at + TOKEN + 16);
+  else page.set(record.token, at + TOKEN);
   page.writeUInt16LE(record.name.length, at + NAME_LENGTH);
   page.set(record.name, at + NAME);
   let offset = at + NAME + record.name.length;

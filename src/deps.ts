@@ -190,6 +190,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     sync,
     () => new Date(),
     notifier.emit,
+    // Read per request: the subscription settings' public URL, as the subscriptions feature holds it.
+    () => subscriptions.settings.page.publicUrl ?? "",
   );
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);

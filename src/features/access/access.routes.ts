@@ -4,6 +4,7 @@ import { Type } from "typebox";
 import type { App } from "../../lib/http.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
 import { InboundParams } from "../inbounds/inbounds.schemas.ts";
+import { User } from "../users/users.schemas.ts";
 import {
   AccessQuery,
   AccessRecord,
@@ -20,6 +21,25 @@ import type { BulkGrants } from "./bulk-grant.ts";
 
 export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants): void {
   const tags = ["access"];
+
+  app.post(
+    "/api/users/:id/revoke-subscription",
+    {
+      schema: {
+        tags: ["users"],
+        summary:
+          "Revoke the user's subscription: a new URL, and new credentials on every grant, pushed to the cores",
+        description:
+          "The old /sub/{sub_token} is 404 and old links stop connecting at once; the user record carries the new subscription_url. A grant whose core cannot be reached is pending with its new credential.",
+        params: IdParams,
+        response: {
+          200: Type.Object({ user: User, grants: Type.Array(AccessRecord) }),
+          ...problems(404),
+        },
+      },
+    },
+    async (request) => access.revokeSubscription(request.params.id),
+  );
 
   app.post(
     "/api/servers/:server_id/inbounds/:inbound_id/users",

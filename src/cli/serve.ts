@@ -26,7 +26,10 @@ printed once). SIGTERM or Ctrl-C stops it gracefully (PORTCULLIS_SHUTDOWN_TIMEOU
 one stops it at once. All settings: README.md, Configuration.
 `;
 
-/** How long a start may spend filling the subscription cache before it listens (100,000 users: ~10 s). */
+/**
+ * How long a start may spend reading users into memory before it listens (100,000 users: 5-10 s on a
+ * busy 2-vCPU machine; 1,000,000: ~60 s, the rest then read by the job while it serves).
+ */
 const WARM_BEFORE_LISTEN_MS = 20_000;
 
 export async function run(args: string[]): Promise<number> {
@@ -113,7 +116,7 @@ function listenFailure(error: unknown, config: Config): unknown {
   return reason === undefined ? error : new CliError(`cannot listen: ${reason}`);
 }
 
-/** Certificate renewal, convergence, traffic, the subscription cache, scheduled backups (docs/DEPLOY.md). */
+/** Certificate renewal, convergence, traffic, subscriptions in memory, scheduled backups (docs/DEPLOY.md). */
 function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
   const { leases, logger } = deps;
   const { reconcileIntervalMs, reconcileConcurrency, trafficIntervalMs } = config.convergence;

@@ -81,6 +81,10 @@ function compile(refs: readonly InboundRef[]): LinksTemplate {
   return new LinksTemplate(refs.map((ref) => ref.params));
 }
 
+function sameRefs(a: readonly InboundRef[], b: readonly InboundRef[]): boolean {
+  return a.length === b.length && a.every((ref, i) => ref === b[i]);
+}
+
 export function layoutKey(refs: readonly { id: string }[]): string {
   return refs.map((ref) => ref.id).join(",");
 }
@@ -92,6 +96,8 @@ export class Layouts {
   /** Current inbound refs by id (stale ones are removed). */
   readonly #inbounds = new Map<string, InboundRef>();
   #bytes = 0;
+  /** The layout layoutFor() gave last. */
+  #last: Layout | undefined;
 
   constructor(
     /** The most bytes layouts may take; past it, new layouts are not kept. */
@@ -145,6 +151,16 @@ export class Layouts {
    */
   layoutFor(refs: readonly InboundRef[]): Layout | undefined {
     if (refs.some((ref) => ref.isStale)) return undefined;
+    // Users read together mostly share a layout: no key string for them.
+    const last = this.#last;
+    if (
+      last !== undefined &&
+      !last.isStale &&
+      this.#bySlot[last.slot] === last &&
+      sameRefs(last.refs, refs)
+    ) {
+      return last;
+    }
     const key = layoutKey(refs);
     const known = this.#byKey.get(key);
     if (known !== undefined) {
@@ -153,6 +169,7 @@ export class Layouts {
         known.revive(refs);
         this.#bytes += known.bytes;
       }
+      this.#last = known;
       return known;
     }
     const slot = this.#freeSlots.at(-1) ?? this.#bySlot.length;
@@ -162,6 +179,7 @@ export class Layouts {
     this.#bySlot[slot] = layout;
     this.#byKey.set(key, layout);
     this.#bytes += layout.bytes;
+    this.#last = layout;
     return layout;
   }
 
@@ -203,5 +221,6 @@ export class Layouts {
     this.#bySlot.length = 1;
     this.#freeSlots.length = 0;
     this.#bytes = 0;
+    this.#last = undefined;
   }
 }

@@ -24,7 +24,7 @@ type Hole = {
 };
 
 /** Characters of the layout's part of the ETag (48 bits). */
-export const LAYOUT_TAG_LENGTH = 8;
+const LAYOUT_TAG_LENGTH = 8;
 
 let credentials = new Int32Array(3 * 64);
 

@@ -101,9 +101,9 @@ describe("the subscription page in Chromium", needs, () => {
           const html = page.locator("html");
           assert.equal(await html.getAttribute("lang"), language.lang);
           assert.equal(await html.getAttribute("dir"), language.dir);
-          assert.ok((await page.locator("h1").innerText()).includes(language.heading));
+          assert.ok((await page.locator("h1").textContent())?.includes(language.heading));
           const url = `${base}${subscriptionPath}`;
-          assert.equal(await page.locator("[data-url]").innerText(), url);
+          assert.equal(await page.locator("[data-url]").textContent(), url);
           // Nothing wider than the screen: readable on a phone.
           const overflow = (await page.evaluate(
             "document.documentElement.scrollWidth - window.innerWidth",

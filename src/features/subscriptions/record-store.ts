@@ -33,9 +33,12 @@ export class RecordStore {
   readonly #used: number[] = [];
   readonly #garbage: number[] = [];
   #head = -1;
-  /** Address + 1 of each slot's record (0: empty), and the key's first word. */
-  #slots = new Uint32Array(INITIAL_SLOTS);
-  #tags = new Uint32Array(INITIAL_SLOTS);
+  /**
+   * Per slot, side by side so one probe touches one cache line: the record's address + 1 (0: empty)
+   * at 2i, the key's first word at 2i + 1.
+   */
+  #table = new Uint32Array(2 * INITIAL_SLOTS);
+  #capacity = INITIAL_SLOTS;
   #count = 0;
 
   constructor(
@@ -57,7 +60,7 @@ export class RecordStore {
 
   /** Pages and table: what this store takes of the budget. */
   get bytes(): number {
-    return this.#pages.length * this.pageBytes + this.#slots.length * SLOT_BYTES;
+    return this.#pages.length * this.pageBytes + this.#capacity * SLOT_BYTES;
   }
 
   /** The page an address is in. */
@@ -92,11 +95,11 @@ export class RecordStore {
   }
 
   #find(w0: number, w1: number, w2: number, w3: number): number {
-    const mask = this.#slots.length - 1;
+    const mask = this.#capacity - 1;
     for (let i = hashOf(w0, w1, w2, w3) & mask; ; i = (i + 1) & mask) {
-      const value = this.#slots[i] as number;
+      const value = this.#table[2 * i] as number;
       if (value === 0) return -1;
-      if (this.#tags[i] === w0 && this.#keyIs(value - 1, w1, w2, w3)) return value - 1;
+      if (this.#table[2 * i + 1] === w0 && this.#keyIs(value - 1, w1, w2, w3)) return value - 1;
     }
   }
 
@@ -108,8 +111,7 @@ export class RecordStore {
 
   /** Stores the record of a user who has none (removeText first); its address, or -1 when it does not fit. */
   insert(record: PreparedRecord): number {
-    if (record.length > this.pageBytes) return -1;
-    keyBytes.set(record.key);
+    if (record.length > this.pageBytes || !parseUuid(record.input.userId, 0, keyBytes, 0)) return -1;
     const [w0, w1, w2, w3] = keyWords as unknown as [number, number, number, number];
     if (!this.#reserveSlot()) return -1;
     const address = this.#allocate(record.length);
@@ -131,14 +133,14 @@ export class RecordStore {
   }
 
   #remove(w0: number, w1: number, w2: number, w3: number): number {
-    const mask = this.#slots.length - 1;
+    const mask = this.#capacity - 1;
     let i = hashOf(w0, w1, w2, w3) & mask;
     for (; ; i = (i + 1) & mask) {
-      const value = this.#slots[i] as number;
+      const value = this.#table[2 * i] as number;
       if (value === 0) return -1;
-      if (this.#tags[i] === w0 && this.#keyIs(value - 1, w1, w2, w3)) break;
+      if (this.#table[2 * i + 1] === w0 && this.#keyIs(value - 1, w1, w2, w3)) break;
     }
-    const address = (this.#slots[i] as number) - 1;
+    const address = (this.#table[2 * i] as number) - 1;
     const page = this.page(address);
     const at = this.offset(address);
     page[at + FLAGS] = (page[at + FLAGS] as number) & ~FLAG_LIVE;
@@ -151,19 +153,20 @@ export class RecordStore {
 
   /** Empties slot i and moves later entries of its probe run back (no tombstones). */
   #clearSlot(slot: number): void {
-    const mask = this.#slots.length - 1;
+    const mask = this.#capacity - 1;
     let hole = slot;
-    for (let j = (slot + 1) & mask; this.#slots[j] !== 0; j = (j + 1) & mask) {
-      const home = this.#homeOf((this.#slots[j] as number) - 1) & mask;
+    const table = this.#table;
+    for (let j = (slot + 1) & mask; table[2 * j] !== 0; j = (j + 1) & mask) {
+      const home = this.#homeOf((table[2 * j] as number) - 1) & mask;
       // j's entry may move to the hole if its home is not cyclically within (hole, j].
       const between = hole <= j ? home > hole && home <= j : home > hole || home <= j;
       if (between) continue;
-      this.#slots[hole] = this.#slots[j] as number;
-      this.#tags[hole] = this.#tags[j] as number;
+      table[2 * hole] = table[2 * j] as number;
+      table[2 * hole + 1] = table[2 * j + 1] as number;
       hole = j;
     }
-    this.#slots[hole] = 0;
-    this.#tags[hole] = 0;
+    table[2 * hole] = 0;
+    table[2 * hole + 1] = 0;
   }
 
   #homeOf(address: number): number {
@@ -178,26 +181,27 @@ export class RecordStore {
   }
 
   #place(w0: number, w1: number, w2: number, w3: number, address: number): void {
-    const mask = this.#slots.length - 1;
+    const mask = this.#capacity - 1;
     let i = hashOf(w0, w1, w2, w3) & mask;
-    while (this.#slots[i] !== 0) i = (i + 1) & mask;
-    this.#slots[i] = address + 1;
-    this.#tags[i] = w0;
+    while (this.#table[2 * i] !== 0) i = (i + 1) & mask;
+    this.#table[2 * i] = address + 1;
+    this.#table[2 * i + 1] = w0;
     this.#count++;
   }
 
   /** Room in the table for one more entry: doubles it when the budget allows. */
   #reserveSlot(): boolean {
-    if (this.#count + 1 <= this.#slots.length * MAX_LOAD) return true;
-    const grown = this.#slots.length * 2;
-    if (this.bytes + this.otherBytes() + (grown - this.#slots.length) * SLOT_BYTES > this.budgetBytes) {
+    if (this.#count + 1 <= this.#capacity * MAX_LOAD) return true;
+    const grown = this.#capacity * 2;
+    if (this.bytes + this.otherBytes() + (grown - this.#capacity) * SLOT_BYTES > this.budgetBytes) {
       return false;
     }
-    const old = this.#slots;
-    this.#slots = new Uint32Array(grown);
-    this.#tags = new Uint32Array(grown);
+    const old = this.#table;
+    this.#table = new Uint32Array(2 * grown);
+    this.#capacity = grown;
     this.#count = 0;
-    for (const value of old) {
+    for (let i = 0; i < old.length; i += 2) {
+      const value = old[i] as number;
       if (value === 0) continue;
       const address = value - 1;
       const words = this.#words[address >>> this.#pageShift] as Uint32Array;
@@ -278,13 +282,13 @@ export class RecordStore {
     const words = this.#words[to >>> this.#pageShift] as Uint32Array;
     const at = ((to & (this.pageBytes - 1)) + KEY) >>> 2;
     const w0 = words[at] as number;
-    const mask = this.#slots.length - 1;
+    const mask = this.#capacity - 1;
     let i = hashOf(w0, words[at + 1] as number, words[at + 2] as number, words[at + 3] as number) & mask;
-    while (this.#slots[i] !== from + 1) {
-      if (this.#slots[i] === 0) throw new Error("subscription index: a live record without a slot");
+    while (this.#table[2 * i] !== from + 1) {
+      if (this.#table[2 * i] === 0) throw new Error("subscription index: a live record without a slot");
       i = (i + 1) & mask;
     }
-    this.#slots[i] = to + 1;
+    this.#table[2 * i] = to + 1;
   }
 
   clear(): void {
@@ -293,13 +297,8 @@ export class RecordStore {
     this.#used.length = 0;
     this.#garbage.length = 0;
     this.#head = -1;
-    this.#slots = new Uint32Array(INITIAL_SLOTS);
-    this.#tags = new Uint32Array(INITIAL_SLOTS);
+    this.#table = new Uint32Array(2 * INITIAL_SLOTS);
+    this.#capacity = INITIAL_SLOTS;
     this.#count = 0;
-  }
-
-  /** Every live record's address (for tests and the statistics' checks). */
-  *addresses(): Generator<number> {
-    for (const value of this.#slots) if (value !== 0) yield value - 1;
   }
 }

@@ -17,7 +17,7 @@ import { RequestIds } from "./fast-path.ts";
 import type { InboundRef } from "./layouts.ts";
 import { RecordStore } from "./record-store.ts";
 import { secretWriterFor } from "./secret-writers.ts";
-import { contentDisposition, renderSubscription, userinfoOf } from "./subscription.ts";
+import { dispositionUnlessPlain, renderSubscription, userinfoOf } from "./subscription.ts";
 import { SubscriptionIndex } from "./subscription-index.ts";
 import {
   credentialsAt,
@@ -153,7 +153,7 @@ function inputOf(
   return {
     userId: randomUUID(),
     userName: name,
-    disposition: contentDisposition(name),
+    disposition: dispositionUnlessPlain(name),
     credentials,
     uploadBytes: upload,
     downloadBytes: download,

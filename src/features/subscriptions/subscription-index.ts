@@ -17,6 +17,7 @@ import {
   type RecordInput,
   TOKEN,
   UPLOAD,
+  uuidBytes,
   writeRecord,
 } from "./user-record.ts";
 
@@ -145,7 +146,7 @@ export class SubscriptionIndex {
       this.#layouts.release(layout.slot);
       return this.#refused(undefined);
     }
-    if (record.token !== undefined) this.#tokens.set(record.token, record.key);
+    if (record.token !== undefined) this.#tokens.set(record.token, uuidBytes(input.userId) as Uint8Array);
     return address;
   }
 

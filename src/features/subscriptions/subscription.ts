@@ -81,6 +81,16 @@ export function userinfoOf(upload: number, download: number): string {
   return `upload=${upload}; download=${download}; total=0; expire=0`;
 }
 
+/** Names asciiFileName() keeps as they are: their Content-Disposition is the plain one. */
+const PLAIN_FILE_NAME = /^[A-Za-z0-9_](?:[A-Za-z0-9._-]*[A-Za-z0-9._])?$/;
+
+/** Content-Disposition when it is not `attachment; filename="<name>"`, else undefined (most names: cheaply). */
+export function dispositionUnlessPlain(name: string): string | undefined {
+  if (PLAIN_FILE_NAME.test(name)) return undefined;
+  const disposition = contentDisposition(name);
+  return disposition === `attachment; filename="${name}"` ? undefined : disposition;
+}
+
 /** An ASCII filename for every client, plus the UTF-8 name (RFC 6266) when the ASCII one loses something. */
 export function contentDisposition(name: string): string {
   const ascii = asciiFileName(name);

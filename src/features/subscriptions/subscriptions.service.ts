@@ -21,7 +21,7 @@ import {
 import { type Change, ChangeFeed } from "./change-feed.ts";
 import { compileRules, FormatChooser } from "./formats.ts";
 import type { InboundRef, Layout } from "./layouts.ts";
-import { contentDisposition } from "./subscription.ts";
+import { dispositionUnlessPlain } from "./subscription.ts";
 import type { IndexStats, SubscriptionIndex } from "./subscription-index.ts";
 import type { SubscriptionRows, SubscriptionsRepository, WarmCursor } from "./subscriptions.repository.ts";
 import type { RecordInput } from "./user-record.ts";
@@ -371,7 +371,7 @@ export class SubscriptionsService {
       userId: user.userId,
       userName: user.userName,
       subToken: user.subToken,
-      disposition: contentDisposition(user.userName),
+      disposition: dispositionUnlessPlain(user.userName),
       credentials: user.grants.map((grant) => grant.credential),
       uploadBytes,
       downloadBytes,

@@ -37,16 +37,16 @@ export const TOKEN = 62;
 export const NAME_LENGTH = 78;
 export const NAME = 80;
 /** Records start at multiples of this. */
-export const ALIGN = 8;
-export const MAX_GRANTS = 0xffff;
+const ALIGN = 8;
+const MAX_GRANTS = 0xffff;
 const MAX_TEXT = 0xffff;
 
 export type RecordInput = {
   /** Lowercase canonical uuid. */
   userId: string;
   userName: string;
-  /** Content-Disposition for this name (subscription.ts). */
-  disposition: string;
+  /** Content-Disposition for this name when it is not the plain one (dispositionUnlessPlain). */
+  disposition: string | undefined;
   layoutSlot: number;
   /** One per grant, in the layout's order. */
   credentials: readonly string[];
@@ -57,14 +57,16 @@ export type RecordInput = {
   subToken?: string | null;
 };
 
-/** A record's content, measured and ready to be written. */
+/** A record measured and ready to be written (nothing copied yet: the page gets the text itself). */
 export type PreparedRecord = {
   readonly input: RecordInput;
-  readonly key: Uint8Array;
+  readonly nameBytes: number;
+  readonly dispositionBytes: number;
+  /** Per credential: its kind, and its stored length (16 for a uuid). */
+  readonly kinds: readonly number[];
+  readonly lengths: readonly number[];
+  /** The sub_token's 16 bytes, if the user has one. */
   readonly token: Uint8Array | undefined;
-  readonly name: Buffer;
-  readonly disposition: Buffer | undefined;
-  readonly credentials: readonly { kind: number; bytes: Uint8Array }[];
   readonly tag: string;
   readonly length: number;
 };
@@ -122,35 +124,41 @@ export function uuidBytes(text: string): Uint8Array | undefined {
 }
 
 export function credentialKind(text: string): number {
-  if (text.length === 36 && uuidBytes(text) !== undefined) return KIND_UUID;
+  if (isLowercaseUuid(text)) return KIND_UUID;
   if (URL_SAFE_TEXT.test(text)) return KIND_URL_SAFE;
   if (BASE64_TEXT.test(text) && text.length % 4 === 0) return KIND_BASE64;
   return KIND_OTHER;
 }
 
-/** The record's bytes and their length; undefined when it cannot be stored (too many grants, too long). */
+/** The record's length and layout; undefined when it cannot be stored (not a uuid, too many grants, too long). */
 export function prepareRecord(input: RecordInput): PreparedRecord | undefined {
-  const key = uuidBytes(input.userId);
-  if (key === undefined || input.credentials.length > MAX_GRANTS) return undefined;
-  const name = Buffer.from(input.userName, "utf8");
-  const plain = input.disposition === `attachment; filename="${input.userName}"`;
-  const disposition = plain ? undefined : Buffer.from(input.disposition, "latin1");
-  if (name.length > MAX_TEXT || (disposition?.length ?? 0) > MAX_TEXT) return undefined;
-  let length = NAME + name.length + 2 + (disposition?.length ?? 0);
-  const credentials = input.credentials.map((text) => {
-    const uuid = text.length === 36 ? uuidBytes(text) : undefined;
-    const kind = uuid === undefined ? credentialKind(text) : KIND_UUID;
-    const bytes = uuid ?? Buffer.from(text, "utf8");
-    length += kind === KIND_UUID ? 1 + 16 : 1 + 2 + bytes.length;
-    return { kind, bytes };
-  });
-  if (credentials.some((c) => c.bytes.length > MAX_TEXT)) return undefined;
+  if (!isLowercaseUuid(input.userId) || input.credentials.length > MAX_GRANTS) return undefined;
+  const nameBytes = Buffer.byteLength(input.userName, "utf8");
+  const dispositionBytes = input.disposition?.length ?? 0;
+  if (nameBytes > MAX_TEXT || dispositionBytes > MAX_TEXT) return undefined;
+  let length = NAME + nameBytes + 2 + dispositionBytes;
+  const kinds: number[] = [];
+  const lengths: number[] = [];
+  for (const text of input.credentials) {
+    const kind = credentialKind(text);
+    const bytes = kind === KIND_UUID ? 16 : Buffer.byteLength(text, "utf8");
+    if (bytes > MAX_TEXT) return undefined;
+    kinds.push(kind);
+    lengths.push(bytes);
+    length += kind === KIND_UUID ? 1 + 16 : 1 + 2 + bytes;
+  }
   const tag = userTag(input.userName, input.credentials);
   const token = input.subToken == null ? undefined : tokenBytes(input.subToken);
-  return { input, key, token, name, disposition, credentials, tag, length: alignUp(length) };
+  return { input, nameBytes, dispositionBytes, kinds, lengths, token, tag, length: alignUp(length) };
 }
 
-export function alignUp(length: number): number {
+const scratchUuid = new Uint8Array(16);
+
+function isLowercaseUuid(text: string): boolean {
+  return text.length === 36 && parseUuid(text, 0, scratchUuid, 0);
+}
+
+function alignUp(length: number): number {
   return Math.ceil(length / ALIGN) * ALIGN;
 }
 
@@ -164,32 +172,35 @@ function userTag(name: string, credentials: readonly string[]): string {
 export function writeRecord(page: Buffer, at: number, record: PreparedRecord): void {
   const { input } = record;
   page.writeUInt32LE(record.length, at + LENGTH);
-  page[at + FLAGS] = FLAG_LIVE | (record.disposition === undefined ? FLAG_PLAIN_DISPOSITION : 0);
+  page[at + FLAGS] = FLAG_LIVE | (input.disposition === undefined ? FLAG_PLAIN_DISPOSITION : 0);
   page[at + FLAGS + 1] = 0;
-  page.writeUInt16LE(record.credentials.length, at + GRANTS);
+  page.writeUInt16LE(input.credentials.length, at + GRANTS);
   page.writeUInt32LE(input.loadedAtS >>> 0, at + LOADED_AT);
   page.writeUInt32LE(input.layoutSlot, at + LAYOUT);
   page.writeDoubleLE(input.uploadBytes, at + UPLOAD);
   page.writeDoubleLE(input.downloadBytes, at + DOWNLOAD);
-  page.set(record.key, at + KEY);
+  parseUuid(input.userId, 0, page, at + KEY);
   page.write(record.tag, at + TAG, TAG_LENGTH, "latin1");
   if (record.token === undefined) page.fill(0, at + TOKEN, at + TOKEN + 16);
   else page.set(record.token, at + TOKEN);
-  page.writeUInt16LE(record.name.length, at + NAME_LENGTH);
-  page.set(record.name, at + NAME);
-  let offset = at + NAME + record.name.length;
-  const disposition = record.disposition ?? new Uint8Array(0);
-  page.writeUInt16LE(disposition.length, offset);
-  page.set(disposition, offset + 2);
-  offset += 2 + disposition.length;
-  for (const { kind, bytes } of record.credentials) {
+  page.writeUInt16LE(record.nameBytes, at + NAME_LENGTH);
+  page.write(input.userName, at + NAME, record.nameBytes, "utf8");
+  let offset = at + NAME + record.nameBytes;
+  page.writeUInt16LE(record.dispositionBytes, offset);
+  if (input.disposition !== undefined)
+    page.write(input.disposition, offset + 2, record.dispositionBytes, "latin1");
+  offset += 2 + record.dispositionBytes;
+  for (const [i, text] of input.credentials.entries()) {
+    const kind = record.kinds[i] as number;
+    const bytes = record.lengths[i] as number;
     page[offset++] = kind;
-    if (kind !== KIND_UUID) {
-      page.writeUInt16LE(bytes.length, offset);
+    if (kind === KIND_UUID) parseUuid(text, 0, page, offset);
+    else {
+      page.writeUInt16LE(bytes, offset);
       offset += 2;
+      page.write(text, offset, bytes, "utf8");
     }
-    page.set(bytes, offset);
-    offset += bytes.length;
+    offset += bytes;
   }
   page.fill(0, offset, at + record.length);
 }

@@ -209,6 +209,15 @@ export class SubscriptionsService {
             layout: this.index.layoutAt(address),
           }
         : this.index.transient(input, grantRefs);
+    if (format === "mihomo" || format === "sing-box" || format === "xray-json") {
+      const leftOut = layout.document(format, this.#settings.answer.bases).leftOut;
+      if (leftOut.length > 0) {
+        this.logger.warn(
+          { user_id: rows.userId, format, left_out: leftOut },
+          "entries this format cannot express left out",
+        );
+      }
+    }
     return formatAnswer(format, lower, layout, page, at, ifNoneMatch, this.#settings.answer);
   }
 

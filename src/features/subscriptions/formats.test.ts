@@ -14,7 +14,13 @@ import { Ajv } from "ajv";
 import { parse as parseYaml } from "yaml";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { freePort } from "../../../test/support/ports.ts";
-import { apiCertificate, createInbound, grant, registerServer } from "../../../test/support/provisioning.ts";
+import {
+  apiCertificate,
+  createInbound,
+  grant,
+  kindTemplate,
+  registerServer,
+} from "../../../test/support/provisioning.ts";
 import { expectProblem, request } from "../../../test/support/templates.ts";
 import { CleanupStack } from "../../../test/support/v2ray.ts";
 import { SINGBOX_SCHEMA } from "../../links/formats/singbox-schema.ts";
@@ -315,6 +321,25 @@ describe("invalidation, per format", () => {
     assert.ok(validateSingbox(JSON.parse(rebased[3] as string)));
     const mihomo = await get(`/sub/${token()}/mihomo`);
     assert.equal(mihomo.viaFastify, false);
+  });
+
+  test("a template change reaches every format of its users at once", async () => {
+    const kind = kindTemplate({ protocol: "vless", network: "ws", tls: false });
+    const template = (await request(t, "POST", "/api/templates", kind)).json() as { id: string };
+    const inbound = await createInbound(t, serverId, { template_id: template.id, port: await freePort() });
+    inboundIds.push(inbound.id);
+    await grant(t, serverId, inbound.id, { user_id: user.id });
+    const before = await bodies();
+    const config = structuredClone(kind.config) as { streamSettings: { wsSettings: { path: string } } };
+    config.streamSettings.wsSettings.path = "/moved-by-the-template";
+    const changed = await request(t, "PUT", `/api/templates/${template.id}`, { config });
+    assert.equal(changed.statusCode, 200, changed.body);
+    const after = await bodies();
+    for (const [i, format] of FORMATS.entries()) {
+      assert.notEqual(after[i], before[i], `template change: ${format}`);
+    }
+    assert.ok((after[1] as string).includes("moved-by-the-template"));
+    assert.ok((after[4] as string).includes('"path": "/moved-by-the-template"'));
   });
 
   test("settings: headers; the by-id URL switched off leaves only the token", async () => {

@@ -13,6 +13,7 @@ import {
   ClientConfig,
   GrantCreate,
   GrantParams,
+  QrQuery,
   UserIdParams,
   UserInboundParams,
 } from "./access.schemas.ts";
@@ -112,10 +113,11 @@ export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants):
         tags,
         summary: "The user's client configurations (what the subscription holds)",
         params: UserIdParams,
+        querystring: QrQuery,
         response: { 200: Type.Array(ClientConfig), ...problems(404) },
       },
     },
-    async (request) => access.userConfigs(request.params.user_id),
+    async (request) => access.userConfigs(request.params.user_id, request.query.include_qr),
   );
 
   app.get(
@@ -125,10 +127,12 @@ export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants):
         tags,
         summary: "The client configuration of the user's grant on one inbound",
         params: UserInboundParams,
+        querystring: QrQuery,
         response: { 200: ClientConfig, ...problems(404, 422) },
       },
     },
-    async (request) => access.userInboundConfig(request.params.user_id, request.params.inbound_id),
+    async (request) =>
+      access.userInboundConfig(request.params.user_id, request.params.inbound_id, request.query.include_qr),
   );
 
   app.get(
@@ -138,9 +142,11 @@ export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants):
         tags,
         summary: "One client configuration per user of the inbound",
         params: InboundParams,
+        querystring: QrQuery,
         response: { 200: Type.Array(ClientConfig), ...problems(404) },
       },
     },
-    async (request) => access.inboundConfigs(request.params.server_id, request.params.inbound_id),
+    async (request) =>
+      access.inboundConfigs(request.params.server_id, request.params.inbound_id, request.query.include_qr),
   );
 }

@@ -3,6 +3,7 @@
 // core first (queued when the core is unreachable). Also the client configurations of grants.
 import { NotFoundError, notFoundAt, UnprocessableError, ValidationError } from "../../lib/errors.ts";
 import { limiter } from "../../lib/limiter.ts";
+import { qrSvgDataUri } from "../../lib/qr.ts";
 import { isUuid } from "../../lib/uuid.ts";
 import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { ServersService } from "../servers/servers.service.ts";
@@ -124,17 +125,20 @@ export class AccessService {
   }
 
   /** What the user's subscription holds: active grants on active inbounds. */
-  async userConfigs(userId: string): Promise<ClientConfig[]> {
+  async userConfigs(userId: string, includeQr = false): Promise<ClientConfig[]> {
     await this.users.get(userId);
     const rows = await this.access.listLinksOfUser(userId);
-    return configsOf(rows.filter((row) => row.is_active && row.inbound_is_active));
+    return configsOf(
+      rows.filter((row) => row.is_active && row.inbound_is_active),
+      includeQr,
+    );
   }
 
-  async userInboundConfig(userId: string, inboundId: string): Promise<ClientConfig> {
+  async userInboundConfig(userId: string, inboundId: string, includeQr = false): Promise<ClientConfig> {
     await this.users.get(userId);
     const row = await this.access.findLink(userId, inboundId);
     if (row === undefined) throw new NotFoundError(`access grant of user ${userId} on inbound`, inboundId);
-    const [config] = configsOf([row]);
+    const [config] = configsOf([row], includeQr);
     if (config === undefined) {
       throw new UnprocessableError(
         "no share link can be written for this inbound",
@@ -146,10 +150,10 @@ export class AccessService {
   }
 
   /** One configuration per user of the inbound. */
-  async inboundConfigs(serverId: string, inboundId: string): Promise<ClientConfig[]> {
+  async inboundConfigs(serverId: string, inboundId: string, includeQr = false): Promise<ClientConfig[]> {
     await this.servers.get(serverId);
     await this.inbounds.getInbound(serverId, inboundId);
-    return configsOf(await this.access.listLinksOfInbound(inboundId));
+    return configsOf(await this.access.listLinksOfInbound(inboundId), includeQr);
   }
 
   async #existingUser(id: string): Promise<User> {
@@ -206,7 +210,8 @@ function record(row: AccessRow): AccessRecord {
   };
 }
 
-function configsOf(rows: readonly AccessLinkRow[]): ClientConfig[] {
+/** `qr_code`: null, or with includeQr an SVG data: URI of the link's QR code. */
+function configsOf(rows: readonly AccessLinkRow[], includeQr = false): ClientConfig[] {
   const uris = linksOf(rows);
   return rows.flatMap((row, index) => {
     const uri = uris[index];
@@ -218,7 +223,7 @@ function configsOf(rows: readonly AccessLinkRow[]): ClientConfig[] {
         inbound_tag: row.inbound_tag,
         protocol: row.link_params.protocol,
         uri,
-        qr_code: null,
+        qr_code: includeQr ? qrSvgDataUri(uri) : null,
       },
     ];
   });

@@ -5452,7 +5452,10 @@ export type paths = {
         /** The user's client configurations (what the subscription holds) */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description add each link's QR code */
+                    include_qr?: boolean;
+                };
                 header?: never;
                 path: {
                     /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
@@ -5479,7 +5482,8 @@ export type paths = {
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
                             /** @description protocol://… */
                             uri: string;
-                            qr_code: null;
+                            /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */
+                            qr_code: string | null;
                         }[];
                     };
                 };
@@ -5530,7 +5534,10 @@ export type paths = {
         /** The client configuration of the user's grant on one inbound */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description add each link's QR code */
+                    include_qr?: boolean;
+                };
                 header?: never;
                 path: {
                     /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
@@ -5559,7 +5566,8 @@ export type paths = {
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
                             /** @description protocol://… */
                             uri: string;
-                            qr_code: null;
+                            /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */
+                            qr_code: string | null;
                         };
                     };
                 };
@@ -5619,7 +5627,10 @@ export type paths = {
         /** One client configuration per user of the inbound */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description add each link's QR code */
+                    include_qr?: boolean;
+                };
                 header?: never;
                 path: {
                     /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
@@ -5648,7 +5659,8 @@ export type paths = {
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
                             /** @description protocol://… */
                             uri: string;
-                            qr_code: null;
+                            /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */
+                            qr_code: string | null;
                         }[];
                     };
                 };

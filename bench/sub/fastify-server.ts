@@ -7,7 +7,7 @@ import { sampleAnswer } from "./sample-answer.ts";
 
 const { host, port, body: text, headers } = sampleAnswer();
 // The body's bytes: a string when they are ASCII (base64), else the bytes themselves (UTF-8 documents).
-const body = /^[\x00-\x7f]*$/.test(text) ? text : Buffer.from(text, "latin1");
+const body = Buffer.byteLength(text, "utf8") === text.length ? text : Buffer.from(text, "latin1");
 
 const app = Fastify({ logger: false });
 app.get("/health", async () => ({ status: "ok" }));

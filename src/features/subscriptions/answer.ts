@@ -138,7 +138,8 @@ export type AnswerSettings = {
   publicUrl: string | null;
 };
 
-export type FormatResponse = { status: 200 | 304; headers: string[]; body: string | undefined };
+/** body: base64 as a string (ASCII), the other formats as their UTF-8 bytes. */
+export type FormatResponse = { status: 200 | 304; headers: string[]; body: string | Buffer | undefined };
 
 /** A letter per format in the ETag, so two formats of one user never share one. */
 const ETAG_LETTER: Record<Format, string> = {
@@ -149,10 +150,7 @@ const ETAG_LETTER: Record<Format, string> = {
   "xray-json": "X",
 };
 
-/**
- * The answer in any format (the base64 one too when settings add headers): new header lists per
- * call. The body is UTF-8 bytes as a latin1 string (what the fast path writes).
- */
+/** The answer in any format (the base64 one too when settings add headers): new header lists per call. */
 export function formatAnswer(
   format: Format,
   key: string,
@@ -176,14 +174,15 @@ export function formatAnswer(
       body: undefined,
     };
   }
-  let body: string;
+  let body: string | Buffer;
   if (document !== undefined) body = document.render(page, at);
   else {
+    let base64: string;
     if (!layout.template.renderInto(stream, page, at)) {
       stream.reset();
-      body = layout.template.renderByBuilders(page, at);
-    } else body = (stream.out as Buffer).toString("latin1", 0, stream.at);
-    if (format === "links") body = Buffer.from(body, "base64").toString("latin1");
+      base64 = layout.template.renderByBuilders(page, at);
+    } else base64 = (stream.out as Buffer).toString("latin1", 0, stream.at);
+    body = format === "links" ? Buffer.from(base64, "base64") : base64;
   }
   const nameStart = at + NAME;
   const nameEnd = nameStart + readU16(page, at + NAME_LENGTH);

@@ -116,7 +116,7 @@ export function answerFromMemory(
     const answer = subscriptions.answerFormat(address, key, format, ifNoneMatch);
     const headers = answer.headers;
     headers.push("x-request-id", requestIds.next(), ...SECURITY_HEADERS);
-    if (answer.body !== undefined) headers.push("content-length", String(answer.body.length)); // latin1: one byte each
+    if (answer.body !== undefined) headers.push("content-length", String(answer.body.length)); // ASCII or bytes
     response.writeHead(answer.status, headers);
     if (method === "GET" && answer.body !== undefined) response.end(answer.body, "latin1");
     else response.end();

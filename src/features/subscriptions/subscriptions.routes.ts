@@ -95,7 +95,7 @@ export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsServic
     const { headers } = response;
     for (let i = 0; i + 1 < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
     if (response.body === undefined) return reply.code(response.status).send();
-    return reply.code(response.status).send(Buffer.from(response.body, "latin1"));
+    return reply.code(response.status).send(response.body);
   }
 
   async function page(request: FastifyRequest, reply: FastifyReply, key: string) {

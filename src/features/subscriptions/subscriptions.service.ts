@@ -238,8 +238,8 @@ export class SubscriptionsService {
       userName: rows.userName,
       uploadBytes: rows.grants.reduce((sum, g) => sum + g.uplinkBytes, 0),
       downloadBytes: rows.grants.reduce((sum, g) => sum + g.downlinkBytes, 0),
-      links: Buffer.from(links.body ?? "", "latin1")
-        .toString("utf8")
+      links: (links.body ?? "")
+        .toString()
         .split("\n")
         .filter((line) => !line.startsWith("#")),
       inbounds: byId.size,

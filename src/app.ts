@@ -19,6 +19,7 @@ import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
 import { webhooksRoutes } from "./features/notifications/webhooks.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
+import { subscriptionSettingsRoutes } from "./features/subscription-settings/subscription-settings.routes.ts";
 import { withCacheFastPath } from "./features/subscriptions/fast-path.ts";
 import {
   subscriptionCacheRoutes,
@@ -218,6 +219,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   trafficRoutes(app, deps.services.traffic);
   subscriptionsRoutes(app, deps.services.subscriptions); // public: /sub/* has config auth: false
   subscriptionCacheRoutes(app, deps.services.subscriptions);
+  subscriptionSettingsRoutes(app, deps.services.subscriptionSettings);
   if (deps.config.metricsToken !== undefined) {
     metricsRoutes(app, deps.services.metrics, deps.config.metricsToken);
   }

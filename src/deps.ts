@@ -35,6 +35,8 @@ import { Notifier } from "./features/notifications/notifier.ts";
 import { WebhooksService } from "./features/notifications/webhooks.service.ts";
 import { ServersRepository } from "./features/servers/servers.repository.ts";
 import { ServersService } from "./features/servers/servers.service.ts";
+import { SubscriptionSettingsRepository } from "./features/subscription-settings/subscription-settings.repository.ts";
+import { SubscriptionSettingsService } from "./features/subscription-settings/subscription-settings.service.ts";
 import { SubscriptionIndex } from "./features/subscriptions/subscription-index.ts";
 import { SubscriptionsRepository } from "./features/subscriptions/subscriptions.repository.ts";
 import { SubscriptionsService } from "./features/subscriptions/subscriptions.service.ts";
@@ -76,6 +78,7 @@ export type Deps = {
     bulkGrants: BulkGrants;
     backups: BackupService;
     subscriptions: SubscriptionsService;
+    subscriptionSettings: SubscriptionSettingsService;
     sync: CoreSync;
     reconciler: Reconciler;
     traffic: TrafficService;
@@ -187,6 +190,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     sync,
     () => new Date(),
     notifier.emit,
+    // Read per request: the subscription settings' public URL, as the subscriptions feature holds it.
+    () => subscriptions.settings.page.publicUrl ?? "",
   );
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
@@ -206,11 +211,15 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
   });
   const traffic = new TrafficService(new TrafficRepository(database.db), sync, servers, users, logger);
+  const subscriptionSettings = new SubscriptionSettingsService(
+    new SubscriptionSettingsRepository(database.db),
+  );
   const subscriptions = new SubscriptionsService(
     new SubscriptionsRepository(database.db, database.dialect),
     new SubscriptionIndex(config.subscriptions.cacheBytes),
     logger,
     { maxAgeMs: config.subscriptions.maxAgeMs },
+    subscriptionSettings,
   );
   const backups = new BackupService(
     database.sqlite === undefined
@@ -256,6 +265,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       bulkGrants,
       backups,
       subscriptions,
+      subscriptionSettings,
       sync,
       reconciler,
       traffic,

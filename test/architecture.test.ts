@@ -25,6 +25,7 @@ const FEATURE_EDGES: readonly string[] = [
   "inbounds -> templates",
   "subscriptions -> access",
   "subscriptions -> inbounds",
+  "subscriptions -> subscription-settings",
   "sync -> certificates",
   "sync -> servers",
   "sync -> templates",
@@ -50,6 +51,7 @@ const FEATURE_ORDER = [
   "audit",
   "metrics",
   "notifications",
+  "subscription-settings",
   "health",
 ];
 

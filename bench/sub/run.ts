@@ -16,6 +16,7 @@ import { sql } from "kysely";
 import pino from "pino";
 import { loadConfig } from "../../src/config/config.ts";
 import { createDeps } from "../../src/deps.ts";
+import { FORMATS, type Format, isFormat } from "../../src/lib/subscription-formats.ts";
 import { freePort } from "../../test/support/ports.ts";
 import { cpuWindow } from "../lib/cpu.ts";
 import { describeCode, describeMachine } from "../lib/machine.ts";
@@ -35,7 +36,7 @@ import {
   writeResults,
 } from "./report.ts";
 import { LINKS_PER_USER, type Seeded, type SeededUser, seed } from "./seed.ts";
-import { checkSameAnswer, checkSubscriptions, type Sample } from "./validate.ts";
+import { checkSameAnswer, checkSubscriptions, pathOf, type Sample } from "./validate.ts";
 
 const { values } = parseArgs({
   options: {
@@ -50,6 +51,7 @@ const { values } = parseArgs({
     write: { type: "string" },
     rounds: { type: "string" },
     smoke: { type: "boolean", default: false },
+    format: { type: "string", default: "base64" },
   },
 });
 function usage(message: string): never {
@@ -80,6 +82,10 @@ const DIALECTS = values.dialects.split(",").map((name) => {
   if (name === "sqlite" || name === "postgres") return name;
   return usage(`--dialects takes sqlite and/or postgres, got "${name}"`);
 });
+/** The format measured: base64 (/sub/{id}, what every app polls) or /sub/{id}/{format}. */
+const FORMAT: Format = isFormat(values.format)
+  ? values.format
+  : usage(`--format takes one of ${FORMATS.join(", ")}`);
 const SERVER_CPU = 0;
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = resolve(HERE, "../..");
@@ -290,7 +296,7 @@ async function run(dialect: Dialect): Promise<DialectResult> {
     const keep = new Set([...checks.before, ...checks.after]);
     const { seeded, databaseVersion } = await seedDatabase(dialect, dataDir, scratch?.url, keep);
     console.error(`  seeded ${USERS.toLocaleString("en")} users in ${seeded.seconds.toFixed(1)} s`);
-    const paths = shuffled(seeded.userIds, 7).map((id) => `/sub/${id}`);
+    const paths = shuffled(seeded.userIds, 7).map((id) => pathOf(id, FORMAT));
     const pathsFile = join(dataDir, "paths.txt");
     writeFileSync(pathsFile, `${paths.join("\n")}\n`);
 
@@ -302,7 +308,12 @@ async function run(dialect: Dialect): Promise<DialectResult> {
     await waitUntilIndexed(sub.baseUrl, token);
     const readySeconds = (performance.now() - startedMs) / 1000;
     console.error(`  every user in memory ${readySeconds.toFixed(1)} s after the start`);
-    const sample = await checkSubscriptions(sub.baseUrl, subset(seeded, checks.before), seeded.inbounds);
+    const sample = await checkSubscriptions(
+      sub.baseUrl,
+      subset(seeded, checks.before),
+      seeded.inbounds,
+      FORMAT,
+    );
     const bodyFile = join(dataDir, "sample-body.txt");
     writeFileSync(bodyFile, sample.body, "latin1");
     for (const [name, script] of [
@@ -317,7 +328,7 @@ async function run(dialect: Dialect): Promise<DialectResult> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const target of targets) await measureRound(target, round, pathsFile);
     }
-    await checkSubscriptions(sub.baseUrl, subset(seeded, checks.after), seeded.inbounds);
+    await checkSubscriptions(sub.baseUrl, subset(seeded, checks.after), seeded.inbounds, FORMAT);
     for (const target of targets.slice(1))
       await checkSameAnswer(target.baseUrl, paths[1] ?? "/sub/x", sample);
     const [subResult, fastify, limit] = targets.map(finished) as [Measured, Measured, Measured];
@@ -326,7 +337,7 @@ async function run(dialect: Dialect): Promise<DialectResult> {
       databaseVersion,
       seedSeconds: seeded.seconds,
       readySeconds,
-      bodyBytes: Buffer.byteLength(sample.body),
+      bodyBytes: Buffer.byteLength(sample.body, "latin1"),
       checked: { before: checks.before.size, after: checks.after.size },
       targets: { sub: subResult, fastify, limit },
     };

@@ -2,7 +2,17 @@
 // seeded user, exactly the body and profile headers the pure renderer (subscription.ts) gives for
 // their name and credentials over the seeded inbounds; and for the fastify and limit targets, the
 // sampled answer byte for byte. A benchmark of error pages or wrong bodies would measure nothing.
+import { parse as parseYaml } from "yaml";
+import {
+  type DocumentBases,
+  entriesOf,
+  renderDocument,
+} from "../../src/features/subscriptions/document-template.ts";
+import { CONTENT_TYPES } from "../../src/features/subscriptions/formats.ts";
 import { renderSubscription } from "../../src/features/subscriptions/subscription.ts";
+import type { Format } from "../../src/lib/subscription-formats.ts";
+import { DEFAULT_MIHOMO_BASE } from "../../src/links/formats/mihomo.ts";
+import { DEFAULT_SINGBOX_BASE } from "../../src/links/formats/singbox.ts";
 import type { SeededInbound, SeededUser } from "./seed.ts";
 
 export type Sample = {
@@ -14,8 +24,19 @@ export type Sample = {
 const AUTOMATIC = new Set(["date", "connection", "keep-alive", "content-length", "transfer-encoding"]);
 const CHECKS_IN_FLIGHT = 16;
 
-/** Expected status 200 answer of one user. */
-export function expectedAnswer(user: SeededUser, inbounds: readonly SeededInbound[]) {
+/** The default base documents (the service's, as nothing was saved). */
+const BASES: DocumentBases = {
+  version: 0,
+  mihomo: parseYaml(DEFAULT_MIHOMO_BASE),
+  singbox: DEFAULT_SINGBOX_BASE,
+};
+
+/** Expected status 200 answer of one user; bodies as their bytes in a latin1 string. */
+export function expectedAnswer(
+  user: SeededUser,
+  inbounds: readonly SeededInbound[],
+  format: Format = "base64",
+) {
   const rendered = renderSubscription({
     userName: user.name,
     grants: inbounds.map((inbound, i) => ({
@@ -25,16 +46,33 @@ export function expectedAnswer(user: SeededUser, inbounds: readonly SeededInboun
       downlink_bytes: 0,
     })),
   });
+  let body = rendered.body;
+  if (format === "links") body = Buffer.from(body, "base64").toString("latin1");
+  else if (format !== "base64") {
+    const params = inbounds.map((inbound) => inbound.linkParams);
+    const text = renderDocument(format, entriesOf(params, user.credentials), BASES).body;
+    body = Buffer.from(text, "utf8").toString("latin1");
+  }
   return {
-    body: rendered.body,
+    body,
     headers: {
-      "content-type": "text/plain; charset=utf-8",
+      "content-type": CONTENT_TYPES[format],
       "subscription-userinfo": rendered.headers.userinfo,
       "profile-title": rendered.headers.title,
       "content-disposition": rendered.headers.disposition,
-      "content-length": String(rendered.body.length),
+      "content-length": String(body.length),
     } as Record<string, string>,
   };
+}
+
+/** The request path of a user in the format measured (base64: the plain /sub/{id} every app polls). */
+export function pathOf(id: string, format: Format): string {
+  return format === "base64" ? `/sub/${id}` : `/sub/${id}/${format}`;
+}
+
+/** The body's bytes as a latin1 string (what the service writes, and the other targets repeat). */
+async function bytesOf(response: Response): Promise<string> {
+  return Buffer.from(await response.arrayBuffer()).toString("latin1");
 }
 
 /**
@@ -45,6 +83,7 @@ export async function checkSubscriptions(
   baseUrl: string,
   users: ReadonlyMap<string, SeededUser>,
   inbounds: readonly SeededInbound[],
+  format: Format = "base64",
 ): Promise<Sample> {
   const ids = [...users.keys()];
   if (ids.length === 0) throw new Error("no users to check");
@@ -53,10 +92,16 @@ export async function checkSubscriptions(
   const worker = async () => {
     for (let i = next++; i < ids.length; i = next++) {
       const id = ids[i] as string;
-      const response = await fetch(`${baseUrl}/sub/${id}`, { signal: AbortSignal.timeout(30_000) });
-      const body = await response.text();
-      const problem = problemOf(response, body, expectedAnswer(users.get(id) as SeededUser, inbounds));
-      if (problem !== undefined) throw new Error(`GET /sub/${id}: ${problem}`);
+      const response = await fetch(`${baseUrl}${pathOf(id, format)}`, {
+        signal: AbortSignal.timeout(30_000),
+      });
+      const body = await bytesOf(response);
+      const problem = problemOf(
+        response,
+        body,
+        expectedAnswer(users.get(id) as SeededUser, inbounds, format),
+      );
+      if (problem !== undefined) throw new Error(`GET ${pathOf(id, format)}: ${problem}`);
       if (i === 0) sample = { body, headers: ownHeaders(response) };
     }
   };
@@ -68,7 +113,7 @@ export async function checkSubscriptions(
 /** The fastify and limit targets must send what /sub sent: same status, body and headers. */
 export async function checkSameAnswer(baseUrl: string, path: string, sample: Sample): Promise<void> {
   const response = await fetch(`${baseUrl}${path}`, { signal: AbortSignal.timeout(10_000) });
-  const body = await response.text();
+  const body = await bytesOf(response);
   const headers = ownHeaders(response);
   if (response.status !== 200 || body !== sample.body) {
     throw new Error(`GET ${path}: status ${response.status}, body differs from the sample`);

@@ -77,6 +77,15 @@ export interface UsersTable {
   telegram_id: BigIntColumn | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** The subscription URL's secret (migration 0014): 32 lowercase hex characters, unique. */
+  sub_token: Generated<string>;
+}
+
+export interface SubscriptionSettingsTable {
+  id: number;
+  /** JSON of the settings (features/subscription-settings). */
+  data: string;
+  updated_at: Timestamp;
 }
 
 export interface ServersTable {
@@ -307,6 +316,7 @@ export interface Database {
   server_sync: ServerSyncTable;
   server_leases: ServerLeasesTable;
   subscription_changes: SubscriptionChangesTable;
+  subscription_settings: SubscriptionSettingsTable;
 }
 
 export type { Generated };

@@ -12,6 +12,7 @@ import * as m0009 from "./0009_admin_roles_audit.ts";
 import * as m0010 from "./0010_wire_layout.ts";
 import * as m0011 from "./0011_user_name_search.ts";
 import * as m0012 from "./0012_notifications.ts";
+import * as m0014 from "./0014_subscription_tokens.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -27,4 +28,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0010_wire_layout": m0010,
   "0011_user_name_search": m0011,
   "0012_notifications": m0012,
+  "0014_subscription_tokens": m0014,
 };

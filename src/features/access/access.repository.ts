@@ -82,6 +82,24 @@ export class AccessRepository {
       });
   }
 
+  /** A grant's new secret (revoke-subscription); CredentialTakenError when the inbound has it already. */
+  async setCredential(id: string, credential: string): Promise<void> {
+    await this.db
+      .updateTable("user_access")
+      .set({ credential, updated_at: new Date().toISOString() })
+      .where("id", "=", id)
+      .execute()
+      .catch((error: unknown) => {
+        if (
+          error instanceof UniqueViolationError &&
+          error.is("user_access", ["server_inbound_id", "credential"])
+        ) {
+          throw new CredentialTakenError(error.message);
+        }
+        throw error;
+      });
+  }
+
   /**
    * Deletes a revoked grant; the traffic it carried moves to the user's next grant on that server,
    * so the user's totals survive. DELETE … RETURNING reads the bytes as of the delete, after any

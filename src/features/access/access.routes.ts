@@ -4,6 +4,7 @@ import { Type } from "typebox";
 import type { App } from "../../lib/http.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
 import { InboundParams } from "../inbounds/inbounds.schemas.ts";
+import { User } from "../users/users.schemas.ts";
 import {
   AccessQuery,
   AccessRecord,
@@ -12,6 +13,7 @@ import {
   ClientConfig,
   GrantCreate,
   GrantParams,
+  QrQuery,
   UserIdParams,
   UserInboundParams,
 } from "./access.schemas.ts";
@@ -20,6 +22,25 @@ import type { BulkGrants } from "./bulk-grant.ts";
 
 export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants): void {
   const tags = ["access"];
+
+  app.post(
+    "/api/users/:id/revoke-subscription",
+    {
+      schema: {
+        tags: ["users"],
+        summary:
+          "Revoke the user's subscription: a new URL, and new credentials on every grant, pushed to the cores",
+        description:
+          "The old /sub/{sub_token} is 404 and old links stop connecting at once; the user record carries the new subscription_url. A grant whose core cannot be reached is pending with its new credential.",
+        params: IdParams,
+        response: {
+          200: Type.Object({ user: User, grants: Type.Array(AccessRecord) }),
+          ...problems(404),
+        },
+      },
+    },
+    async (request) => access.revokeSubscription(request.params.id),
+  );
 
   app.post(
     "/api/servers/:server_id/inbounds/:inbound_id/users",
@@ -92,10 +113,11 @@ export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants):
         tags,
         summary: "The user's client configurations (what the subscription holds)",
         params: UserIdParams,
+        querystring: QrQuery,
         response: { 200: Type.Array(ClientConfig), ...problems(404) },
       },
     },
-    async (request) => access.userConfigs(request.params.user_id),
+    async (request) => access.userConfigs(request.params.user_id, request.query.include_qr),
   );
 
   app.get(
@@ -105,10 +127,12 @@ export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants):
         tags,
         summary: "The client configuration of the user's grant on one inbound",
         params: UserInboundParams,
+        querystring: QrQuery,
         response: { 200: ClientConfig, ...problems(404, 422) },
       },
     },
-    async (request) => access.userInboundConfig(request.params.user_id, request.params.inbound_id),
+    async (request) =>
+      access.userInboundConfig(request.params.user_id, request.params.inbound_id, request.query.include_qr),
   );
 
   app.get(
@@ -118,9 +142,11 @@ export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants):
         tags,
         summary: "One client configuration per user of the inbound",
         params: InboundParams,
+        querystring: QrQuery,
         response: { 200: Type.Array(ClientConfig), ...problems(404) },
       },
     },
-    async (request) => access.inboundConfigs(request.params.server_id, request.params.inbound_id),
+    async (request) =>
+      access.inboundConfigs(request.params.server_id, request.params.inbound_id, request.query.include_qr),
   );
 }

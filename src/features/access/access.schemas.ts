@@ -90,9 +90,16 @@ export const ClientConfig = Type.Object({
   inbound_tag: Type.String(),
   protocol: Protocol,
   uri: Type.String({ description: "protocol://…" }),
-  qr_code: Type.Null(),
+  qr_code: Type.Union([Type.String({ description: "data:image/svg+xml;base64,…" }), Type.Null()], {
+    description: "null unless ?include_qr=true: then the link's QR code as an SVG data: URI",
+  }),
 });
 export type ClientConfig = Static<typeof ClientConfig>;
+
+export const QrQuery = Type.Object(
+  { include_qr: Type.Optional(Type.Boolean({ default: false, description: "add each link's QR code" })) },
+  { additionalProperties: false },
+);
 
 export const AccessQuery = Type.Object(
   { include_uris: Type.Optional(Type.Boolean({ default: false })) },

@@ -2,10 +2,13 @@
 // fresh credential, is stored, then added to the core through CoreSync; revoking takes it off the
 // core first (queued when the core is unreachable). Also the client configurations of grants.
 import { NotFoundError, notFoundAt, UnprocessableError, ValidationError } from "../../lib/errors.ts";
+import { limiter } from "../../lib/limiter.ts";
+import { qrSvgDataUri } from "../../lib/qr.ts";
 import { isUuid } from "../../lib/uuid.ts";
 import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import type { CoreSync } from "../sync/core-sync.ts";
+import { drawCredential } from "../sync/credentials.ts";
 import type { User, UserCreate } from "../users/users.schemas.ts";
 import type { UsersService } from "../users/users.service.ts";
 import {
@@ -61,6 +64,52 @@ export class AccessService {
     });
   }
 
+  /**
+   * Revokes the user's subscription: a new sub_token (the old URL is 404) and a new credential on
+   * every grant, pushed to its core at once (the core's user is replaced), so old links stop
+   * connecting. A core that cannot be reached leaves its grant pending with the new credential.
+   */
+  async revokeSubscription(userId: string): Promise<{ user: User; grants: AccessRecord[] }> {
+    await this.users.get(userId);
+    const grants = await this.access.listByUser(userId);
+    const records: AccessRecord[] = [];
+    for (const grant of grants) {
+      records.push(
+        await this.sync.exclusive(grant.server_inbound_id, async () => {
+          const inbound = await this.inbounds.findInboundById(grant.server_inbound_id);
+          if (inbound === undefined) return record(grant);
+          const row = await this.#rotate(inbound, grant);
+          const statuses = await this.sync.pushGrants(inbound, [row], limiter(1), {
+            replaceFirst: new Set([row.id]),
+          });
+          const status = statuses.get(row.id);
+          return record({
+            ...row,
+            sync_state: status?.state ?? row.sync_state,
+            sync_error: status?.error ?? null,
+          });
+        }),
+      );
+    }
+    const user = await this.users.rotateSubToken(userId);
+    return { user, grants: records };
+  }
+
+  /** A fresh credential for the grant, stored (drawn again in the unlikely case the inbound has it). */
+  async #rotate(inbound: InboundRow, grant: AccessRow): Promise<AccessRow> {
+    const { protocol, shadowsocksMethod } = inbound.link_params;
+    const taken = new Set([grant.credential]);
+    for (let attempt = 1; ; attempt++) {
+      const credential = drawCredential(protocol, shadowsocksMethod, taken);
+      try {
+        await this.access.setCredential(grant.id, credential);
+        return { ...grant, credential };
+      } catch (error) {
+        if (!(error instanceof CredentialTakenError) || attempt >= CREDENTIAL_ATTEMPTS) throw error;
+      }
+    }
+  }
+
   async listForUser(userId: string, includeUris: boolean): Promise<AccessRecord[]> {
     await this.users.get(userId);
     if (!includeUris) return (await this.access.listByUser(userId)).map(record);
@@ -76,17 +125,20 @@ export class AccessService {
   }
 
   /** What the user's subscription holds: active grants on active inbounds. */
-  async userConfigs(userId: string): Promise<ClientConfig[]> {
+  async userConfigs(userId: string, includeQr = false): Promise<ClientConfig[]> {
     await this.users.get(userId);
     const rows = await this.access.listLinksOfUser(userId);
-    return configsOf(rows.filter((row) => row.is_active && row.inbound_is_active));
+    return configsOf(
+      rows.filter((row) => row.is_active && row.inbound_is_active),
+      includeQr,
+    );
   }
 
-  async userInboundConfig(userId: string, inboundId: string): Promise<ClientConfig> {
+  async userInboundConfig(userId: string, inboundId: string, includeQr = false): Promise<ClientConfig> {
     await this.users.get(userId);
     const row = await this.access.findLink(userId, inboundId);
     if (row === undefined) throw new NotFoundError(`access grant of user ${userId} on inbound`, inboundId);
-    const [config] = configsOf([row]);
+    const [config] = configsOf([row], includeQr);
     if (config === undefined) {
       throw new UnprocessableError(
         "no share link can be written for this inbound",
@@ -98,10 +150,10 @@ export class AccessService {
   }
 
   /** One configuration per user of the inbound. */
-  async inboundConfigs(serverId: string, inboundId: string): Promise<ClientConfig[]> {
+  async inboundConfigs(serverId: string, inboundId: string, includeQr = false): Promise<ClientConfig[]> {
     await this.servers.get(serverId);
     await this.inbounds.getInbound(serverId, inboundId);
-    return configsOf(await this.access.listLinksOfInbound(inboundId));
+    return configsOf(await this.access.listLinksOfInbound(inboundId), includeQr);
   }
 
   async #existingUser(id: string): Promise<User> {
@@ -158,7 +210,8 @@ function record(row: AccessRow): AccessRecord {
   };
 }
 
-function configsOf(rows: readonly AccessLinkRow[]): ClientConfig[] {
+/** `qr_code`: null, or with includeQr an SVG data: URI of the link's QR code. */
+function configsOf(rows: readonly AccessLinkRow[], includeQr = false): ClientConfig[] {
   const uris = linksOf(rows);
   return rows.flatMap((row, index) => {
     const uri = uris[index];
@@ -170,7 +223,7 @@ function configsOf(rows: readonly AccessLinkRow[]): ClientConfig[] {
         inbound_tag: row.inbound_tag,
         protocol: row.link_params.protocol,
         uri,
-        qr_code: null,
+        qr_code: includeQr ? qrSvgDataUri(uri) : null,
       },
     ];
   });

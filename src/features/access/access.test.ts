@@ -290,6 +290,26 @@ describe("access records and client configurations", needs, () => {
     assert.equal(target.host, "127.0.0.1");
     assert.equal(target.port, inbound.port_override);
     expectProblem(await api("GET", `/api/users/${two.user_id}/access/${UNKNOWN}/config`), 404, "not_found");
+    // ?include_qr=true: the link's QR code as an SVG data: URI (the subscription page's Chromium
+    // test decodes the same drawing with jsqr); anything else than a boolean is a 400.
+    for (const url of [
+      `/api/users/${one.user_id}/configs?include_qr=true`,
+      `/api/servers/${downServer}/inbounds/${inbound.id}/configs?include_qr=true`,
+    ]) {
+      const [withQr] = (await api("GET", url)).json() as { uri: string; qr_code: string }[];
+      assert.match(withQr?.qr_code ?? "", /^data:image\/svg\+xml;base64,/);
+      const svg = Buffer.from((withQr?.qr_code ?? "").split(",")[1] ?? "", "base64").toString("utf8");
+      assert.match(svg, /^<svg[\s\S]*<\/svg>$/);
+    }
+    const qrSingle = (
+      await api("GET", `/api/users/${one.user_id}/access/${inbound.id}/config?include_qr=true`)
+    ).json();
+    assert.match(qrSingle.qr_code, /^data:image\/svg\+xml;base64,/);
+    expectProblem(
+      await api("GET", `/api/users/${one.user_id}/configs?include_qr=maybe`),
+      400,
+      "validation_failed",
+    );
     expectProblem(await api("GET", `/api/users/${UNKNOWN}/configs`), 404, "not_found");
     expectProblem(
       await api("GET", `/api/servers/${downServer}/inbounds/${UNKNOWN}/configs`),

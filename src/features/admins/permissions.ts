@@ -28,6 +28,7 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "GET /api/users/:id": "users.read",
   "PUT /api/users/:id": "users.write",
   "DELETE /api/users/:id": "users.write",
+  "POST /api/users/:id/revoke-subscription": "users.write",
   "GET /api/users/:id/usage": "links.read",
   "GET /api/users/:id/access": "links.read",
   "GET /api/users/:user_id/configs": "links.read",
@@ -66,6 +67,8 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "DELETE /api/servers/:server_id/inbounds/:inbound_id/users/:email": "access.write",
 
   "GET /api/subscriptions/cache": "system.read",
+  "GET /api/subscription-settings": "settings.read",
+  "PUT /api/subscription-settings": "settings.write",
 
   // Webhook URLs can carry the receiver's own secret: owners only, reading included.
   "GET /api/webhooks": "settings.write",

@@ -2,9 +2,13 @@
 // headers from the name, the traffic totals, the ETag, and 304 Not Modified for a matching
 // If-None-Match. The fast path and the Fastify route both answer through here, so their bytes are
 // the same by construction. No I/O.
+
+import type { Format } from "../../lib/subscription-formats.ts";
 import { Base64Stream, constantText, STANDARD } from "./base64-stream.ts";
+import type { DocumentBases } from "./document-template.ts";
+import { CONTENT_TYPES } from "./formats.ts";
 import type { Layout } from "./layouts.ts";
-import { NO_TRAFFIC, TITLE_PREFIX, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
+import { NO_TRAFFIC, TITLE_PREFIX, titleOf, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
 import {
   DOWNLOAD,
   FLAG_PLAIN_DISPOSITION,
@@ -122,4 +126,82 @@ export function matchesAny(ifNoneMatch: string, etag: string): boolean {
     if (tag === "*" || tag === etag || tag === `W/${etag}`) return true;
   }
   return false;
+}
+
+export type AnswerSettings = {
+  bases: DocumentBases;
+  /** Profile-Update-Interval's value. */
+  updateInterval: string;
+  /** Name, value pairs sent with every 200 (Support-Url, Announce). */
+  extras: readonly string[];
+  /** The public base URL: Profile-Web-Page-Url is it + /sub/{key}. */
+  publicUrl: string | null;
+};
+
+/** body: base64 as a string (ASCII), the other formats as their UTF-8 bytes. */
+export type FormatResponse = { status: 200 | 304; headers: string[]; body: string | Buffer | undefined };
+
+/** A letter per format in the ETag, so two formats of one user never share one. */
+const ETAG_LETTER: Record<Format, string> = {
+  base64: "",
+  links: "L",
+  mihomo: "M",
+  "sing-box": "S",
+  "xray-json": "X",
+};
+
+/** The answer in any format (the base64 one too when settings add headers): new header lists per call. */
+export function formatAnswer(
+  format: Format,
+  key: string,
+  layout: Layout,
+  page: Buffer,
+  at: number,
+  ifNoneMatch: string | undefined,
+  settings: AnswerSettings,
+): FormatResponse {
+  const upload = page.readDoubleLE(at + UPLOAD);
+  const download = page.readDoubleLE(at + DOWNLOAD);
+  const userinfo = upload === 0 && download === 0 ? NO_TRAFFIC : userinfoOf(upload, download);
+  const isDocument = format === "mihomo" || format === "sing-box" || format === "xray-json";
+  const document = isDocument ? layout.document(format, settings.bases) : undefined;
+  const layoutTag = document?.tag ?? layout.template.tag;
+  const etag = `"${ETAG_LETTER[format]}${layoutTag}${page.toString("latin1", at + TAG, at + TAG + TAG_LENGTH)}"`;
+  if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {
+    return {
+      status: 304,
+      headers: ["etag", etag, "cache-control", CACHE_CONTROL, "subscription-userinfo", userinfo],
+      body: undefined,
+    };
+  }
+  let body: string | Buffer;
+  if (document !== undefined) body = document.render(page, at);
+  else {
+    let base64: string;
+    if (!layout.template.renderInto(stream, page, at)) {
+      stream.reset();
+      base64 = layout.template.renderByBuilders(page, at);
+    } else base64 = (stream.out as Buffer).toString("latin1", 0, stream.at);
+    body = format === "links" ? Buffer.from(base64, "base64") : base64;
+  }
+  const nameStart = at + NAME;
+  const nameEnd = nameStart + readU16(page, at + NAME_LENGTH);
+  const name = page.toString("utf8", nameStart, nameEnd);
+  const disposition =
+    ((page[at + FLAGS] as number) & FLAG_PLAIN_DISPOSITION) !== 0
+      ? `attachment; filename="${name}"`
+      : page.toString("latin1", nameEnd + 2, nameEnd + 2 + readU16(page, nameEnd));
+  // biome-ignore format: name, value pairs
+  const headers = [
+    "content-type", CONTENT_TYPES[format],
+    "subscription-userinfo", userinfo,
+    "profile-title", titleOf(name),
+    "profile-update-interval", settings.updateInterval,
+    "content-disposition", disposition,
+    "etag", etag,
+    "cache-control", CACHE_CONTROL,
+    ...settings.extras,
+  ];
+  if (settings.publicUrl !== null) headers.push("profile-web-page-url", `${settings.publicUrl}/sub/${key}`);
+  return { status: 200, headers, body };
 }

@@ -8,12 +8,13 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { SECURITY_HEADERS } from "../../lib/security-headers.ts";
+import { type Format, isFormat } from "../../lib/subscription-formats.ts";
 import { NOT_MODIFIED_HEADERS, notModifiedHeaders, OK_HEADERS, okHeaders } from "./answer.ts";
+import { isBrowser } from "./formats.ts";
 import type { SubscriptionsService } from "./subscriptions.service.ts";
 
 const PREFIX = "/sub/";
-/** "/sub/" and a uuid: the only URL shape answered here. */
-const URL_LENGTH = PREFIX.length + 36;
+const FORMAT_QUERY = "format=";
 
 /** The security headers every response carries (as Fastify's onRequest hook sets them), after ours. */
 const SECURITY_PAIRS = SECURITY_HEADERS.length / 2;
@@ -55,6 +56,29 @@ export class RequestIds {
 }
 const requestIds = new RequestIds();
 
+/**
+ * The URL shapes answered here: /sub/{key}, /sub/{key}/{format} and /sub/{key}?format={format},
+ * where key is a lowercase uuid (36) or a sub token (32 hex); anything else is left to Fastify.
+ * Returns the key's length and the explicit format (null: none), or undefined.
+ */
+function parseUrl(url: string): { length: number; format: Format | null } | undefined {
+  let end = PREFIX.length;
+  while (end < url.length && url.charCodeAt(end) !== 0x2f && url.charCodeAt(end) !== 0x3f) end++;
+  const length = end - PREFIX.length;
+  if (length !== 36 && length !== 32) return undefined;
+  if (end === url.length) return { length, format: null };
+  const query = url.indexOf("?", end);
+  let format: string | undefined;
+  if (url.charCodeAt(end) === 0x2f) {
+    format = url.slice(end + 1, query < 0 ? undefined : query);
+    if (query >= 0) return undefined;
+  } else {
+    if (!url.startsWith(FORMAT_QUERY, end + 1)) return undefined;
+    format = url.slice(end + 1 + FORMAT_QUERY.length);
+  }
+  return isFormat(format) ? { length, format } : undefined;
+}
+
 /** True when the answer was written; false to let Fastify handle the request. */
 export function answerFromMemory(
   subscriptions: SubscriptionsService,
@@ -63,19 +87,41 @@ export function answerFromMemory(
 ): boolean {
   const { method, url } = request;
   if (method !== "GET" && method !== "HEAD") return false;
-  if (url === undefined || url.length !== URL_LENGTH || !url.startsWith(PREFIX)) return false;
+  if (url === undefined || !url.startsWith(PREFIX) || !subscriptions.isReady) return false;
+  const shape = parseUrl(url);
+  if (shape === undefined) return false;
   const raw = request.rawHeaders;
   let ifNoneMatch: string | undefined;
+  let userAgent: string | undefined;
+  let accept: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
     if (name.length === 12 && name.toLowerCase() === "x-request-id") return false; // Fastify echoes (and checks) it
     if (name.length === 13 && name.toLowerCase() === "if-none-match") {
       // Repeated fields are one list, as IncomingMessage#headers joins them.
       ifNoneMatch = ifNoneMatch === undefined ? raw[i + 1] : `${ifNoneMatch}, ${raw[i + 1]}`;
-    }
+    } else if (name.length === 10 && name.toLowerCase() === "user-agent") userAgent = raw[i + 1];
+    else if (name.length === 6 && name.toLowerCase() === "accept") accept = raw[i + 1];
   }
-  const address = subscriptions.find(url, PREFIX.length);
+  const settings = subscriptions.settings;
+  let format = shape.format;
+  if (format === null) {
+    if (isBrowser(accept, userAgent)) return false; // the page: rendered by the route
+    format = settings.chooser.byUserAgent(userAgent);
+  }
+  const address = subscriptions.findKey(url, PREFIX.length, shape.length);
   if (address < 0) return false;
+  if (format !== "base64" || !settings.isPlain) {
+    const key = url.slice(PREFIX.length, PREFIX.length + shape.length);
+    const answer = subscriptions.answerFormat(address, key, format, ifNoneMatch);
+    const headers = answer.headers;
+    headers.push("x-request-id", requestIds.next(), ...SECURITY_HEADERS);
+    if (answer.body !== undefined) headers.push("content-length", String(answer.body.length)); // ASCII or bytes
+    response.writeHead(answer.status, headers);
+    if (method === "GET" && answer.body !== undefined) response.end(answer.body, "latin1");
+    else response.end();
+    return true;
+  }
   const body = subscriptions.answerInto(address, ifNoneMatch, OK, NOT_MODIFIED);
   if (body === undefined) {
     NOT_MODIFIED[NOT_MODIFIED_HEADERS + 1] = requestIds.next();

@@ -7,6 +7,7 @@
 // (a change of grants is a change of the user, which drops their record). A layout no record points
 // to any more is forgotten.
 import type { LinkParams } from "../inbounds/link-params.ts";
+import { type DocumentBases, type DocumentFormat, DocumentTemplate } from "./document-template.ts";
 import { LinksTemplate } from "./links-template.ts";
 
 /** One inbound as subscriptions see it; shared by every layout that has it while it is current. */
@@ -24,6 +25,8 @@ const LAYOUT_BYTES = 200;
 export class Layout {
   #refs: readonly InboundRef[];
   #template: LinksTemplate;
+  /** Document formats, compiled on first use for the base documents' version they were made with. */
+  #documents = new Map<DocumentFormat, DocumentTemplate>();
   isStale = false;
   /** Records pointing to this layout. */
   users = 0;
@@ -50,9 +53,26 @@ export class Layout {
     return LAYOUT_BYTES + this.key.length + this.#template.bytes;
   }
 
+  /**
+   * The template of a document format (compiled now if there is none for these bases). Its bytes are
+   * not counted in the layouts' budget: a few per layout, and layouts are few.
+   */
+  document(format: DocumentFormat, bases: DocumentBases): DocumentTemplate {
+    const known = this.#documents.get(format);
+    if (known !== undefined && known.bases.version === bases.version) return known;
+    const template = new DocumentTemplate(
+      format,
+      this.#refs.map((ref) => ref.params),
+      bases,
+    );
+    this.#documents.set(format, template);
+    return template;
+  }
+
   revive(refs: readonly InboundRef[]): void {
     this.#refs = refs;
     this.#template = compile(refs);
+    this.#documents = new Map();
     this.isStale = false;
   }
 }

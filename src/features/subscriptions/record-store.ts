@@ -83,6 +83,17 @@ export class RecordStore {
     );
   }
 
+  /** Where the record of the user whose id is these 16 bytes is, or -1. */
+  findBytes(key: Uint8Array): number {
+    keyBytes.set(key);
+    return this.#find(
+      keyWords[0] as number,
+      keyWords[1] as number,
+      keyWords[2] as number,
+      keyWords[3] as number,
+    );
+  }
+
   #find(w0: number, w1: number, w2: number, w3: number): number {
     const mask = this.#capacity - 1;
     for (let i = hashOf(w0, w1, w2, w3) & mask; ; i = (i + 1) & mask) {

@@ -23,6 +23,7 @@ import {
   credentialsAt,
   credentialText,
   KEY,
+  NAME,
   prepareRecord,
   type RecordInput,
   writeRecord,
@@ -326,7 +327,7 @@ describe("record store", () => {
       const page = store.page(address);
       const at = store.offset(address);
       assert.equal(page.toString("hex", at + KEY, at + KEY + 16), id.replaceAll("-", ""));
-      assert.equal(page.toString("utf8", at + 64, at + 64 + name.length), name);
+      assert.equal(page.toString("utf8", at + NAME, at + NAME + name.length), name);
     }
     assert.equal(store.findText(randomUUID()), -1);
     assert.equal(store.findText("not-a-uuid"), -1);

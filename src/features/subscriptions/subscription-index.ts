@@ -6,14 +6,18 @@
 // database before a change from being stored after it.
 import { type InboundRef, Layout, Layouts, layoutKey } from "./layouts.ts";
 import { RecordStore } from "./record-store.ts";
+import { TokenTable } from "./token-table.ts";
 import {
   DOWNLOAD,
   LAYOUT,
   LOADED_AT,
   type PreparedRecord,
+  parseToken,
   prepareRecord,
   type RecordInput,
+  TOKEN,
   UPLOAD,
+  uuidBytes,
   writeRecord,
 } from "./user-record.ts";
 
@@ -31,12 +35,16 @@ export type IndexStats = {
   notStored: number;
 };
 
+const tokenProbe = new Uint8Array(16);
+const userProbe = new Uint8Array(16);
+
 /** Layouts (with their compiled templates) get up to this share of the budget. */
 const LAYOUT_SHARE = 8;
 
 export class SubscriptionIndex {
   readonly #layouts: Layouts;
   readonly #records: RecordStore;
+  readonly #tokens = new TokenTable();
   #generation = 0;
   #hits = 0;
   #notStored = 0;
@@ -62,14 +70,31 @@ export class SubscriptionIndex {
     return address;
   }
 
+  /** As find(), for the user whose sub_token is the 32 hex characters at text[from, from + 32). */
+  findToken(text: string, from: number, notBeforeS: number): number {
+    if (!parseToken(text, from, tokenProbe, 0) || !this.#tokens.get(tokenProbe, userProbe)) return -1;
+    const address = this.#records.findBytes(userProbe);
+    if (address < 0) return -1;
+    // The record's own token must be this one: an entry a rotation left behind reaches nothing.
+    const page = this.#records.page(address);
+    const at = this.#records.offset(address) + TOKEN;
+    for (let i = 0; i < 16; i++) if (page[at + i] !== tokenProbe[i]) return -1;
+    const current = this.#isCurrent(address, notBeforeS);
+    if (current) this.#hits++;
+    return current ? address : -1;
+  }
+
   #current(text: string, from: number, notBeforeS: number): number {
     const address = this.#records.findText(text, from);
     if (address < 0) return -1;
+    return this.#isCurrent(address, notBeforeS) ? address : -1;
+  }
+
+  #isCurrent(address: number, notBeforeS: number): boolean {
     const page = this.#records.page(address);
     const at = this.#records.offset(address);
     const layout = this.#layouts.bySlot(page.readUInt32LE(at + LAYOUT));
-    if (layout === undefined || layout.isStale || page.readUInt32LE(at + LOADED_AT) < notBeforeS) return -1;
-    return address;
+    return !(layout === undefined || layout.isStale || page.readUInt32LE(at + LOADED_AT) < notBeforeS);
   }
 
   page(address: number): Buffer {
@@ -121,6 +146,7 @@ export class SubscriptionIndex {
       this.#layouts.release(layout.slot);
       return this.#refused(undefined);
     }
+    if (record.token !== undefined) this.#tokens.set(record.token, uuidBytes(input.userId) as Uint8Array);
     return address;
   }
 
@@ -163,6 +189,8 @@ export class SubscriptionIndex {
   #remove(userId: string): void {
     const address = this.#records.removeText(userId);
     if (address < 0) return;
+    const token = this.#records.page(address).subarray(this.#records.offset(address) + TOKEN);
+    if (token.subarray(0, 16).some((byte) => byte !== 0)) this.#tokens.delete(token.subarray(0, 16));
     this.#layouts.release(this.#records.page(address).readUInt32LE(this.#records.offset(address) + LAYOUT));
   }
 
@@ -191,6 +219,7 @@ export class SubscriptionIndex {
     this.#generation++;
     this.#layouts.clear();
     this.#records.clear();
+    this.#tokens.clear();
   }
 
   /** Whether a record was refused for want of room (the warm-up stops there). */
@@ -201,7 +230,7 @@ export class SubscriptionIndex {
   stats(): IndexStats {
     return {
       entries: this.#records.entries,
-      bytes: this.#records.bytes + this.#layouts.bytes,
+      bytes: this.#records.bytes + this.#layouts.bytes + this.#tokens.bytes,
       budgetBytes: this.budgetBytes,
       hits: this.#hits,
       layouts: this.#layouts.count,

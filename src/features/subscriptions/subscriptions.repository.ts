@@ -9,7 +9,12 @@ import type { Change, ChangeSource, ChangesRead } from "./change-feed.ts";
 
 export type GrantRow = { inboundId: string; credential: string; uplinkBytes: number; downlinkBytes: number };
 /** A user and their active grants in the order they were given. */
-export type SubscriptionRows = { userId: string; userName: string; grants: GrantRow[] };
+export type SubscriptionRows = {
+  userId: string;
+  userName: string;
+  subToken: string | null;
+  grants: GrantRow[];
+};
 export type InboundLinkRow = { id: string; isActive: boolean; linkParams: LinkParams };
 /** Where the warm-up's walk over users (by created_at, id) goes on. */
 export type WarmCursor = { createdAt: string | Date; id: string };
@@ -20,6 +25,7 @@ const GRANT_COLUMNS = ["a.server_inbound_id", "a.credential", "a.uplink_bytes", 
 type JoinedRow = {
   user_id: string;
   name: string;
+  sub_token: string | null;
   server_inbound_id: string | null;
   credential: string | null;
   uplink_bytes: number | string | null;
@@ -35,7 +41,18 @@ export class SubscriptionsRepository implements ChangeSource {
   /** undefined when the user does not exist. */
   async findSubscription(userId: string): Promise<SubscriptionRows | undefined> {
     const rows = await this.#withGrants(
-      this.db.selectFrom("users").select(["id", "name"]).where("id", "=", userId),
+      this.db.selectFrom("users").select(["id", "name", "sub_token"]).where("id", "=", userId),
+    )
+      .orderBy("a.created_at")
+      .orderBy("a.id")
+      .execute();
+    return groupByUser(rows)[0];
+  }
+
+  /** undefined when no user has this sub_token. */
+  async findSubscriptionByToken(token: string): Promise<SubscriptionRows | undefined> {
+    const rows = await this.#withGrants(
+      this.db.selectFrom("users").select(["id", "name", "sub_token"]).where("sub_token", "=", token),
     )
       .orderBy("a.created_at")
       .orderBy("a.id")
@@ -47,7 +64,7 @@ export class SubscriptionsRepository implements ChangeSource {
   async listSubscriptionsAfter(after: WarmCursor | undefined, limit: number): Promise<SubscriptionsPage> {
     let users = this.db
       .selectFrom("users")
-      .select(["id", "name", "created_at"])
+      .select(["id", "name", "sub_token", "created_at"])
       .orderBy("created_at")
       .orderBy("id")
       .limit(limit);
@@ -61,7 +78,7 @@ export class SubscriptionsRepository implements ChangeSource {
       .leftJoin("user_access as a", (join) =>
         join.onRef("a.user_id", "=", "u.id").on("a.is_active", "=", true),
       )
-      .select(["u.id as user_id", "u.name", "u.created_at", ...GRANT_COLUMNS])
+      .select(["u.id as user_id", "u.name", "u.sub_token", "u.created_at", ...GRANT_COLUMNS])
       .orderBy("u.created_at")
       .orderBy("u.id")
       .orderBy("a.created_at")
@@ -143,12 +160,12 @@ export class SubscriptionsRepository implements ChangeSource {
       .leftJoin("user_access as a", (join) =>
         join.onRef("a.user_id", "=", "u.id").on("a.is_active", "=", true),
       )
-      .select(["u.id as user_id", "u.name", ...GRANT_COLUMNS]);
+      .select(["u.id as user_id", "u.name", "u.sub_token", ...GRANT_COLUMNS]);
   }
 }
 
 function usersQuery(db: Kysely<Database>) {
-  return db.selectFrom("users").select(["id", "name"]);
+  return db.selectFrom("users").select(["id", "name", "sub_token"]);
 }
 
 function change(
@@ -165,7 +182,7 @@ function groupByUser(rows: readonly JoinedRow[]): SubscriptionRows[] {
   let current: SubscriptionRows | undefined;
   for (const row of rows) {
     if (current?.userId !== row.user_id) {
-      current = { userId: row.user_id, userName: row.name, grants: [] };
+      current = { userId: row.user_id, userName: row.name, subToken: row.sub_token, grants: [] };
       users.push(current);
     }
     if (row.server_inbound_id === null || row.credential === null) continue;

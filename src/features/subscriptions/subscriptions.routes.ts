@@ -1,47 +1,122 @@
-// GET /sub/{user_id} (and HEAD): the public subscription that client apps poll (no bearer token).
+// GET /sub/{key} and /sub/{key}/{format} (and HEAD): the public subscription that client apps poll
+// (no bearer token), and the page a browser gets. The fast path (fast-path.ts) answers from memory
+// first; this route answers the rest (a user not in memory, uppercase keys, the page) the same way.
 // The hottest route: a cached answer is sent without a promise, one shared logger at warn or
 // quieter instead of a child per request, and no per-request log lines.
-import type { FastifyBaseLogger, FastifyReply } from "fastify";
+import { randomBytes } from "node:crypto";
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import { NotFoundError } from "../../lib/errors.ts";
 import type { App } from "../../lib/http.ts";
 import { problems } from "../../lib/schemas.ts";
+import { isFormat } from "../../lib/subscription-formats.ts";
+import { isBrowser } from "./formats.ts";
+import { pageLanguage, pagePolicy, renderPage } from "./page.ts";
 import { CacheStats } from "./subscriptions.schemas.ts";
-import type { SubscriptionResponse, SubscriptionsService } from "./subscriptions.service.ts";
+import type { SubscriptionsService } from "./subscriptions.service.ts";
 
-// Not a uuid format: a malformed id is 404 like an unknown one, never 400.
-const Params = Type.Object({ user_id: Type.String() }, { additionalProperties: false });
+// Not a uuid format: a malformed key is 404 like an unknown one, never 400.
+const Params = Type.Object({ key: Type.String() }, { additionalProperties: false });
+const FormatParams = Type.Object(
+  { key: Type.String(), format: Type.String() },
+  { additionalProperties: false },
+);
+const Query = Type.Object({ format: Type.Optional(Type.String()) });
 
 export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsService): void {
   const logger = quietLogger(app.log);
+  const description =
+    "key: the user's sub_token (32 hex characters) or, while the by-id URL is on, their uuid. The format is " +
+    "the path's, else ?format=, else a browser (HTML Accept and a browser User-Agent) gets the page, else " +
+    "the first User-Agent rule that matches (/api/subscription-settings), else base64. ETag on every answer; " +
+    "If-None-Match with it gives 304 without a body. HEAD gives the headers only.";
+  const responses = {
+    200: Type.String({
+      description: "base64 (links joined by \\n), plain links, mihomo YAML, sing-box JSON or Xray JSON",
+    }),
+    304: Type.Null({ description: "Not Modified: If-None-Match matched the current ETag" }),
+    404: Type.Unsafe<unknown>({ $ref: "Problem#" }),
+  };
+  const config = { auth: false, guardInput: false } as const; // any malformed key is a 404 like an unknown one
   app.get(
-    "/sub/:user_id",
+    "/sub/:key",
     {
-      config: { auth: false, guardInput: false }, // any malformed id is a 404 like an unknown one
+      config,
       childLoggerFactory: () => logger,
       schema: {
         tags: ["subscription"],
-        summary: "The user's share links, one per line, standard base64 (public)",
-        description:
-          "ETag on every answer; If-None-Match with it gives 304 without a body. HEAD gives the headers only.",
+        summary: "The user's subscription in the format their app reads, or a page for people (public)",
+        description,
         security: [],
         params: Params,
-        produces: ["text/plain"],
-        response: {
-          200: Type.String({ description: "base64 of the links joined by \\n" }),
-          304: Type.Null({ description: "Not Modified: If-None-Match matched the current ETag" }),
-          404: Type.Unsafe<unknown>({ $ref: "Problem#" }),
-        },
+        querystring: Query,
+        produces: ["text/plain", "text/yaml", "application/json", "text/html"],
+        response: responses,
+      },
+    },
+    (request, reply) => answer(request, reply, request.params.key, request.query.format),
+  );
+  app.get(
+    "/sub/:key/:format",
+    {
+      config,
+      childLoggerFactory: () => logger,
+      schema: {
+        tags: ["subscription"],
+        summary:
+          "The user's subscription in one format: base64, links, mihomo, sing-box or xray-json (public)",
+        description,
+        security: [],
+        params: FormatParams,
+        produces: ["text/plain", "text/yaml", "application/json"],
+        response: responses,
       },
     },
     (request, reply) => {
-      const id = request.params.user_id;
-      const ifNoneMatch = request.headers["if-none-match"];
-      // Over HTTP the fast path (fast-path.ts) asked the index already; asking again costs a lookup.
-      const cached = subscriptions.cached(id, ifNoneMatch);
-      if (cached !== undefined) return send(reply, cached);
-      return subscriptions.respond(id, ifNoneMatch).then((response) => send(reply, response));
+      if (!isFormat(request.params.format)) throw new NotFoundError("subscription format");
+      return answer(request, reply, request.params.key, request.params.format);
     },
   );
+
+  async function answer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string,
+    explicit: string | undefined,
+  ) {
+    if (explicit !== undefined && !isFormat(explicit)) throw new NotFoundError("subscription format");
+    const userAgent = request.headers["user-agent"];
+    if (explicit === undefined && isBrowser(request.headers.accept, userAgent)) {
+      return page(request, reply, key);
+    }
+    if (!subscriptions.isReady) await subscriptions.loadSettings();
+    const format = explicit ?? subscriptions.settings.chooser.byUserAgent(userAgent);
+    const response = await subscriptions.respondFormat(key, format, request.headers["if-none-match"]);
+    const { headers } = response;
+    for (let i = 0; i + 1 < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
+    if (response.body === undefined) return reply.code(response.status).send();
+    return reply.code(response.status).send(response.body);
+  }
+
+  async function page(request: FastifyRequest, reply: FastifyReply, key: string) {
+    const data = await subscriptions.pageData(key);
+    const base = subscriptions.settings.page.publicUrl ?? `${request.protocol}://${request.host}`;
+    const nonce = randomBytes(16).toString("base64");
+    const html = renderPage({
+      ...data,
+      url: `${base}/sub/${key.toLowerCase()}`,
+      title: subscriptions.settings.page.title,
+      note: subscriptions.settings.page.note,
+      language: pageLanguage(request.headers["accept-language"]),
+      nonce,
+    });
+    return reply
+      .header("content-security-policy", pagePolicy(nonce))
+      .header("cache-control", "no-store")
+      .header("vary", "accept, user-agent, accept-language")
+      .type("text/html; charset=utf-8")
+      .send(html);
+  }
 }
 
 /** GET /api/subscriptions/cache (admin): what the subscription index holds and how well it serves. */
@@ -69,12 +144,6 @@ export function subscriptionCacheRoutes(app: App, subscriptions: SubscriptionsSe
       };
     },
   );
-}
-
-function send(reply: FastifyReply, response: SubscriptionResponse): FastifyReply {
-  const { headers } = response;
-  for (let i = 0; i + 1 < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
-  return reply.code(response.status).send(response.body);
 }
 
 /** Request logging ("incoming request", "request completed") is info: this route logs warnings and worse. */

@@ -5,15 +5,41 @@
 // (writes of other instances and processes). Rendering only reads: polling clients never write.
 import { setImmediate as yieldToRequests } from "node:timers/promises";
 import type { Logger } from "pino";
+import { parse as parseYaml } from "yaml";
 import { NotFoundError } from "../../lib/errors.ts";
+import type { Format } from "../../lib/subscription-formats.ts";
 import { isUuid } from "../../lib/uuid.ts";
-import { answerInto, notModifiedHeaders, okHeaders } from "./answer.ts";
+import type { SubscriptionSettings } from "../subscription-settings/subscription-settings.schemas.ts";
+import {
+  type AnswerSettings,
+  answerInto,
+  type FormatResponse,
+  formatAnswer,
+  notModifiedHeaders,
+  okHeaders,
+} from "./answer.ts";
 import { type Change, ChangeFeed } from "./change-feed.ts";
+import { compileRules, FormatChooser } from "./formats.ts";
 import type { InboundRef, Layout } from "./layouts.ts";
 import { dispositionUnlessPlain } from "./subscription.ts";
 import type { IndexStats, SubscriptionIndex } from "./subscription-index.ts";
 import type { SubscriptionRows, SubscriptionsRepository, WarmCursor } from "./subscriptions.repository.ts";
 import type { RecordInput } from "./user-record.ts";
+
+/** Where the settings come from (the subscription-settings feature). */
+export type SettingsSource = { get(): Promise<SubscriptionSettings> };
+
+/** The settings as requests use them: compiled rules, parsed base documents, header values. */
+export type RuntimeSettings = {
+  chooser: FormatChooser;
+  allowById: boolean;
+  answer: AnswerSettings;
+  /** Plain base64 with the default headers: the fast path's fixed header lists apply. */
+  isPlain: boolean;
+  page: { title: string | null; note: string | null; publicUrl: string | null };
+};
+
+const TOKEN_PATTERN = /^[0-9a-f]{32}$/;
 
 export type SubscriptionsOptions = {
   /** A record whose traffic totals are older than this is read again (its Subscription-Userinfo is at most this old). */
@@ -48,13 +74,29 @@ export class SubscriptionsService {
   #lastCaughtUpMs: number | undefined;
   /** Requests answered by a database read (a render, or 404): however often the index was asked first. */
   #misses = 0;
+  #settings: RuntimeSettings;
+  #settingsVersion = 0;
+  #settingsStale = true;
 
   constructor(
     private readonly subscriptions: SubscriptionsRepository,
     private readonly index: SubscriptionIndex,
     private readonly logger: Logger,
     options: SubscriptionsOptions,
+    private readonly settingsSource?: SettingsSource,
   ) {
+    this.#settings = {
+      chooser: new FormatChooser(compileRules([])),
+      allowById: true,
+      answer: {
+        bases: { version: 0, mihomo: {}, singbox: {} },
+        updateInterval: "12",
+        extras: [],
+        publicUrl: null,
+      },
+      isPlain: true,
+      page: { title: null, note: null, publicUrl: null },
+    };
     this.#feed = new ChangeFeed(subscriptions, (changes) => this.#apply(changes));
     this.#now = options.now ?? Date.now;
     this.#maxAgeS = Math.floor(options.maxAgeMs / 1000);
@@ -67,6 +109,141 @@ export class SubscriptionsService {
    */
   find(text: string, from = 0): number {
     return this.index.find(text, from, Math.floor(this.#now() / 1000) - this.#maxAgeS);
+  }
+
+  /** Whether the settings were read (the fast path leaves requests to the route until then). */
+  get isReady(): boolean {
+    return !this.#settingsStale || this.settingsSource === undefined;
+  }
+
+  /** The settings requests use now (read at the start and whenever they change). */
+  get settings(): RuntimeSettings {
+    return this.#settings;
+  }
+
+  /** Reads the settings again (at the start, and after a change of them in the feed). */
+  async loadSettings(): Promise<void> {
+    if (this.settingsSource === undefined) return;
+    this.#settingsStale = false;
+    const s = await this.settingsSource.get();
+    const extras: string[] = [];
+    if (s.support_url !== null) extras.push("support-url", s.support_url);
+    if (s.announce !== null)
+      extras.push("announce", `base64:${Buffer.from(s.announce, "utf8").toString("base64")}`);
+    const publicUrl = s.public_url === null ? null : s.public_url.replace(/\/+$/, "");
+    this.#settings = {
+      chooser: new FormatChooser(compileRules(s.ua_rules)),
+      allowById: s.allow_by_id,
+      answer: {
+        bases: {
+          version: ++this.#settingsVersion,
+          mihomo: parseYaml(s.mihomo_base) as RuntimeSettings["answer"]["bases"]["mihomo"],
+          singbox: s.singbox_base as RuntimeSettings["answer"]["bases"]["singbox"],
+        },
+        updateInterval: String(s.update_interval_hours),
+        extras,
+        publicUrl,
+      },
+      isPlain: extras.length === 0 && s.update_interval_hours === 12 && publicUrl === null,
+      page: { title: s.page_title, note: s.page_note, publicUrl },
+    };
+  }
+
+  /**
+   * The current record of the key at text[from, from + length): a lowercase uuid (when the by-id
+   * URL is on) or a sub token; -1 when there is none in memory.
+   */
+  findKey(text: string, from: number, length: number): number {
+    const notBeforeS = Math.floor(this.#now() / 1000) - this.#maxAgeS;
+    if (length === 36) return this.#settings.allowById ? this.index.find(text, from, notBeforeS) : -1;
+    if (length === 32) return this.index.findToken(text, from, notBeforeS);
+    return -1;
+  }
+
+  /** The answer of the record at `address` in a format (new header lists). */
+  answerFormat(
+    address: number,
+    key: string,
+    format: Format,
+    ifNoneMatch: string | undefined,
+  ): FormatResponse {
+    const { index } = this;
+    return formatAnswer(
+      format,
+      key,
+      index.layoutAt(address),
+      index.page(address),
+      index.offset(address),
+      ifNoneMatch,
+      this.#settings.answer,
+    );
+  }
+
+  /** Any key (uuid or token) in any format: from memory, or read from the database; 404 when unknown. */
+  async respondFormat(key: string, format: Format, ifNoneMatch: string | undefined): Promise<FormatResponse> {
+    const lower = key.toLowerCase();
+    const isId = isUuid(key);
+    if (this.#settingsStale) await this.loadSettings();
+    if (!(isId && this.#settings.allowById) && !TOKEN_PATTERN.test(lower))
+      throw new NotFoundError("subscription");
+    const hit = this.findKey(lower, 0, lower.length);
+    if (hit >= 0) return this.answerFormat(hit, lower, format, ifNoneMatch);
+    await this.#feed.ready();
+    const generation = this.index.generation;
+    this.#misses++;
+    const rows = isId
+      ? await this.subscriptions.findSubscription(lower)
+      : await this.subscriptions.findSubscriptionByToken(lower);
+    if (rows === undefined) throw new NotFoundError("subscription");
+    const refs = await this.#inbounds([rows], generation);
+    const grantRefs = rows.grants.map(
+      (grant) => refs.get(grant.inboundId) ?? missingInbound(grant.inboundId),
+    );
+    const input = this.#recordInput(rows);
+    const address = this.#canStore() ? this.index.store(input, grantRefs, generation) : -1;
+    const { page, at, layout } =
+      address >= 0
+        ? {
+            page: this.index.page(address),
+            at: this.index.offset(address),
+            layout: this.index.layoutAt(address),
+          }
+        : this.index.transient(input, grantRefs);
+    if (format === "mihomo" || format === "sing-box" || format === "xray-json") {
+      const leftOut = layout.document(format, this.#settings.answer.bases).leftOut;
+      if (leftOut.length > 0) {
+        this.logger.warn(
+          { user_id: rows.userId, format, left_out: leftOut },
+          "entries this format cannot express left out",
+        );
+      }
+    }
+    return formatAnswer(format, lower, layout, page, at, ifNoneMatch, this.#settings.answer);
+  }
+
+  /** What the subscription page shows of a user (their links and totals), or 404. */
+  async pageData(key: string) {
+    const lower = key.toLowerCase();
+    const isId = isUuid(key);
+    if (!(isId && this.#settings.allowById) && !TOKEN_PATTERN.test(lower))
+      throw new NotFoundError("subscription");
+    const rows = isId
+      ? await this.subscriptions.findSubscription(lower)
+      : await this.subscriptions.findSubscriptionByToken(lower);
+    if (rows === undefined) throw new NotFoundError("subscription");
+    const refs = await this.subscriptions.listInbounds([...new Set(rows.grants.map((g) => g.inboundId))]);
+    const byId = new Map(refs.map((row) => [row.id, row.isActive ? row.linkParams : null]));
+    const links = await this.respondFormat(lower, "links", undefined);
+    return {
+      userName: rows.userName,
+      uploadBytes: rows.grants.reduce((sum, g) => sum + g.uplinkBytes, 0),
+      downloadBytes: rows.grants.reduce((sum, g) => sum + g.downlinkBytes, 0),
+      links: (links.body ?? "")
+        .toString()
+        .split("\n")
+        .filter((line) => !line.startsWith("#")),
+      inbounds: byId.size,
+    };
   }
 
   /** The answer of the record at `address` (from find()): fills `ok` and returns the body, or fills `notModified`. */
@@ -127,6 +304,7 @@ export class SubscriptionsService {
   async catchUp(): Promise<void> {
     try {
       await this.#feed.catchUp();
+      if (this.#settingsStale) await this.loadSettings();
       const now = this.#now();
       const gapMs = now - (this.#lastCaughtUpMs ?? now);
       if (gapMs > (CHANGES_RETENTION_SECONDS * 1000) / 2) this.index.clear();
@@ -152,6 +330,7 @@ export class SubscriptionsService {
   /** Reads every user into memory, oldest first, until all are there or the budget is full (after a start). */
   async warm(signal: AbortSignal): Promise<number> {
     await this.#feed.ready();
+    if (this.#settingsStale) await this.loadSettings();
     let after: WarmCursor | undefined;
     let warmed = 0;
     for (let retries = 0; !signal.aborted && !this.index.isFull(); ) {
@@ -183,6 +362,8 @@ export class SubscriptionsService {
 
   #apply(changes: readonly Change[]): void {
     for (const change of changes) {
+      // Neither user nor inbound: the settings changed (migration 0014); catchUp() reads them again.
+      if (change.userId === null && change.inboundId === null) this.#settingsStale = true;
       if (change.userId !== null) this.index.dropUser(change.userId);
       if (change.inboundId !== null) this.index.dropInbound(change.inboundId);
     }
@@ -198,6 +379,7 @@ export class SubscriptionsService {
     return {
       userId: user.userId,
       userName: user.userName,
+      subToken: user.subToken,
       disposition: dispositionUnlessPlain(user.userName),
       credentials: user.grants.map((grant) => grant.credential),
       uploadBytes,

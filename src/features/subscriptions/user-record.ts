@@ -20,7 +20,8 @@ export const FLAG_LIVE = 1;
 export const FLAG_PLAIN_DISPOSITION = 2;
 
 // Header offsets (bytes): length u32 | flags u8, unused u8, grant count u16 | loaded at u32 |
-// layout slot u32 | upload f64 | download f64 | user id 16 | tag 14 | name length u16 | name…
+// layout slot u32 | upload f64 | download f64 | user id 16 | tag 14 | sub token 16 | name length u16 |
+// name…
 export const LENGTH = 0;
 export const FLAGS = 4;
 export const GRANTS = 6;
@@ -31,8 +32,10 @@ export const DOWNLOAD = 24;
 export const KEY = 32;
 export const TAG = 48;
 export const TAG_LENGTH = 14;
-export const NAME_LENGTH = 62;
-export const NAME = 64;
+/** The user's sub_token (32 hex characters) as 16 bytes; zeros when the record was stored without one. */
+export const TOKEN = 62;
+export const NAME_LENGTH = 78;
+export const NAME = 80;
 /** Records start at multiples of this. */
 const ALIGN = 8;
 const MAX_GRANTS = 0xffff;
@@ -50,6 +53,8 @@ export type RecordInput = {
   uploadBytes: number;
   downloadBytes: number;
   loadedAtS: number;
+  /** The user's sub_token: 32 lowercase hex characters (another key to the record). */
+  subToken?: string | null;
 };
 
 /** A record measured and ready to be written (nothing copied yet: the page gets the text itself). */
@@ -60,6 +65,8 @@ export type PreparedRecord = {
   /** Per credential: its kind, and its stored length (16 for a uuid). */
   readonly kinds: readonly number[];
   readonly lengths: readonly number[];
+  /** The sub_token's 16 bytes, if the user has one. */
+  readonly token: Uint8Array | undefined;
   readonly tag: string;
   readonly length: number;
 };
@@ -90,6 +97,24 @@ export function parseUuid(text: string, from: number, out: Uint8Array, at: numbe
     t += 2;
   }
   return true;
+}
+
+/** 32 lowercase hex characters at text[from, from + 32) into out[at, at + 16); false when they are not. */
+export function parseToken(text: string, from: number, out: Uint8Array, at: number): boolean {
+  if (text.length < from + 32) return false;
+  for (let i = 0; i < 16; i++) {
+    const high = HEX_VALUE[text.charCodeAt(from + 2 * i)] ?? -1;
+    const low = HEX_VALUE[text.charCodeAt(from + 2 * i + 1)] ?? -1;
+    if (high < 0 || low < 0) return false;
+    out[at + i] = (high << 4) | low;
+  }
+  return true;
+}
+
+/** The 16 bytes of a sub token, or undefined when it is not 32 lowercase hex characters. */
+export function tokenBytes(text: string): Uint8Array | undefined {
+  const bytes = new Uint8Array(16);
+  return text.length === 32 && parseToken(text, 0, bytes, 0) ? bytes : undefined;
 }
 
 /** The 16 bytes of a lowercase canonical uuid, or undefined for anything else. */
@@ -123,7 +148,8 @@ export function prepareRecord(input: RecordInput): PreparedRecord | undefined {
     length += kind === KIND_UUID ? 1 + 16 : 1 + 2 + bytes;
   }
   const tag = userTag(input.userName, input.credentials);
-  return { input, nameBytes, dispositionBytes, kinds, lengths, tag, length: alignUp(length) };
+  const token = input.subToken == null ? undefined : tokenBytes(input.subToken);
+  return { input, nameBytes, dispositionBytes, kinds, lengths, token, tag, length: alignUp(length) };
 }
 
 const scratchUuid = new Uint8Array(16);
@@ -155,6 +181,8 @@ export function writeRecord(page: Buffer, at: number, record: PreparedRecord): v
   page.writeDoubleLE(input.downloadBytes, at + DOWNLOAD);
   parseUuid(input.userId, 0, page, at + KEY);
   page.write(record.tag, at + TAG, TAG_LENGTH, "latin1");
+  if (record.token === undefined) page.fill(0, at + TOKEN, at + TOKEN + 16);
+  else page.set(record.token, at + TOKEN);
   page.writeUInt16LE(record.nameBytes, at + NAME_LENGTH);
   page.write(input.userName, at + NAME, record.nameBytes, "utf8");
   let offset = at + NAME + record.nameBytes;

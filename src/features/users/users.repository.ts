@@ -8,7 +8,7 @@ import { NotFoundError } from "../../lib/errors.ts";
 import type { User } from "./users.schemas.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const COLUMNS = ["id", "name", "comment", "telegram_id", "created_at", "updated_at"] as const;
+const COLUMNS = ["id", "name", "comment", "telegram_id", "created_at", "updated_at", "sub_token"] as const;
 
 export type UserPatch = Partial<Pick<User, "name" | "comment" | "telegram_id">>;
 /** Where a keyset page starts: after this user in (created_at, id) order. */
@@ -133,8 +133,22 @@ export class UsersRepository {
     return rows.map(toUser);
   }
 
-  async insertUser(user: User): Promise<void> {
-    await this.db.insertInto("users").values(user).execute();
+  async insertUser(user: User, subToken: string): Promise<void> {
+    const { subscription_url: _url, ...row } = user;
+    await this.db
+      .insertInto("users")
+      .values({ ...row, sub_token: subToken })
+      .execute();
+  }
+
+  /** A new sub_token (the old subscription URL stops working); false when the id is unknown. */
+  async setSubToken(id: string, subToken: string, updatedAt: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable("users")
+      .set({ sub_token: subToken, updated_at: updatedAt })
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   /** Applies only the given fields; returns the updated user or undefined when the id is unknown. */
@@ -196,5 +210,6 @@ function toUser(row: Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>): Us
     telegram_id: read.optionalBigint(row.telegram_id),
     created_at: read.timestamp(row.created_at),
     updated_at: read.timestamp(row.updated_at),
+    subscription_url: `/sub/${row.sub_token}`,
   };
 }

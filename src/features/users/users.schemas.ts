@@ -18,6 +18,10 @@ export const User = Type.Object({
   telegram_id: Type.Union([Type.Integer(), Type.Null()]),
   created_at: Timestamp,
   updated_at: Timestamp,
+  subscription_url: Type.String({
+    description:
+      "the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it)",
+  }),
 });
 export type User = Static<typeof User>;
 

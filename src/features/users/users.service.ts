@@ -1,6 +1,6 @@
 // User use cases. Names are trimmed here; deleting a user first takes its grants off every core
 // (through the provisioning feature's revoker), then deletes the user and, by cascade, its grants.
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { NotFoundError, ValidationError } from "../../lib/errors.ts";
 import { trimName } from "../../lib/names.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
@@ -26,7 +26,29 @@ export class UsersService {
     private readonly now: () => Date = () => new Date(),
     /** user.created / updated / deleted for webhooks (deps.ts wires the notifier). */
     private readonly notify: NotifyUser = async () => {},
+    /** The public base URL subscription URLs start with ("" for a path alone). */
+    private readonly publicUrl: () => string = () => "",
   ) {}
+
+  /** The user as the API shows them: subscription_url absolute when a public URL is set. */
+  #shown(user: User): User {
+    const base = this.publicUrl();
+    return base === "" ? user : { ...user, subscription_url: `${base}${user.subscription_url}` };
+  }
+
+  /** What webhooks get: the user without their subscription URL (a credential). */
+  #event(user: User): Omit<User, "subscription_url"> {
+    const { subscription_url: _url, ...rest } = user;
+    return rest;
+  }
+
+  /** A new sub_token: the old subscription URL is 404 from now on (every instance: the change feed). */
+  async rotateSubToken(id: string): Promise<User> {
+    if (!(await this.users.setSubToken(id, newSubToken(), this.now().toISOString()))) {
+      throw new NotFoundError("user", id);
+    }
+    return this.get(id);
+  }
 
   /**
    * A page by number (OFFSET: slower the deeper it is) or the page after a cursor (keyset on
@@ -47,15 +69,21 @@ export class UsersService {
         : await this.users.listUsersAfter(after, perPage);
     const last = items.at(-1);
     const next = hasMore && last !== undefined ? encodeCursor(last, page + 1) : null;
-    return { items, total, page, per_page: perPage, next_cursor: next };
+    return {
+      items: items.map((user) => this.#shown(user)),
+      total,
+      page,
+      per_page: perPage,
+      next_cursor: next,
+    };
   }
 
-  search(q: string): Promise<User[]> {
-    return this.users.searchUsers(q.trim() || q, SEARCH_LIMIT);
+  async search(q: string): Promise<User[]> {
+    return (await this.users.searchUsers(q.trim() || q, SEARCH_LIMIT)).map((user) => this.#shown(user));
   }
 
-  get(id: string): Promise<User> {
-    return this.users.getUser(id);
+  async get(id: string): Promise<User> {
+    return this.#shown(await this.users.getUser(id));
   }
 
   existingIds(ids: readonly string[]): Promise<Set<string>> {
@@ -71,10 +99,13 @@ export class UsersService {
       telegram_id: input.telegram_id ?? null,
       created_at: now,
       updated_at: now,
+      subscription_url: "",
     };
-    await this.users.insertUser(user);
-    await this.notify("user.created", { user });
-    return user;
+    const subToken = newSubToken();
+    user.subscription_url = `/sub/${subToken}`;
+    await this.users.insertUser(user, subToken);
+    await this.notify("user.created", { user: this.#event(user) });
+    return this.#shown(user);
   }
 
   async update(id: string, input: UserUpdate): Promise<User> {
@@ -84,14 +115,19 @@ export class UsersService {
     if (input.telegram_id !== undefined) patch.telegram_id = input.telegram_id;
     const updated = await this.users.updateUser(id, patch, this.now().toISOString());
     if (updated === undefined) throw new NotFoundError("user", id);
-    await this.notify("user.updated", { user: updated, changed: Object.keys(patch) });
-    return updated;
+    await this.notify("user.updated", { user: this.#event(updated), changed: Object.keys(patch) });
+    return this.#shown(updated);
   }
 
   async delete(id: string): Promise<void> {
     const user = await this.users.getUser(id);
     await this.revoker.revokeUser(id);
     if (!(await this.users.deleteUser(id))) throw new NotFoundError("user", id);
-    await this.notify("user.deleted", { user });
+    await this.notify("user.deleted", { user: this.#event(user) });
   }
+}
+
+/** 128 random bits as 32 lowercase hex characters (what migration 0014 draws too). */
+export function newSubToken(): string {
+  return randomBytes(16).toString("hex");
 }

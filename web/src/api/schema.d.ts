@@ -2195,12 +2195,15 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List users, oldest first */
+        /** List users, oldest first: by page, or after a cursor (as fast at any depth) */
         get: {
             parameters: {
                 query: {
-                    page: number;
+                    /** @description 1 when neither page nor cursor is given */
+                    page?: number;
                     per_page: number;
+                    /** @description next_cursor of the page before: the page after it, as fast at any depth (keyset); not with page */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -2234,10 +2237,14 @@ export type paths = {
                                  * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
                                  */
                                 updated_at: string;
+                                /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
+                                subscription_url: string;
                             }[];
                             total: number;
                             page: number;
                             per_page: number;
+                            /** @description opaque; pass as cursor for the next page. null on the last page */
+                            next_cursor: string | null;
                         };
                     };
                 };
@@ -2306,6 +2313,8 @@ export type paths = {
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
                              */
                             updated_at: string;
+                            /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
+                            subscription_url: string;
                         };
                     };
                 };
@@ -2380,6 +2389,8 @@ export type paths = {
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
                              */
                             updated_at: string;
+                            /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
+                            subscription_url: string;
                         }[];
                     };
                 };
@@ -2456,6 +2467,8 @@ export type paths = {
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
                              */
                             updated_at: string;
+                            /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
+                            subscription_url: string;
                         };
                     };
                 };
@@ -2535,6 +2548,8 @@ export type paths = {
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
                              */
                             updated_at: string;
+                            /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
+                            subscription_url: string;
                         };
                     };
                 };
@@ -4866,6 +4881,135 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/users/{id}/revoke-subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke the user's subscription: a new URL, and new credentials on every grant, pushed to the cores
+         * @description The old /sub/{sub_token} is 404 and old links stop connecting at once; the user record carries the new subscription_url. A grant whose core cannot be reached is pending with its new credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                                comment: string | null;
+                                telegram_id: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                updated_at: string;
+                                /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
+                                subscription_url: string;
+                            };
+                            grants: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                user_id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description the user's id on the core (its client email); unique per user per server */
+                                proxy_user_id: string;
+                                level: number;
+                                is_active: boolean;
+                                /** @description synced: the core holds what the database says; pending: the core was unreachable, the change waits; error: the core refused it (sync_error says why) */
+                                sync_state: "pending" | "synced" | "error";
+                                sync_error: string | null;
+                                /** @description traffic counted for the user on this server (carried by their first grant there) */
+                                uplink_bytes: number;
+                                downlink_bytes: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                created_at: string;
+                                /** @description only with include_uris=true */
+                                uri?: string;
+                                protocol?: "vmess" | "vless" | "trojan" | "shadowsocks";
+                                server_name?: string;
+                                inbound_tag?: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/servers/{server_id}/inbounds/{inbound_id}/users": {
         parameters: {
             query?: never;
@@ -5308,7 +5452,10 @@ export type paths = {
         /** The user's client configurations (what the subscription holds) */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description add each link's QR code */
+                    include_qr?: boolean;
+                };
                 header?: never;
                 path: {
                     /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
@@ -5335,7 +5482,8 @@ export type paths = {
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
                             /** @description protocol://… */
                             uri: string;
-                            qr_code: null;
+                            /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */
+                            qr_code: string | null;
                         }[];
                     };
                 };
@@ -5386,7 +5534,10 @@ export type paths = {
         /** The client configuration of the user's grant on one inbound */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description add each link's QR code */
+                    include_qr?: boolean;
+                };
                 header?: never;
                 path: {
                     /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
@@ -5415,7 +5566,8 @@ export type paths = {
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
                             /** @description protocol://… */
                             uri: string;
-                            qr_code: null;
+                            /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */
+                            qr_code: string | null;
                         };
                     };
                 };
@@ -5475,7 +5627,10 @@ export type paths = {
         /** One client configuration per user of the inbound */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description add each link's QR code */
+                    include_qr?: boolean;
+                };
                 header?: never;
                 path: {
                     /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
@@ -5504,7 +5659,8 @@ export type paths = {
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
                             /** @description protocol://… */
                             uri: string;
-                            qr_code: null;
+                            /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */
+                            qr_code: string | null;
                         }[];
                     };
                 };
@@ -5745,7 +5901,7 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
-    "/sub/{user_id}": {
+    "/sub/{key}": {
         parameters: {
             query?: never;
             header?: never;
@@ -5753,27 +5909,32 @@ export type paths = {
             cookie?: never;
         };
         /**
-         * The user's share links, one per line, standard base64 (public)
-         * @description ETag on every answer; If-None-Match with it gives 304 without a body. HEAD gives the headers only.
+         * The user's subscription in the format their app reads, or a page for people (public)
+         * @description key: the user's sub_token (32 hex characters) or, while the by-id URL is on, their uuid. The format is the path's, else ?format=, else a browser (HTML Accept and a browser User-Agent) gets the page, else the first User-Agent rule that matches (/api/subscription-settings), else base64. ETag on every answer; If-None-Match with it gives 304 without a body. HEAD gives the headers only.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    format?: string;
+                };
                 header?: never;
                 path: {
-                    user_id: string;
+                    key: string;
                 };
                 cookie?: never;
             };
             requestBody?: never;
             responses: {
-                /** @description base64 of the links joined by \n */
+                /** @description base64 (links joined by \n), plain links, mihomo YAML, sing-box JSON or Xray JSON */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "text/plain": string;
+                        "text/yaml": string;
+                        "application/json": string;
+                        "text/html": string;
                     };
                 };
                 /** @description Not Modified: If-None-Match matched the current ETag */
@@ -5790,6 +5951,71 @@ export type paths = {
                     };
                     content: {
                         "text/plain": components["schemas"]["Problem"];
+                        "text/yaml": components["schemas"]["Problem"];
+                        "application/json": components["schemas"]["Problem"];
+                        "text/html": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sub/{key}/{format}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The user's subscription in one format: base64, links, mihomo, sing-box or xray-json (public)
+         * @description key: the user's sub_token (32 hex characters) or, while the by-id URL is on, their uuid. The format is the path's, else ?format=, else a browser (HTML Accept and a browser User-Agent) gets the page, else the first User-Agent rule that matches (/api/subscription-settings), else base64. ETag on every answer; If-None-Match with it gives 304 without a body. HEAD gives the headers only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                    format: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description base64 (links joined by \n), plain links, mihomo YAML, sing-box JSON or Xray JSON */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                        "text/yaml": string;
+                        "application/json": string;
+                    };
+                };
+                /** @description Not Modified: If-None-Match matched the current ETag */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": components["schemas"]["Problem"];
+                        "text/yaml": components["schemas"]["Problem"];
+                        "application/json": components["schemas"]["Problem"];
                     };
                 };
             };
@@ -5809,7 +6035,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Statistics of this instance's subscription response cache */
+        /** Statistics of this instance's subscriptions in memory */
         get: {
             parameters: {
                 query?: never;
@@ -5826,22 +6052,22 @@ export type paths = {
                     };
                     content: {
                         "application/json": {
-                            /** @description users whose response is cached */
+                            /** @description users whose subscription is in memory */
                             entries: number;
-                            /** @description what the budget bounds: pages in use, the estimated index and the reference bodies */
+                            /** @description what the budget bounds: record pages, the hash table, layouts and their templates */
                             bytes: number;
-                            /** @description PORTCULLIS_SUB_CACHE_MB in bytes; 0: the cache is off */
+                            /** @description PORTCULLIS_SUB_CACHE_MB in bytes; 0: nothing is kept in memory */
                             budget_bytes: number;
-                            /** @description GET/HEAD /sub answered from the cache */
+                            /** @description GET/HEAD /sub answered from memory */
                             hits: number;
-                            /** @description answered by a database read and a render */
+                            /** @description answered by a database read */
                             misses: number;
-                            /** @description entries dropped to stay within the budget */
-                            evictions: number;
-                            /** @description distinct sets of inbounds the cached users have grants on */
+                            /** @description users read from the database but not kept: the budget was full (raise PORTCULLIS_SUB_CACHE_MB) */
+                            not_stored: number;
+                            /** @description distinct lists of inbounds the users in memory have grants on */
                             layouts: number;
-                            /** @description times the layouts filled their share of the budget and the cache started over */
-                            layout_resets: number;
+                            /** @description layouts waiting for a changed inbound to be read again (their users are read from the database) */
+                            stale_layouts: number;
                         };
                     };
                 };
@@ -5866,6 +6092,195 @@ export type paths = {
             };
         };
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/subscription-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How /sub chooses and writes formats, its headers and page (defaults filled in) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description checked in order against the User-Agent; the first match gives the format; none: base64 */
+                            ua_rules: {
+                                /** @description a regular expression, case-insensitive */
+                                pattern: string;
+                                /** @description base64, links, mihomo, sing-box or xray-json */
+                                format: "base64" | "links" | "mihomo" | "sing-box" | "xray-json";
+                            }[];
+                            /** @description YAML: the mihomo document around the proxies; "{{all}}" in a group's proxies is every proxy */
+                            mihomo_base: string;
+                            /** @description the sing-box 1.12 document around the outbounds; "{{all}}" in a selector/urltest is every one */
+                            singbox_base: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Profile-Update-Interval */
+                            update_interval_hours: number;
+                            /** @description Support-Url (null: not sent) */
+                            support_url: string | null;
+                            /** @description Announce, sent as base64: (Happ, v2RayTun); null: not sent */
+                            announce: string | null;
+                            /** @description the service's public base URL (https://sub.example.com): Profile-Web-Page-Url and users' subscription_url */
+                            public_url: string | null;
+                            /** @description whether /sub/{user_id} answers (the seed's URL); tokens always do */
+                            allow_by_id: boolean;
+                            /** @description the subscription page's heading (null: the service's name) */
+                            page_title: string | null;
+                            /** @description a text shown on the subscription page (plain text) */
+                            page_note: string | null;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Change the fields given; base documents and rules are validated (422 with the JSON path) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description checked in order against the User-Agent; the first match gives the format; none: base64 */
+                        ua_rules?: {
+                            /** @description a regular expression, case-insensitive */
+                            pattern: string;
+                            /** @description base64, links, mihomo, sing-box or xray-json */
+                            format: "base64" | "links" | "mihomo" | "sing-box" | "xray-json";
+                        }[];
+                        /** @description YAML: the mihomo document around the proxies; "{{all}}" in a group's proxies is every proxy */
+                        mihomo_base?: string;
+                        /** @description the sing-box 1.12 document around the outbounds; "{{all}}" in a selector/urltest is every one */
+                        singbox_base?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Profile-Update-Interval */
+                        update_interval_hours?: number;
+                        /** @description Support-Url (null: not sent) */
+                        support_url?: string | null;
+                        /** @description Announce, sent as base64: (Happ, v2RayTun); null: not sent */
+                        announce?: string | null;
+                        /** @description the service's public base URL (https://sub.example.com): Profile-Web-Page-Url and users' subscription_url */
+                        public_url?: string | null;
+                        /** @description whether /sub/{user_id} answers (the seed's URL); tokens always do */
+                        allow_by_id?: boolean;
+                        /** @description the subscription page's heading (null: the service's name) */
+                        page_title?: string | null;
+                        /** @description a text shown on the subscription page (plain text) */
+                        page_note?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description checked in order against the User-Agent; the first match gives the format; none: base64 */
+                            ua_rules: {
+                                /** @description a regular expression, case-insensitive */
+                                pattern: string;
+                                /** @description base64, links, mihomo, sing-box or xray-json */
+                                format: "base64" | "links" | "mihomo" | "sing-box" | "xray-json";
+                            }[];
+                            /** @description YAML: the mihomo document around the proxies; "{{all}}" in a group's proxies is every proxy */
+                            mihomo_base: string;
+                            /** @description the sing-box 1.12 document around the outbounds; "{{all}}" in a selector/urltest is every one */
+                            singbox_base: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Profile-Update-Interval */
+                            update_interval_hours: number;
+                            /** @description Support-Url (null: not sent) */
+                            support_url: string | null;
+                            /** @description Announce, sent as base64: (Happ, v2RayTun); null: not sent */
+                            announce: string | null;
+                            /** @description the service's public base URL (https://sub.example.com): Profile-Web-Page-Url and users' subscription_url */
+                            public_url: string | null;
+                            /** @description whether /sub/{user_id} answers (the seed's URL); tokens always do */
+                            allow_by_id: boolean;
+                            /** @description the subscription page's heading (null: the service's name) */
+                            page_title: string | null;
+                            /** @description a text shown on the subscription page (plain text) */
+                            page_note: string | null;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         post?: never;
         delete?: never;
         options?: never;

@@ -109,6 +109,10 @@ export const en = {
   "sub.title": "Subscription URL",
   "sub.copy": "Copy subscription URL",
   "sub.hint": "Client apps import this URL and poll it; it lists every active grant.",
+  "sub.revoke": "Revoke and renew",
+  "sub.revokeConfirm":
+    "New URL and new credentials on every grant: the old URL and links stop working at once. Revoke {name}'s subscription?",
+  "sub.revoked": "Subscription revoked: share the new URL",
 
   "usage.title": "Usage",
   "usage.none": "No traffic counted yet.",

@@ -90,6 +90,9 @@ export const zh: Messages = {
   "sub.title": "订阅地址",
   "sub.copy": "复制订阅地址",
   "sub.hint": "客户端导入并定期拉取此地址；其中包含所有有效的访问权限。",
+  "sub.revoke": "撤销并重新生成",
+  "sub.revokeConfirm": "所有授权换用新地址和新凭据：旧地址和旧链接立即失效。撤销 {name} 的订阅？",
+  "sub.revoked": "订阅已撤销：请分享新地址",
 
   "usage.title": "流量",
   "usage.none": "尚未统计到流量。",

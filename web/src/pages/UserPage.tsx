@@ -273,11 +273,39 @@ function Grants({ user }: { user: User }) {
 
 function Subscription({ user }: { user: User }) {
   const t = useT();
-  const url = `${window.location.origin}/sub/${user.id}`;
+  const can = useCan();
+  const queryClient = useQueryClient();
+  const [confirm, confirmModal] = useConfirm();
+  // The service gives the URL (its token path; absolute once a public URL is set in the settings).
+  const given = user.subscription_url;
+  const url = given.startsWith("/") ? `${window.location.origin}${given}` : given;
+  const rotate = useMutation({
+    mutationFn: () =>
+      unwrap(api.POST("/api/users/{id}/revoke-subscription", { params: { path: { id: user.id } } })),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ["users", user.id] });
+      void queryClient.invalidateQueries({ queryKey: ["access", user.id] });
+      notifyDone(t("sub.revoked"));
+    },
+    onError: notifyError,
+  });
   return (
     <Card withBorder>
       <Stack gap="xs">
-        <Title order={3}>{t("sub.title")}</Title>
+        <Group justify="space-between">
+          <Title order={3}>{t("sub.title")}</Title>
+          {can("users.write") && (
+            <Button
+              size="xs"
+              color="red"
+              variant="light"
+              loading={rotate.isPending}
+              onClick={() => confirm(t("sub.revokeConfirm", { name: user.name }), () => rotate.mutate())}
+            >
+              {t("sub.revoke")}
+            </Button>
+          )}
+        </Group>
         <Group gap="xs" wrap="nowrap">
           <Code data-testid="sub-url" style={{ wordBreak: "break-all" }}>
             {url}
@@ -289,6 +317,7 @@ function Subscription({ user }: { user: User }) {
           {t("sub.hint")}
         </Text>
       </Stack>
+      {confirmModal}
     </Card>
   );
 }

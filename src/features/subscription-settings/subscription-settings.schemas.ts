@@ -1,0 +1,65 @@
+// GET/PUT /api/subscription-settings: how /sub chooses formats (User-Agent rules), the base documents
+// of mihomo and sing-box, the headers clients read, whether /sub/{user_id} still answers, and the
+// texts of the subscription page.
+import { type Static, Type } from "typebox";
+
+const Format = Type.Union(
+  [
+    Type.Literal("base64"),
+    Type.Literal("links"),
+    Type.Literal("mihomo"),
+    Type.Literal("sing-box"),
+    Type.Literal("xray-json"),
+  ],
+  { description: "base64, links, mihomo, sing-box or xray-json" },
+);
+const OptionalText = (maxLength: number, description: string) =>
+  Type.Union([Type.String({ maxLength }), Type.Null()], { description });
+
+export const UaRule = Type.Object(
+  {
+    pattern: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: "a regular expression, case-insensitive",
+    }),
+    format: Format,
+  },
+  { additionalProperties: false },
+);
+
+const Fields = {
+  ua_rules: Type.Array(UaRule, {
+    maxItems: 100,
+    description: "checked in order against the User-Agent; the first match gives the format; none: base64",
+  }),
+  mihomo_base: Type.String({
+    maxLength: 262_144,
+    description:
+      'YAML: the mihomo document around the proxies; "{{all}}" in a group\'s proxies is every proxy',
+  }),
+  singbox_base: Type.Record(Type.String(), Type.Unknown(), {
+    description:
+      'the sing-box 1.12 document around the outbounds; "{{all}}" in a selector/urltest is every one',
+  }),
+  update_interval_hours: Type.Integer({ minimum: 1, maximum: 168, description: "Profile-Update-Interval" }),
+  support_url: OptionalText(2048, "Support-Url (null: not sent)"),
+  announce: OptionalText(500, "Announce, sent as base64: (Happ, v2RayTun); null: not sent"),
+  public_url: OptionalText(
+    2048,
+    "the service's public base URL (https://sub.example.com): Profile-Web-Page-Url and users' subscription_url",
+  ),
+  allow_by_id: Type.Boolean({
+    description: "whether /sub/{user_id} answers (the seed's URL); tokens always do",
+  }),
+  page_title: OptionalText(200, "the subscription page's heading (null: the service's name)"),
+  page_note: OptionalText(2000, "a text shown on the subscription page (plain text)"),
+};
+
+export const SubscriptionSettings = Type.Object(Fields);
+export type SubscriptionSettings = Static<typeof SubscriptionSettings>;
+
+export const SubscriptionSettingsUpdate = Type.Partial(Type.Object(Fields, { additionalProperties: false }), {
+  additionalProperties: false,
+});
+export type SubscriptionSettingsUpdate = Static<typeof SubscriptionSettingsUpdate>;

@@ -1,0 +1,163 @@
+// Subscription settings: stored as one JSON row, read with the defaults filled in, and validated on
+// save: every User-Agent rule must compile; the mihomo base must be a YAML mapping whose groups are
+// well formed and name only proxies, groups, DIRECT/REJECT or "{{all}}"; the sing-box base must
+// validate against the schema of sing-box 1.12 and name no missing outbound. A refusal is 422
+// `subscription_settings_invalid` with the JSON path of each problem.
+import { Ajv } from "ajv";
+import { parse as parseYaml } from "yaml";
+import { type ErrorDetail, UnprocessableError } from "../../lib/errors.ts";
+import { DEFAULT_MIHOMO_BASE } from "../../links/formats/mihomo.ts";
+import { DEFAULT_SINGBOX_BASE, type Json } from "../../links/formats/singbox.ts";
+import { SINGBOX_SCHEMA, singboxDanglingTags } from "../../links/formats/singbox-schema.ts";
+import type { YamlValue } from "../../links/formats/yaml.ts";
+import { DEFAULT_UA_RULES } from "./default-rules.ts";
+import type { SubscriptionSettingsRepository } from "./subscription-settings.repository.ts";
+import type { SubscriptionSettings, SubscriptionSettingsUpdate } from "./subscription-settings.schemas.ts";
+
+export const DEFAULT_SETTINGS: SubscriptionSettings = {
+  ua_rules: DEFAULT_UA_RULES.map((rule) => ({ ...rule })),
+  mihomo_base: DEFAULT_MIHOMO_BASE,
+  singbox_base: DEFAULT_SINGBOX_BASE,
+  update_interval_hours: 12,
+  support_url: null,
+  announce: null,
+  public_url: null,
+  allow_by_id: true,
+  page_title: null,
+  page_note: null,
+};
+
+const validateSingbox = new Ajv({ strict: false, allErrors: true }).compile(SINGBOX_SCHEMA);
+const MIHOMO_BUILT_INS = new Set(["DIRECT", "REJECT", "REJECT-DROP", "PASS", "COMPATIBLE", "{{all}}"]);
+
+export class SubscriptionSettingsService {
+  constructor(
+    private readonly settings: SubscriptionSettingsRepository,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async get(): Promise<SubscriptionSettings> {
+    const stored = (await this.settings.read()) ?? {};
+    return { ...DEFAULT_SETTINGS, ...stored } as SubscriptionSettings;
+  }
+
+  async update(patch: SubscriptionSettingsUpdate): Promise<SubscriptionSettings> {
+    const problems = settingsProblems(patch);
+    if (problems.length > 0) {
+      throw new UnprocessableError(
+        `the settings are not valid: ${problems.map((p) => `${p.path} ${p.message}`).join("; ")}`,
+        problems,
+        "subscription_settings_invalid",
+      );
+    }
+    const next = { ...(await this.get()), ...patch };
+    await this.settings.write(next, this.now().toISOString());
+    return next;
+  }
+}
+
+/** Everything wrong with the given fields, each with its path in the request body. */
+export function settingsProblems(patch: SubscriptionSettingsUpdate): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  patch.ua_rules?.forEach((rule, i) => {
+    try {
+      new RegExp(rule.pattern, "i");
+    } catch (error) {
+      problems.push({ path: `body.ua_rules.${i}.pattern`, message: (error as Error).message });
+    }
+  });
+  if (patch.mihomo_base !== undefined) problems.push(...mihomoProblems(patch.mihomo_base));
+  if (patch.singbox_base !== undefined)
+    problems.push(...singboxProblems(patch.singbox_base as { [key: string]: Json }));
+  for (const key of ["support_url", "public_url"] as const) {
+    const value = patch[key];
+    if (value != null && !/^https?:\/\/[^\s]+$/i.test(value)) {
+      problems.push({ path: `body.${key}`, message: "must be an http(s) URL" });
+    }
+  }
+  return problems;
+}
+
+function mihomoProblems(text: string): ErrorDetail[] {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (error) {
+    return [{ path: "body.mihomo_base", message: `not YAML: ${(error as Error).message.split("\n")[0]}` }];
+  }
+  if (doc === null || typeof doc !== "object" || Array.isArray(doc)) {
+    return [{ path: "body.mihomo_base", message: "must be a YAML mapping" }];
+  }
+  const problems: ErrorDetail[] = [];
+  const base = doc as { [key: string]: YamlValue };
+  const proxies = base.proxies ?? [];
+  if (!Array.isArray(proxies)) problems.push({ path: "body.mihomo_base.proxies", message: "must be a list" });
+  const names = new Set(
+    (Array.isArray(proxies) ? proxies : []).map((p) =>
+      p !== null && typeof p === "object" && !Array.isArray(p) ? p.name : undefined,
+    ),
+  );
+  const groups = base["proxy-groups"] ?? [];
+  if (!Array.isArray(groups))
+    return [...problems, { path: "body.mihomo_base.proxy-groups", message: "must be a list" }];
+  for (const group of groups) {
+    if (group !== null && typeof group === "object" && !Array.isArray(group)) names.add(group.name);
+  }
+  groups.forEach((group, i) => {
+    const at = `body.mihomo_base.proxy-groups.${i}`;
+    if (group === null || typeof group !== "object" || Array.isArray(group)) {
+      problems.push({ path: at, message: "must be a mapping" });
+      return;
+    }
+    if (typeof group.name !== "string" || group.name === "")
+      problems.push({ path: `${at}.name`, message: "is required" });
+    if (!["select", "url-test", "fallback", "load-balance", "relay"].includes(String(group.type))) {
+      problems.push({
+        path: `${at}.type`,
+        message: "must be select, url-test, fallback, load-balance or relay",
+      });
+    }
+    if (!Array.isArray(group.proxies) && group.use === undefined) {
+      problems.push({ path: `${at}.proxies`, message: "is required (a list) when the group has no `use`" });
+    }
+    if (Array.isArray(group.proxies)) {
+      group.proxies.forEach((name, j) => {
+        if (typeof name !== "string" || (!MIHOMO_BUILT_INS.has(name) && !names.has(name))) {
+          problems.push({
+            path: `${at}.proxies.${j}`,
+            message: `names no proxy or group: ${JSON.stringify(name)}`,
+          });
+        }
+      });
+    }
+  });
+  const rules = base.rules;
+  if (rules !== undefined && (!Array.isArray(rules) || rules.some((rule) => typeof rule !== "string"))) {
+    problems.push({ path: "body.mihomo_base.rules", message: "must be a list of rule strings" });
+  }
+  if (rules === undefined)
+    problems.push({ path: "body.mihomo_base.rules", message: "is required (clients fail without it)" });
+  return problems;
+}
+
+function singboxProblems(doc: { [key: string]: Json }): ErrorDetail[] {
+  // The placeholder stands for at least one outbound: validate with one in its place.
+  const sample = JSON.parse(JSON.stringify(doc).replaceAll('"{{all}}"', '"direct"')) as {
+    [key: string]: Json;
+  };
+  const problems: ErrorDetail[] = [];
+  if (!validateSingbox(sample)) {
+    for (const error of validateSingbox.errors ?? []) {
+      if (error.keyword === "if") continue;
+      const path = `body.singbox_base${error.instancePath.replaceAll("/", ".")}`;
+      problems.push({ path, message: error.message ?? "is not valid" });
+    }
+  }
+  for (const dangling of singboxDanglingTags(doc)) {
+    problems.push({
+      path: `body.singbox_base${dangling.path.replaceAll("/", ".")}`,
+      message: `names no outbound: ${JSON.stringify(dangling.tag)}`,
+    });
+  }
+  return problems;
+}

@@ -1,0 +1,182 @@
+// The body of one layout in a document format (mihomo, sing-box, xray-json), compiled once and
+// rendered per request from a user's record. The pure renderer (links/formats/) writes the layout's
+// document with a marker in place of each grant's credential; the text between markers is constant
+// for every user of the layout, so it is kept as UTF-8 bytes and a request copies it with each
+// credential written between (as it is: credentials of the kinds written here need no escaping in a
+// JSON string or a double-quoted YAML scalar). A credential of another kind, or a layout whose
+// compiled template disagrees with the renderer on a probe, is rendered by the renderer itself.
+import { createHash, randomBytes } from "node:crypto";
+import { packageVersion } from "../../lib/version.ts";
+import type { LeftOut, SubscriptionEntry } from "../../links/formats/entries.ts";
+import { renderMihomo } from "../../links/formats/mihomo.ts";
+import { type Json, renderSingbox } from "../../links/formats/singbox.ts";
+import { renderXrayJson } from "../../links/formats/xray-json.ts";
+import type { YamlValue } from "../../links/formats/yaml.ts";
+import { linkShapesOf } from "../access/links.ts";
+import { type LinkParams, linkTargetOf } from "../inbounds/link-params.ts";
+import {
+  credentialsAt,
+  credentialText,
+  KIND_BASE64,
+  KIND_URL_SAFE,
+  KIND_UUID,
+  writeUuidText,
+} from "./user-record.ts";
+
+export type DocumentFormat = "mihomo" | "sing-box" | "xray-json";
+
+/** The operator's base documents, numbered: a template compiled for an older version is compiled again. */
+export type DocumentBases = {
+  version: number;
+  mihomo: { [key: string]: YamlValue };
+  singbox: { [key: string]: Json };
+};
+
+/** The entries of a layout for these credentials: grants whose inbound is active and gives a link. */
+export function entriesOf(
+  params: readonly (LinkParams | null)[],
+  credentials: readonly string[],
+): SubscriptionEntry[] {
+  const active = params.flatMap((p, grant) => (p === null ? [] : [{ p, grant }]));
+  const shapes = linkShapesOf(active.map(({ p }) => p));
+  return active.flatMap(({ p, grant }, i) =>
+    shapes[i] == null ? [] : [{ kind: "link" as const, target: linkTargetOf(p, credentials[grant] ?? "") }],
+  );
+}
+
+export function renderDocument(
+  format: DocumentFormat,
+  entries: readonly SubscriptionEntry[],
+  bases: DocumentBases,
+): { body: string; leftOut: LeftOut[] } {
+  if (format === "mihomo") return renderMihomo(entries, bases.mihomo);
+  if (format === "sing-box") return renderSingbox(entries, bases.singbox);
+  return renderXrayJson(entries);
+}
+
+let out = Buffer.allocUnsafe(64 * 1024);
+let credentials = new Int32Array(3 * 64);
+
+export class DocumentTemplate {
+  readonly #chunks: readonly Buffer[];
+  /** The grant whose credential follows chunk k. */
+  readonly #holes: readonly number[];
+  readonly #allByBuilders: boolean;
+  readonly tag: string;
+  readonly bytes: number;
+  readonly leftOut: readonly LeftOut[];
+
+  constructor(
+    readonly format: DocumentFormat,
+    private readonly params: readonly (LinkParams | null)[],
+    readonly bases: DocumentBases,
+  ) {
+    const nonce = randomBytes(9).toString("hex");
+    const markers = params.map((_, grant) => `m${nonce}g${grant}x`);
+    const compiled = renderDocument(format, entriesOf(params, markers), bases);
+    this.leftOut = compiled.leftOut;
+    const pattern = new RegExp(`m${nonce}g(\\d+)x`, "g");
+    const chunks: Buffer[] = [];
+    const holes: number[] = [];
+    let last = 0;
+    for (const match of compiled.body.matchAll(pattern)) {
+      chunks.push(Buffer.from(compiled.body.slice(last, match.index), "utf8"));
+      holes.push(Number(match[1]));
+      last = (match.index ?? 0) + match[0].length;
+    }
+    chunks.push(Buffer.from(compiled.body.slice(last), "utf8"));
+    this.#chunks = chunks;
+    this.#holes = holes;
+    const hash = createHash("sha256").update(`${packageVersion}\u0000${format}\u0000${bases.version}`);
+    for (const [k, chunk] of chunks.entries()) hash.update(chunk).update(`\u0000${holes[k] ?? ""}\u0000`);
+    this.tag = hash.digest("base64url").slice(0, 8);
+    this.bytes = 256 + chunks.reduce((sum, chunk) => sum + chunk.length + 64, 0);
+    this.#allByBuilders = !this.#agreesOnProbes();
+  }
+
+  /**
+   * The body (UTF-8) of the record at `at`: its own Buffer (a socket may still hold it after the
+   * call), which Node writes without the string concatenation and re-encoding a large string costs.
+   */
+  render(page: Buffer, at: number): Buffer {
+    const count = readCredentials(page, at);
+    if (this.#allByBuilders || count !== this.params.length) return this.renderByBuilders(page, at);
+    const chunks = this.#chunks;
+    const holes = this.#holes;
+    let o = 0;
+    for (let k = 0; k < chunks.length; k++) {
+      const chunk = chunks[k] as Buffer;
+      const grant = holes[k];
+      const need = o + chunk.length + (grant === undefined ? 0 : (credentials[3 * grant + 2] as number) + 36);
+      if (need > out.length) {
+        const bigger = Buffer.allocUnsafe(Math.max(need, 2 * out.length));
+        out.copy(bigger, 0, 0, o);
+        out = bigger;
+      }
+      chunk.copy(out, o);
+      o += chunk.length;
+      if (grant === undefined) continue;
+      const kind = credentials[3 * grant] as number;
+      const start = credentials[3 * grant + 1] as number;
+      const length = credentials[3 * grant + 2] as number;
+      if (kind === KIND_UUID) o = writeUuidText(page, start, out, o);
+      else if (kind === KIND_URL_SAFE || kind === KIND_BASE64) {
+        page.copy(out, o, start, start + length);
+        o += length;
+      } else return this.renderByBuilders(page, at);
+    }
+    const body = Buffer.allocUnsafe(o);
+    out.copy(body, 0, 0, o);
+    return body;
+  }
+
+  /** The body through the pure renderer, from the credentials as text. */
+  renderByBuilders(page: Buffer, at: number): Buffer {
+    const count = readCredentials(page, at);
+    const texts = this.params.map((_, i) =>
+      i < count
+        ? credentialText(
+            page,
+            credentials[3 * i] as number,
+            credentials[3 * i + 1] as number,
+            credentials[3 * i + 2] as number,
+          )
+        : "",
+    );
+    const params = this.params.map((p, i) => (i < count ? p : null));
+    const { body } = renderDocument(this.format, entriesOf(params, texts), this.bases);
+    return Buffer.from(body, "utf8");
+  }
+
+  /** Whether the compiled chunks give what the renderer gives, for credentials of every kind written here. */
+  #agreesOnProbes(): boolean {
+    const probes = this.params.map((p, i) => probeFor(p, i));
+    const expected = Buffer.from(
+      renderDocument(this.format, entriesOf(this.params, probes), this.bases).body,
+      "utf8",
+    );
+    let text = "";
+    for (let k = 0; k < this.#chunks.length; k++) {
+      text += (this.#chunks[k] as Buffer).toString("utf8");
+      const grant = this.#holes[k];
+      if (grant !== undefined) text += probes[grant] ?? "";
+    }
+    return Buffer.from(text, "utf8").equals(expected);
+  }
+}
+
+function probeFor(params: LinkParams | null, i: number): string {
+  if (params?.protocol === "vless" || params?.protocol === "vmess")
+    return `0f1e2d3c-4b5a-4697-8877-${String(i).padStart(12, "0")}`;
+  if (params?.protocol === "shadowsocks" && params.shadowsocksMethod?.startsWith("2022-")) {
+    return Buffer.alloc(params.shadowsocksMethod.includes("128") ? 16 : 32, i + 0xfb).toString("base64");
+  }
+  return `Ab0_-.~q8XzKp3${i}`;
+}
+
+/** Where each credential of the record is, into the module's `credentials` (grown as needed). */
+function readCredentials(page: Buffer, at: number): number {
+  const count = page.readUInt16LE(at + 6);
+  if (credentials.length < 3 * count) credentials = new Int32Array(3 * count);
+  return credentialsAt(page, at, credentials);
+}

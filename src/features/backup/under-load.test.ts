@@ -62,20 +62,32 @@ function portcullis(args: string[], env: Record<string, string>): Promise<Cli> {
 /** Clients creating users one after another until stopped; what each got back, in order. */
 function startLoad(p: PortcullisProcess) {
   let isStopped = false;
+  /** The first write that was not answered 201: the load stops there, and stop() reports it. */
+  let failure: string | undefined;
   const created: string[][] = Array.from({ length: WRITERS }, () => []);
   const writers = created.map(async (names, w) => {
-    for (let i = 0; !isStopped; i++) {
-      const res = await p.api("POST", "/api/users", { name: `load ${w}-${i}` });
-      assert.equal(res.status, 201);
+    for (let i = 0; !isStopped && failure === undefined; i++) {
+      try {
+        const res = await p.api("POST", "/api/users", { name: `load ${w}-${i}` });
+        if (res.status !== 201) {
+          failure ??= `writer ${w}, user ${i}: ${res.status} ${JSON.stringify(await res.json())}`;
+          return;
+        }
+      } catch (error) {
+        failure ??= `writer ${w}, user ${i}: ${String(error)}`;
+        return;
+      }
       names.push(`load ${w}-${i}`);
     }
   });
   return {
     created,
+    failure: () => failure,
     total: () => created.reduce((sum, names) => sum + names.length, 0),
     stop: async () => {
       isStopped = true;
       await Promise.all(writers);
+      assert.equal(failure, undefined, "every write of the load is answered 201");
     },
   };
 }
@@ -167,14 +179,16 @@ test("a backup taken under write load restores to one moment of the live databas
   await seedUsers(live, SEEDED_USERS);
 
   const load = startLoad(p);
-  await waitFor(() => load.total() >= 40, { timeoutMs: 30_000, what: "the load to get going" });
+  // A failed write ends the wait at once; load.stop() below reports it.
+  const going = (n: number) => () => load.failure() !== undefined || load.total() >= n;
+  await waitFor(going(40), { timeoutMs: 30_000, what: "the load to get going" });
   const dir = mkdtempSync(join(tmpdir(), "portcullis-backups-"));
   stack.add(() => rmSync(dir, { recursive: true, force: true }));
   const underLoad = join(dir, "under-load.backup");
   const startedAt = load.total();
   const backup = await portcullis(["backup", underLoad], store.env);
   const duringBackup = load.total() - startedAt;
-  await waitFor(() => load.total() >= startedAt + duringBackup + 20, { what: "writes after the backup" });
+  await waitFor(going(startedAt + duringBackup + 20), { what: "writes after the backup" });
   await load.stop();
   assert.equal(backup.status, 0, backup.stderr);
   t.diagnostic(`${live.dialect}: ${backup.stdout.trim()}; ${duringBackup} users created while it ran`);

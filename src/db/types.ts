@@ -79,7 +79,23 @@ export interface UsersTable {
   updated_at: Timestamp;
   /** The subscription URL's secret (migration 0014): 32 lowercase hex characters, unique. */
   sub_token: Generated<string>;
+  /** Migration 0015: the lifecycle (features/users/lifecycle). */
+  status: Generated<UserStatus>;
+  data_limit_bytes: BigIntColumn | null;
+  data_limit_reset: Generated<DataLimitReset>;
+  used_bytes: ColumnType<number | string, number | undefined, number>;
+  lifetime_used_bytes: ColumnType<number | string, number | undefined, number>;
+  last_reset_at: Timestamp | null;
+  expire_at: Timestamp | null;
+  on_hold_duration_seconds: BigIntColumn | null;
+  on_hold_timeout_at: Timestamp | null;
+  online_at: Timestamp | null;
+  sub_updated_at: Timestamp | null;
+  sub_last_user_agent: string | null;
 }
+
+export type UserStatus = "active" | "disabled" | "limited" | "expired" | "on_hold";
+export type DataLimitReset = "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
 
 export interface SubscriptionSettingsTable {
   id: number;
@@ -108,6 +124,8 @@ export interface ServersTable {
   last_seen_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Migration 0015: this server's bytes count × this towards a user's used_bytes. */
+  usage_coefficient: Generated<number>;
 }
 
 export interface TemplatesTable {

@@ -22,6 +22,7 @@ const COLUMNS = [
   "wire_layout_pinned",
   "core_capabilities",
   "last_error",
+  "usage_coefficient",
   "created_at",
   "updated_at",
 ] as const;
@@ -42,6 +43,7 @@ export type ServerPatch = Partial<
     | "wire_layout"
     | "core_capabilities"
     | "last_error"
+    | "usage_coefficient"
   >
 > & { last_seen_at?: string; wire_layout_pinned?: boolean };
 
@@ -143,6 +145,7 @@ function toServer(row: Pick<Selectable<ServersTable>, (typeof COLUMNS)[number]>)
     wire_layout_pinned: read.bool(row.wire_layout_pinned),
     core_capabilities: readCapabilities(row.core_capabilities),
     last_error: row.last_error,
+    usage_coefficient: Number(row.usage_coefficient),
     sealedCredentials: row.api_credentials_sealed,
   };
 }

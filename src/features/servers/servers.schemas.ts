@@ -32,6 +32,12 @@ const Credentials = Type.String({
     "null clears it on update",
 });
 
+const UsageCoefficient = Type.Number({
+  minimum: 0,
+  maximum: 1000,
+  description: "a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free)",
+});
+
 export const Server = Type.Object({
   id: Uuid,
   name: Type.String(),
@@ -55,6 +61,7 @@ export const Server = Type.Object({
   wire_layout_pinned: Type.Boolean(),
   core_capabilities: Capabilities,
   last_error: Type.Union([Type.String(), Type.Null()]),
+  usage_coefficient: UsageCoefficient,
 });
 export type Server = Static<typeof Server>;
 
@@ -67,6 +74,7 @@ export const ServerCreate = Type.Object(
     api_credentials: Type.Optional(Credentials),
     default_certificate_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
     wire_layout: Type.Optional(PinnedLayout),
+    usage_coefficient: Type.Optional(UsageCoefficient),
   },
   { additionalProperties: false },
 );
@@ -82,6 +90,7 @@ export const ServerUpdate = Type.Object(
     status: Type.Optional(Status),
     default_certificate_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
     wire_layout: Type.Optional(PinnedLayout),
+    usage_coefficient: Type.Optional(UsageCoefficient),
   },
   { additionalProperties: false },
 );

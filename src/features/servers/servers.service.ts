@@ -83,6 +83,7 @@ export class ServersService {
       wire_layout_pinned: false,
       core_capabilities: null,
       last_error: null,
+      usage_coefficient: input.usage_coefficient ?? 1,
       ...pinned(input.wire_layout ?? undefined),
     };
     await this.servers.insertServer(server, sealed);
@@ -102,6 +103,7 @@ export class ServersService {
     if (input.grpc_port !== undefined) patch.grpc_port = input.grpc_port;
     this.#checkTokenFollowsEndpoint(current, patch, input.api_credentials !== undefined);
     if (input.status !== undefined) patch.status = input.status;
+    if (input.usage_coefficient !== undefined) patch.usage_coefficient = input.usage_coefficient;
     if (input.default_certificate_id !== undefined) {
       await this.#checkCertificate(input.default_certificate_id);
       patch.default_certificate_id = input.default_certificate_id;

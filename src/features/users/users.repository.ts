@@ -8,9 +8,47 @@ import { NotFoundError } from "../../lib/errors.ts";
 import type { User } from "./users.schemas.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const COLUMNS = ["id", "name", "comment", "telegram_id", "created_at", "updated_at", "sub_token"] as const;
+const COLUMNS = [
+  "id",
+  "name",
+  "comment",
+  "telegram_id",
+  "created_at",
+  "updated_at",
+  "sub_token",
+  "status",
+  "data_limit_bytes",
+  "data_limit_reset",
+  "used_bytes",
+  "lifetime_used_bytes",
+  "last_reset_at",
+  "expire_at",
+  "on_hold_duration_seconds",
+  "on_hold_timeout_at",
+  "online_at",
+  "sub_updated_at",
+  "sub_last_user_agent",
+] as const;
+/** The same list for the raw SQL of name search. */
+const COLUMN_LIST = sql.raw(COLUMNS.join(", "));
+const U_COLUMN_LIST = sql.raw(COLUMNS.map((c) => `u.${c}`).join(", "));
 
-export type UserPatch = Partial<Pick<User, "name" | "comment" | "telegram_id">>;
+/** The columns a write may set (the service decides status; counters belong to the lifecycle). */
+export type UserPatch = Partial<
+  Pick<
+    User,
+    | "name"
+    | "comment"
+    | "telegram_id"
+    | "status"
+    | "data_limit_bytes"
+    | "data_limit_reset"
+    | "expire_at"
+    | "on_hold_duration_seconds"
+    | "on_hold_timeout_at"
+  >
+>;
+type UserRow = Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>;
 /** Where a keyset page starts: after this user in (created_at, id) order. */
 export type UserPosition = { createdAt: string; id: string };
 export type UsersPage = { items: User[]; total: number; hasMore: boolean };
@@ -47,10 +85,7 @@ export class UsersRepository {
     return this.#page(rows, perPage);
   }
 
-  async #page(
-    rows: Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>[],
-    perPage: number,
-  ): Promise<UsersPage> {
+  async #page(rows: UserRow[], perPage: number): Promise<UsersPage> {
     // Sequential on purpose: run concurrently on two pg connections this pair measured 20-50 ms
     // instead of 2 ms (bench/users-search.ts), a TCP-level stall rather than query cost.
     const count = await this.db
@@ -102,9 +137,8 @@ export class UsersRepository {
     const pattern = `%${escapeLike(q)}%`;
     if (this.dialect === "postgres" && hasTrigrams(q)) {
       // Through the trigram index whatever the planner guesses (migration 0011).
-      const rows = await sql<Selectable<UsersTable>>`
-        SELECT id, name, comment, telegram_id, created_at, updated_at
-        FROM users_with_name_like(${pattern}, ${limit})`.execute(this.db);
+      const rows = await sql<UserRow>`
+        SELECT ${COLUMN_LIST} FROM users_with_name_like(${pattern}, ${limit})`.execute(this.db);
       return rows.rows.map(toUser);
     }
     if (this.dialect === "postgres") {
@@ -118,8 +152,8 @@ export class UsersRepository {
     }
     if ([...q].length >= 3) {
       const phrase = `"${q.replaceAll('"', '""')}"`;
-      const rows = await sql<Selectable<UsersTable>>`
-        SELECT u.id, u.name, u.comment, u.telegram_id, u.created_at, u.updated_at
+      const rows = await sql<UserRow>`
+        SELECT ${U_COLUMN_LIST}
         FROM users_name_fts f JOIN users u ON u.seq = f.rowid
         WHERE users_name_fts MATCH ${phrase} LIMIT ${limit}`.execute(this.db);
       return rows.rows.map(toUser);
@@ -133,11 +167,26 @@ export class UsersRepository {
     return rows.map(toUser);
   }
 
+  /** The user as given; the counters and what was last seen start at their defaults. */
   async insertUser(user: User, subToken: string): Promise<void> {
-    const { subscription_url: _url, ...row } = user;
     await this.db
       .insertInto("users")
-      .values({ ...row, sub_token: subToken })
+      .values({
+        id: user.id,
+        name: user.name,
+        comment: user.comment,
+        telegram_id: user.telegram_id,
+        created_at: user.created_at,
+        updated_at: user.updated_at,
+        sub_token: subToken,
+        status: user.status,
+        data_limit_bytes: user.data_limit_bytes,
+        data_limit_reset: user.data_limit_reset,
+        last_reset_at: user.last_reset_at,
+        expire_at: user.expire_at,
+        on_hold_duration_seconds: user.on_hold_duration_seconds,
+        on_hold_timeout_at: user.on_hold_timeout_at,
+      })
       .execute();
   }
 
@@ -202,7 +251,7 @@ export function hasTrigrams(q: string): boolean {
   return false;
 }
 
-function toUser(row: Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>): User {
+function toUser(row: UserRow): User {
   return {
     id: row.id,
     name: row.name,
@@ -211,5 +260,17 @@ function toUser(row: Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>): Us
     created_at: read.timestamp(row.created_at),
     updated_at: read.timestamp(row.updated_at),
     subscription_url: `/sub/${row.sub_token}`,
+    status: row.status,
+    data_limit_bytes: read.optionalBigint(row.data_limit_bytes),
+    data_limit_reset: row.data_limit_reset,
+    used_bytes: read.bigint(row.used_bytes),
+    lifetime_used_bytes: read.bigint(row.lifetime_used_bytes),
+    last_reset_at: read.optionalTimestamp(row.last_reset_at),
+    expire_at: read.optionalTimestamp(row.expire_at),
+    on_hold_duration_seconds: read.optionalBigint(row.on_hold_duration_seconds),
+    on_hold_timeout_at: read.optionalTimestamp(row.on_hold_timeout_at),
+    online_at: read.optionalTimestamp(row.online_at),
+    sub_updated_at: read.optionalTimestamp(row.sub_updated_at),
+    sub_last_user_agent: row.sub_last_user_agent,
   };
 }

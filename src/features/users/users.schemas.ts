@@ -1,4 +1,5 @@
-// The user resource of the seed: name, optional comment and telegram_id.
+// The user resource of the seed (name, optional comment and telegram_id) and its lifecycle (issue 12:
+// status, data limit and period, expiry, on-hold, what was last seen).
 import { type Static, Type } from "typebox";
 import { Timestamp, Uuid } from "../../lib/schemas.ts";
 
@@ -11,6 +12,68 @@ const Name = Type.String({
 const Comment = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]);
 const TelegramId = Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]);
 
+const Bytes = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+
+export const UserStatus = Type.Union(
+  [
+    Type.Literal("active"),
+    Type.Literal("disabled"),
+    Type.Literal("limited"),
+    Type.Literal("expired"),
+    Type.Literal("on_hold"),
+  ],
+  {
+    description:
+      "active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core",
+  },
+);
+export type UserStatus = Static<typeof UserStatus>;
+
+/** What an admin may set; limited and expired follow from the numbers. */
+export const SettableStatus = Type.Union(
+  [Type.Literal("active"), Type.Literal("disabled"), Type.Literal("on_hold")],
+  {
+    description:
+      "active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once",
+  },
+);
+
+export const DataLimitReset = Type.Union(
+  [
+    Type.Literal("no_reset"),
+    Type.Literal("day"),
+    Type.Literal("week"),
+    Type.Literal("month"),
+    Type.Literal("month_rolling"),
+    Type.Literal("year"),
+  ],
+  {
+    description:
+      "when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January",
+  },
+);
+export type DataLimitReset = Static<typeof DataLimitReset>;
+
+const DataLimit = Type.Union([Bytes, Type.Null()], { description: "bytes per period; null = unlimited" });
+const ExpireAt = Type.Union([Timestamp, Type.Null()], { description: "null = never" });
+const OnHoldDuration = Type.Union([Type.Integer({ minimum: 1, maximum: 100 * 366 * 86_400 }), Type.Null()], {
+  description: "on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at)",
+});
+const OnHoldTimeout = Type.Union([Timestamp, Type.Null()], {
+  description:
+    "on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic",
+});
+
+/** The lifecycle fields a create or update may carry (all optional). */
+const LifecycleInput = {
+  status: Type.Optional(SettableStatus),
+  data_limit_bytes: Type.Optional(DataLimit),
+  data_limit_reset: Type.Optional(DataLimitReset),
+  expire_at: Type.Optional(ExpireAt),
+  on_hold_duration_seconds: Type.Optional(OnHoldDuration),
+  on_hold_timeout_at: Type.Optional(OnHoldTimeout),
+};
+
 export const User = Type.Object({
   id: Uuid,
   name: Type.String(),
@@ -22,17 +85,47 @@ export const User = Type.Object({
     description:
       "the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it)",
   }),
+  status: UserStatus,
+  data_limit_bytes: DataLimit,
+  data_limit_reset: DataLimitReset,
+  used_bytes: Type.Integer({
+    description: "traffic in the current period, each server's bytes × its usage_coefficient",
+  }),
+  lifetime_used_bytes: Type.Integer({ description: "traffic over every period (× coefficient)" }),
+  last_reset_at: Type.Union([Timestamp, Type.Null()], { description: "when used_bytes last started over" }),
+  expire_at: ExpireAt,
+  on_hold_duration_seconds: OnHoldDuration,
+  on_hold_timeout_at: OnHoldTimeout,
+  online_at: Type.Union([Timestamp, Type.Null()], {
+    description: "the last traffic collection that saw this user's traffic",
+  }),
+  sub_updated_at: Type.Union([Timestamp, Type.Null()], {
+    description: "the last /sub fetch (written in batches: up to a few seconds late)",
+  }),
+  sub_last_user_agent: Type.Union([Type.String(), Type.Null()], {
+    description: "User-Agent of the last /sub fetch",
+  }),
 });
 export type User = Static<typeof User>;
 
 export const UserCreate = Type.Object(
-  { name: Name, comment: Type.Optional(Comment), telegram_id: Type.Optional(TelegramId) },
+  {
+    name: Name,
+    comment: Type.Optional(Comment),
+    telegram_id: Type.Optional(TelegramId),
+    ...LifecycleInput,
+  },
   { additionalProperties: false },
 );
 export type UserCreate = Static<typeof UserCreate>;
 
 export const UserUpdate = Type.Object(
-  { name: Type.Optional(Name), comment: Type.Optional(Comment), telegram_id: Type.Optional(TelegramId) },
+  {
+    name: Type.Optional(Name),
+    comment: Type.Optional(Comment),
+    telegram_id: Type.Optional(TelegramId),
+    ...LifecycleInput,
+  },
   { additionalProperties: false },
 );
 export type UserUpdate = Static<typeof UserUpdate>;

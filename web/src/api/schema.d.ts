@@ -2239,6 +2239,30 @@ export type paths = {
                                 updated_at: string;
                                 /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                                 subscription_url: string;
+                                /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                                status: "active" | "disabled" | "limited" | "expired" | "on_hold";
+                                /** @description bytes per period; null = unlimited */
+                                data_limit_bytes: number | null;
+                                /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                                data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                                /** @description traffic in the current period, each server's bytes × its usage_coefficient */
+                                used_bytes: number;
+                                /** @description traffic over every period (× coefficient) */
+                                lifetime_used_bytes: number;
+                                /** @description when used_bytes last started over */
+                                last_reset_at: string | null;
+                                /** @description null = never */
+                                expire_at: string | null;
+                                /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                                on_hold_duration_seconds: number | null;
+                                /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                                on_hold_timeout_at: string | null;
+                                /** @description the last traffic collection that saw this user's traffic */
+                                online_at: string | null;
+                                /** @description the last /sub fetch (written in batches: up to a few seconds late) */
+                                sub_updated_at: string | null;
+                                /** @description User-Agent of the last /sub fetch */
+                                sub_last_user_agent: string | null;
                             }[];
                             total: number;
                             page: number;
@@ -2284,6 +2308,18 @@ export type paths = {
                         name: string;
                         comment?: string | null;
                         telegram_id?: number | null;
+                        /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
+                        status?: "active" | "disabled" | "on_hold";
+                        /** @description bytes per period; null = unlimited */
+                        data_limit_bytes?: number | null;
+                        /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                        data_limit_reset?: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                        /** @description null = never */
+                        expire_at?: string | null;
+                        /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                        on_hold_duration_seconds?: number | null;
+                        /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                        on_hold_timeout_at?: string | null;
                     };
                 };
             };
@@ -2315,6 +2351,30 @@ export type paths = {
                             updated_at: string;
                             /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                             subscription_url: string;
+                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                            status: "active" | "disabled" | "limited" | "expired" | "on_hold";
+                            /** @description bytes per period; null = unlimited */
+                            data_limit_bytes: number | null;
+                            /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                            data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                            /** @description traffic in the current period, each server's bytes × its usage_coefficient */
+                            used_bytes: number;
+                            /** @description traffic over every period (× coefficient) */
+                            lifetime_used_bytes: number;
+                            /** @description when used_bytes last started over */
+                            last_reset_at: string | null;
+                            /** @description null = never */
+                            expire_at: string | null;
+                            /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                            on_hold_duration_seconds: number | null;
+                            /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                            on_hold_timeout_at: string | null;
+                            /** @description the last traffic collection that saw this user's traffic */
+                            online_at: string | null;
+                            /** @description the last /sub fetch (written in batches: up to a few seconds late) */
+                            sub_updated_at: string | null;
+                            /** @description User-Agent of the last /sub fetch */
+                            sub_last_user_agent: string | null;
                         };
                     };
                 };
@@ -2391,6 +2451,30 @@ export type paths = {
                             updated_at: string;
                             /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                             subscription_url: string;
+                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                            status: "active" | "disabled" | "limited" | "expired" | "on_hold";
+                            /** @description bytes per period; null = unlimited */
+                            data_limit_bytes: number | null;
+                            /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                            data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                            /** @description traffic in the current period, each server's bytes × its usage_coefficient */
+                            used_bytes: number;
+                            /** @description traffic over every period (× coefficient) */
+                            lifetime_used_bytes: number;
+                            /** @description when used_bytes last started over */
+                            last_reset_at: string | null;
+                            /** @description null = never */
+                            expire_at: string | null;
+                            /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                            on_hold_duration_seconds: number | null;
+                            /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                            on_hold_timeout_at: string | null;
+                            /** @description the last traffic collection that saw this user's traffic */
+                            online_at: string | null;
+                            /** @description the last /sub fetch (written in batches: up to a few seconds late) */
+                            sub_updated_at: string | null;
+                            /** @description User-Agent of the last /sub fetch */
+                            sub_last_user_agent: string | null;
                         }[];
                     };
                 };
@@ -2469,6 +2553,30 @@ export type paths = {
                             updated_at: string;
                             /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                             subscription_url: string;
+                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                            status: "active" | "disabled" | "limited" | "expired" | "on_hold";
+                            /** @description bytes per period; null = unlimited */
+                            data_limit_bytes: number | null;
+                            /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                            data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                            /** @description traffic in the current period, each server's bytes × its usage_coefficient */
+                            used_bytes: number;
+                            /** @description traffic over every period (× coefficient) */
+                            lifetime_used_bytes: number;
+                            /** @description when used_bytes last started over */
+                            last_reset_at: string | null;
+                            /** @description null = never */
+                            expire_at: string | null;
+                            /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                            on_hold_duration_seconds: number | null;
+                            /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                            on_hold_timeout_at: string | null;
+                            /** @description the last traffic collection that saw this user's traffic */
+                            online_at: string | null;
+                            /** @description the last /sub fetch (written in batches: up to a few seconds late) */
+                            sub_updated_at: string | null;
+                            /** @description User-Agent of the last /sub fetch */
+                            sub_last_user_agent: string | null;
                         };
                     };
                 };
@@ -2519,6 +2627,18 @@ export type paths = {
                         name?: string;
                         comment?: string | null;
                         telegram_id?: number | null;
+                        /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
+                        status?: "active" | "disabled" | "on_hold";
+                        /** @description bytes per period; null = unlimited */
+                        data_limit_bytes?: number | null;
+                        /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                        data_limit_reset?: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                        /** @description null = never */
+                        expire_at?: string | null;
+                        /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                        on_hold_duration_seconds?: number | null;
+                        /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                        on_hold_timeout_at?: string | null;
                     };
                 };
             };
@@ -2550,6 +2670,30 @@ export type paths = {
                             updated_at: string;
                             /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                             subscription_url: string;
+                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                            status: "active" | "disabled" | "limited" | "expired" | "on_hold";
+                            /** @description bytes per period; null = unlimited */
+                            data_limit_bytes: number | null;
+                            /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                            data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                            /** @description traffic in the current period, each server's bytes × its usage_coefficient */
+                            used_bytes: number;
+                            /** @description traffic over every period (× coefficient) */
+                            lifetime_used_bytes: number;
+                            /** @description when used_bytes last started over */
+                            last_reset_at: string | null;
+                            /** @description null = never */
+                            expire_at: string | null;
+                            /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                            on_hold_duration_seconds: number | null;
+                            /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                            on_hold_timeout_at: string | null;
+                            /** @description the last traffic collection that saw this user's traffic */
+                            online_at: string | null;
+                            /** @description the last /sub fetch (written in batches: up to a few seconds late) */
+                            sub_updated_at: string | null;
+                            /** @description User-Agent of the last /sub fetch */
+                            sub_last_user_agent: string | null;
                         };
                     };
                 };
@@ -3786,6 +3930,8 @@ export type paths = {
                             /** @description optional calls the core answers (listing, online_users); null until detected */
                             core_capabilities: ("listing" | "online_users")[] | null;
                             last_error: string | null;
+                            /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
+                            usage_coefficient: number;
                         }[];
                     };
                 };
@@ -3832,6 +3978,8 @@ export type paths = {
                         default_certificate_id?: string | null;
                         /** @description pins the wire layout (no detection); null unpins it and detects again on the next contact */
                         wire_layout?: ("v2ray-4" | "xray-1.8" | "xray-24.9" | "xray-25.1" | "xray-25.10") | null;
+                        /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
+                        usage_coefficient?: number;
                     };
                 };
             };
@@ -3875,6 +4023,8 @@ export type paths = {
                             /** @description optional calls the core answers (listing, online_users); null until detected */
                             core_capabilities: ("listing" | "online_users")[] | null;
                             last_error: string | null;
+                            /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
+                            usage_coefficient: number;
                         };
                     };
                 };
@@ -3972,6 +4122,8 @@ export type paths = {
                             /** @description optional calls the core answers (listing, online_users); null until detected */
                             core_capabilities: ("listing" | "online_users")[] | null;
                             last_error: string | null;
+                            /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
+                            usage_coefficient: number;
                         };
                     };
                 };
@@ -4029,6 +4181,8 @@ export type paths = {
                         default_certificate_id?: string | null;
                         /** @description pins the wire layout (no detection); null unpins it and detects again on the next contact */
                         wire_layout?: ("v2ray-4" | "xray-1.8" | "xray-24.9" | "xray-25.1" | "xray-25.10") | null;
+                        /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
+                        usage_coefficient?: number;
                     };
                 };
             };
@@ -4072,6 +4226,8 @@ export type paths = {
                             /** @description optional calls the core answers (listing, online_users); null until detected */
                             core_capabilities: ("listing" | "online_users")[] | null;
                             last_error: string | null;
+                            /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
+                            usage_coefficient: number;
                         };
                     };
                 };
@@ -4934,6 +5090,30 @@ export type paths = {
                                 updated_at: string;
                                 /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                                 subscription_url: string;
+                                /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                                status: "active" | "disabled" | "limited" | "expired" | "on_hold";
+                                /** @description bytes per period; null = unlimited */
+                                data_limit_bytes: number | null;
+                                /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                                data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                                /** @description traffic in the current period, each server's bytes × its usage_coefficient */
+                                used_bytes: number;
+                                /** @description traffic over every period (× coefficient) */
+                                lifetime_used_bytes: number;
+                                /** @description when used_bytes last started over */
+                                last_reset_at: string | null;
+                                /** @description null = never */
+                                expire_at: string | null;
+                                /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                                on_hold_duration_seconds: number | null;
+                                /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                                on_hold_timeout_at: string | null;
+                                /** @description the last traffic collection that saw this user's traffic */
+                                online_at: string | null;
+                                /** @description the last /sub fetch (written in batches: up to a few seconds late) */
+                                sub_updated_at: string | null;
+                                /** @description User-Agent of the last /sub fetch */
+                                sub_last_user_agent: string | null;
                             };
                             grants: {
                                 /**

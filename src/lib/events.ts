@@ -12,6 +12,12 @@ export type ChangeEvents = {
   serverRenamed: [serverId: string];
   /** A server is about to be deleted: its inbounds come off its core first. */
   serverDeleting: [serverId: string];
+  /**
+   * These users' status changed (admin write, lifecycle tick, bulk action): provisioning adds or
+   * removes their credentials on the cores at once instead of at the next reconcile; empty = "many,
+   * look at everyone".
+   */
+  userStatusChanged: [userIds: readonly string[]];
 };
 
 type Listener<Args extends unknown[]> = (...args: Args) => Promise<void>;

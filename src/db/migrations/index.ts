@@ -13,6 +13,7 @@ import * as m0010 from "./0010_wire_layout.ts";
 import * as m0011 from "./0011_user_name_search.ts";
 import * as m0012 from "./0012_notifications.ts";
 import * as m0014 from "./0014_subscription_tokens.ts";
+import * as m0016 from "./0016_usage_history.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -29,4 +30,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0011_user_name_search": m0011,
   "0012_notifications": m0012,
   "0014_subscription_tokens": m0014,
+  "0016_usage_history": m0016,
 };

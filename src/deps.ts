@@ -213,11 +213,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     leases,
     logger,
   });
-  const traffic = new TrafficService(
-    new TrafficRepository(database.db, database.dialect),
-    ...[sync, servers, users, logger],
-    () => new Date(),
-  );
+  const trafficRepository = new TrafficRepository(database.db, database.dialect);
+  const traffic = new TrafficService(trafficRepository, sync, servers, users, logger, () => new Date());
   const usage = new UsageService(
     new UsageRepository(database.db, database.dialect),
     users,

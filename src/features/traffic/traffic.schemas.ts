@@ -26,6 +26,7 @@ const RangeFields = {
   granularity: Granularity,
 };
 
+/** Other query parameters are ignored, as they were before the history existed (the totals' contract). */
 export const UserUsageQuery = Type.Object({
   from: Type.Optional(
     Type.String({

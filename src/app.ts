@@ -216,7 +216,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   inboundsRoutes(app, deps.services.inbounds);
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);
   syncRoutes(app, deps.services.reconciler);
-  trafficRoutes(app, deps.services.traffic);
+  trafficRoutes(app, deps.services.traffic, deps.services.usage);
   subscriptionsRoutes(app, deps.services.subscriptions); // public: /sub/* has config auth: false
   subscriptionCacheRoutes(app, deps.services.subscriptions);
   subscriptionSettingsRoutes(app, deps.services.subscriptionSettings);

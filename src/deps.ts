@@ -50,6 +50,8 @@ import { TemplatesRepository } from "./features/templates/templates.repository.t
 import { TemplatesService, type TemplateUsage } from "./features/templates/templates.service.ts";
 import { TrafficRepository } from "./features/traffic/traffic.repository.ts";
 import { TrafficService } from "./features/traffic/traffic.service.ts";
+import { UsageRepository } from "./features/traffic/usage.repository.ts";
+import { UsageService } from "./features/traffic/usage.service.ts";
 import { UsersRepository } from "./features/users/users.repository.ts";
 import { UsersService } from "./features/users/users.service.ts";
 import { type ChangeEvents, type Changes, EventBus } from "./lib/events.ts";
@@ -82,6 +84,7 @@ export type Deps = {
     sync: CoreSync;
     reconciler: Reconciler;
     traffic: TrafficService;
+    usage: UsageService;
   };
   cores: CorePool;
   /** Which servers this instance reconciles: all of them on SQLite, leased ones on PostgreSQL. */
@@ -210,7 +213,14 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     leases,
     logger,
   });
-  const traffic = new TrafficService(new TrafficRepository(database.db), sync, servers, users, logger);
+  const trafficRepository = new TrafficRepository(database.db, database.dialect);
+  const traffic = new TrafficService(trafficRepository, sync, servers, users, logger, () => new Date());
+  const usage = new UsageService(
+    new UsageRepository(database.db, database.dialect),
+    users,
+    servers,
+    () => new Date(),
+  );
   const subscriptionSettings = new SubscriptionSettingsService(
     new SubscriptionSettingsRepository(database.db),
   );
@@ -269,6 +279,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       sync,
       reconciler,
       traffic,
+      usage,
     },
     cores,
     leases,

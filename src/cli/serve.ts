@@ -8,6 +8,7 @@ import { scheduledBackupJob } from "../jobs/backup.ts";
 import { collectTrafficJob } from "../jobs/collect-traffic.ts";
 import { deliverNotificationsJob } from "../jobs/deliver-notifications.ts";
 import { pruneAuditJob } from "../jobs/prune-audit.ts";
+import { pruneUsageJob } from "../jobs/prune-usage.ts";
 import { reconcileJob } from "../jobs/reconcile.ts";
 import { renewCertificatesJob } from "../jobs/renew-certificates.ts";
 import { type Job, startJobs } from "../jobs/runner.ts";
@@ -123,6 +124,7 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
   const jobs = [
     renewCertificatesJob(deps.services.certificates, logger),
     pruneAuditJob(deps.services.audit, logger),
+    pruneUsageJob(deps.services.usage, logger, config.usagePruneIntervalMs),
     deliverNotificationsJob(deps.services.dispatcher, logger),
     reconcileJob({
       ...{ reconciler: deps.services.reconciler, servers: deps.services.servers, leases, logger },

@@ -29,6 +29,8 @@ export type Config = {
   telegramApiUrl: string;
   /** Audit log entries older than this are deleted (daily). */
   auditRetentionDays: number;
+  /** How often usage-history buckets past their retention (7 days hourly, 13 months daily) are deleted. */
+  usagePruneIntervalMs: number;
   coreTimeoutMs: number;
   /** How long a graceful shutdown waits for in-flight requests before closing their connections. */
   shutdownTimeoutMs: number;
@@ -306,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: readMetricsToken(read),
     telegramApiUrl: readUrl(read, "PORTCULLIS_TELEGRAM_API_URL", "https://api.telegram.org"),
     auditRetentionDays: read.integer("PORTCULLIS_AUDIT_RETENTION_DAYS", 365, 1, 36_500),
+    usagePruneIntervalMs: read.integer("PORTCULLIS_USAGE_PRUNE_INTERVAL_MS", 3_600_000, 1000, 86_400_000),
     coreTimeoutMs: read.integer("PORTCULLIS_CORE_TIMEOUT_MS", 5000, 100, 120_000),
     shutdownTimeoutMs: read.integer("PORTCULLIS_SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
     backups: readBackups(read),

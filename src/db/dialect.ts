@@ -8,7 +8,9 @@ import {
   type PluginTransformResultArgs,
   type PrimitiveValueListNode,
   type QueryResult,
+  type RawBuilder,
   type RootOperationNode,
+  sql,
   type UnknownRow,
   type ValueNode,
 } from "kysely";
@@ -78,4 +80,42 @@ export const ROWS_PER_INSERT = 1000;
 /** Escape LIKE wildcards so a search for "50%" matches the text "50%". */
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** Column types jsonRows and typedValue cast to on PostgreSQL (SQLite needs no casts). */
+export type CastType = "uuid" | "bigint" | "timestamp";
+const PG_TYPES: Record<CastType, string> = { uuid: "uuid", bigint: "bigint", timestamp: "timestamptz" };
+
+/**
+ * Rows passed as one JSON parameter (an array of arrays) and read back as a derived table with the
+ * given columns: any number of rows in one statement, where a VALUES list would meet the
+ * bound-parameter limits above. Use it as `FROM ${jsonRows(…)} AS r`.
+ */
+export function jsonRows(
+  dialect: DialectName,
+  columns: Readonly<Record<string, CastType>>,
+  rows: readonly (readonly (string | number)[])[],
+): RawBuilder<unknown> {
+  const json = JSON.stringify(rows);
+  const names = Object.entries(columns);
+  if (dialect === "sqlite") {
+    const items = names.map(
+      ([name], i) => sql`json_extract(value, ${sql.lit(`$[${i}]`)}) as ${sql.id(name)}`,
+    );
+    return sql`(select ${sql.join(items)} from json_each(${json}))`;
+  }
+  const items = names.map(
+    ([name, type], i) =>
+      sql`cast(e.value ->> ${sql.lit(i)} as ${sql.raw(PG_TYPES[type])}) as ${sql.id(name)}`,
+  );
+  return sql`(select ${sql.join(items)} from jsonb_array_elements(cast(${json} as jsonb)) as e(value))`;
+}
+
+/** A bound value in a SELECT list, typed for its column: PostgreSQL would take a bare parameter as text. */
+export function typedValue(
+  dialect: DialectName,
+  value: string | number,
+  type: CastType,
+): RawBuilder<unknown> {
+  return dialect === "sqlite" ? sql`${value}` : sql`cast(${value} as ${sql.raw(PG_TYPES[type])})`;
 }

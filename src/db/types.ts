@@ -313,6 +313,23 @@ export interface RowCountsTable {
   n: BigIntColumn;
 }
 
+/** Usage history (migration 0016): one row per user, server and hour or UTC day. */
+export interface UserUsageBucketsTable {
+  user_id: string;
+  server_id: string;
+  bucket_start: Timestamp;
+  uplink_bytes: BigIntColumn;
+  downlink_bytes: BigIntColumn;
+}
+
+/** Usage history per server (migration 0016): the sum of its users' buckets. */
+export interface ServerUsageBucketsTable {
+  server_id: string;
+  bucket_start: Timestamp;
+  uplink_bytes: BigIntColumn;
+  downlink_bytes: BigIntColumn;
+}
+
 export interface Database {
   row_counts: RowCountsTable;
   servers: ServersTable;
@@ -335,6 +352,10 @@ export interface Database {
   server_leases: ServerLeasesTable;
   subscription_changes: SubscriptionChangesTable;
   subscription_settings: SubscriptionSettingsTable;
+  user_usage_hourly: UserUsageBucketsTable;
+  user_usage_daily: UserUsageBucketsTable;
+  server_usage_hourly: ServerUsageBucketsTable;
+  server_usage_daily: ServerUsageBucketsTable;
 }
 
 export type { Generated };

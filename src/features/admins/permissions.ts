@@ -83,6 +83,7 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "DELETE /api/auth/telegram": "self",
   "POST /api/auth/telegram/test": "self",
   "GET /api/auth/telegram/deliveries": "self",
+  "GET /api/usage": "servers.read",
 };
 
 export function routePermission(method: string, url: string): Permission | undefined {

@@ -1,12 +1,14 @@
 // Traffic totals in SQL, written in batches: one SELECT and one UPDATE … CASE per 500 users, so a
 // collection over thousands of active users costs a few dozen statements. A user's bytes on a
 // server are added to their first grant there (oldest), so the sum over a user's grants is their
-// total and the subscription reads it from the rows it already reads.
+// total and the subscription reads it from the rows it already reads. The same bytes go into the
+// usage history (usage.repository.ts) in the same transaction.
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { read } from "../../db/dialect.ts";
+import { type DialectName, read } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
 import type { Bytes, TrafficDeltas } from "./traffic.ts";
+import { UsageRepository } from "./usage.repository.ts";
 
 export type ServerUsage = {
   server_id: string;
@@ -16,25 +18,35 @@ export type ServerUsage = {
 };
 
 export class TrafficRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
+  ) {}
 
-  /** All of it or nothing (a failed write is retried with the next deltas, never counted twice). */
-  async addTraffic(serverId: string, deltas: TrafficDeltas): Promise<number> {
+  /**
+   * All of it or nothing (a failed write is retried with the next deltas, never counted twice),
+   * the usage history included: its buckets are those of `at`.
+   */
+  async addTraffic(serverId: string, deltas: TrafficDeltas, at: Date): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
-      const repository = new TrafficRepository(trx);
-      const users = await repository.#addUserTraffic(serverId, deltas.users);
+      const repository = new TrafficRepository(trx, this.dialect);
+      const byUser = await repository.#addUserTraffic(serverId, deltas.users);
       await repository.#addInboundTraffic(serverId, deltas.inbounds);
-      return users;
+      await new UsageRepository(trx, this.dialect).addBuckets(serverId, byUser, at);
+      return byUser.size;
     });
   }
 
-  /** Adds each email's bytes to the first grant of that proxy user on the server; unknown emails are skipped. */
-  async #addUserTraffic(serverId: string, deltas: ReadonlyMap<string, Bytes>): Promise<number> {
-    let written = 0;
+  /**
+   * Adds each email's bytes to the first grant of that proxy user on the server; unknown emails are
+   * skipped. Returns the bytes written per user.
+   */
+  async #addUserTraffic(serverId: string, deltas: ReadonlyMap<string, Bytes>): Promise<Map<string, Bytes>> {
+    const byUser = new Map<string, Bytes>();
     for (const part of chunks([...deltas.keys()])) {
       const rows = await this.db
         .selectFrom("user_access")
-        .select(["id", "proxy_user_id"])
+        .select(["id", "user_id", "proxy_user_id"])
         .where("server_id", "=", serverId)
         .where("proxy_user_id", "in", part)
         .orderBy("created_at")
@@ -47,6 +59,7 @@ export class TrafficRepository {
         if (seen.has(row.proxy_user_id) || bytes === undefined) continue;
         seen.add(row.proxy_user_id);
         targets.set(row.id, bytes);
+        addBytes(byUser, row.user_id, bytes);
       }
       if (targets.size === 0) continue;
       await this.db
@@ -57,9 +70,8 @@ export class TrafficRepository {
         })
         .where("id", "in", [...targets.keys()])
         .execute();
-      written += targets.size;
     }
-    return written;
+    return byUser;
   }
 
   async #addInboundTraffic(serverId: string, deltas: ReadonlyMap<string, Bytes>): Promise<void> {
@@ -109,4 +121,14 @@ export class TrafficRepository {
 function caseOf(column: string, values: ReadonlyMap<string, Bytes>, field: keyof Bytes): RawBuilder<number> {
   const whens = [...values].map(([key, bytes]) => sql`when ${key} then cast(${bytes[field]} as bigint)`);
   return sql<number>`(case ${sql.ref(column)} ${sql.join(whens, sql` `)} else 0 end)`;
+}
+
+/** One proxy user per user and server, so this only sums if that ever stops being true. */
+function addBytes(into: Map<string, Bytes>, key: string, bytes: Bytes): void {
+  const entry = into.get(key);
+  if (entry === undefined) into.set(key, { ...bytes });
+  else {
+    entry.uplinkBytes += bytes.uplinkBytes;
+    entry.downlinkBytes += bytes.downlinkBytes;
+  }
 }

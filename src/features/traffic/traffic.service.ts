@@ -22,6 +22,8 @@ export class TrafficService {
     private readonly servers: ServersService,
     private readonly users: UsersService,
     private readonly logger: Logger,
+    /** When bytes are written: the usage history's buckets follow it (tests move it). */
+    private readonly now: () => Date,
   ) {}
 
   async collect(serverId: string): Promise<Collected> {
@@ -35,7 +37,7 @@ export class TrafficService {
     const all = carried === undefined ? deltas : mergeTraffic(carried, deltas);
     if (isEmpty(all)) return { users: 0, inbounds: 0 };
     this.#unwritten.set(serverId, all);
-    const users = await this.traffic.addTraffic(serverId, all);
+    const users = await this.traffic.addTraffic(serverId, all, this.now());
     this.#unwritten.delete(serverId);
     this.logger.debug({ server_id: serverId, users, inbounds: all.inbounds.size }, "traffic collected");
     return { users, inbounds: all.inbounds.size };
@@ -48,7 +50,7 @@ export class TrafficService {
   async flush(): Promise<number> {
     let written = 0;
     for (const [serverId, deltas] of this.#unwritten) {
-      await this.traffic.addTraffic(serverId, deltas);
+      await this.traffic.addTraffic(serverId, deltas, this.now());
       this.#unwritten.delete(serverId);
       written += 1;
     }

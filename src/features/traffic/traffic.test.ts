@@ -62,12 +62,17 @@ describe("writing traffic totals", () => {
     );
     users1.set("u-not-on-this-server", { uplinkBytes: 1, downlinkBytes: 1 });
     const inbounds = new Map([[first.tag, { uplinkBytes: 7, downlinkBytes: 8 }]]);
-    const repository = new TrafficRepository(t.deps.database.db);
-    assert.equal(await repository.addTraffic(server.id, { users: users1, inbounds }), 1200);
-    await repository.addTraffic(server.id, {
-      users: new Map([[emailOf.get(users[0] ?? "") ?? "", { uplinkBytes: 100, downlinkBytes: 0 }]]),
-      inbounds: new Map(),
-    });
+    const repository = new TrafficRepository(t.deps.database.db, t.deps.database.dialect);
+    const at = new Date();
+    assert.equal(await repository.addTraffic(server.id, { users: users1, inbounds }, at), 1200);
+    await repository.addTraffic(
+      server.id,
+      {
+        users: new Map([[emailOf.get(users[0] ?? "") ?? "", { uplinkBytes: 100, downlinkBytes: 0 }]]),
+        inbounds: new Map(),
+      },
+      at,
+    );
 
     const records = (await request(t, "GET", `/api/users/${users[0]}/access`)).json();
     assert.deepEqual(
@@ -107,10 +112,11 @@ describe("writing traffic totals", () => {
     const carrier = await grant(t, server.id, first.id, { name: "mover" });
     await grant(t, server.id, second.id, { user_id: carrier.user_id });
     const bytes = new Map([[carrier.proxy_user_id, { uplinkBytes: 5, downlinkBytes: 6 }]]);
-    await new TrafficRepository(t.deps.database.db).addTraffic(server.id, {
-      users: bytes,
-      inbounds: new Map(),
-    });
+    await new TrafficRepository(t.deps.database.db, t.deps.database.dialect).addTraffic(
+      server.id,
+      { users: bytes, inbounds: new Map() },
+      new Date(),
+    );
     const revoke = await request(
       t,
       "DELETE",
@@ -179,11 +185,12 @@ describe("shutdown", () => {
     }
     const { sync, servers, users } = t.deps.services;
     const traffic = new TrafficService(
-      new FlakyRepository(t.deps.database.db),
+      new FlakyRepository(t.deps.database.db, t.deps.database.dialect),
       sync,
       servers,
       users,
       t.deps.logger,
+      () => new Date(),
     );
     await assert.rejects(traffic.collect(server.id), /database unavailable/);
     assert.equal(

@@ -6004,10 +6004,17 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Traffic collected from the cores for this user: totals and per server */
+        /** Traffic collected for this user: totals per server, or with from, to and granularity its history */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description with to and granularity: the history instead of totals */
+                    from?: string;
+                    /** @description exclusive; at most 7 days after from for hour, 400 for day */
+                    to?: string;
+                    /** @description hour: UTC hours, kept 7 days; day: UTC days, kept 13 months */
+                    granularity?: "hour" | "day";
+                };
                 header?: never;
                 path: {
                     /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
@@ -6017,7 +6024,7 @@ export type paths = {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description Without a query: the totals (UserUsage). With from, to and granularity: the history. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6040,6 +6047,142 @@ export type paths = {
                                 server_name: string;
                                 uplink_bytes: number;
                                 downlink_bytes: number;
+                            }[];
+                        } | {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            user_id: string;
+                            /** @description hour: UTC hours, kept 7 days; day: UTC days, kept 13 months */
+                            granularity: "hour" | "day";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            from: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            to: string;
+                            uplink_bytes: number;
+                            downlink_bytes: number;
+                            /** @description every bucket of the range, oldest first, zero where nothing was carried */
+                            buckets: {
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                start: string;
+                                uplink_bytes: number;
+                                downlink_bytes: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Traffic history of every server (or one): buckets of the users' bytes per server */
+        get: {
+            parameters: {
+                query: {
+                    /** @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z */
+                    from: string;
+                    /** @description exclusive; at most 7 days after from for hour, 400 for day */
+                    to: string;
+                    /** @description hour: UTC hours, kept 7 days; day: UTC days, kept 13 months */
+                    granularity: "hour" | "day";
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description hour: UTC hours, kept 7 days; day: UTC days, kept 13 months */
+                            granularity: "hour" | "day";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            from: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            to: string;
+                            uplink_bytes: number;
+                            downlink_bytes: number;
+                            servers: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_id: string;
+                                server_name: string;
+                                uplink_bytes: number;
+                                downlink_bytes: number;
+                                buckets: {
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                     */
+                                    start: string;
+                                    uplink_bytes: number;
+                                    downlink_bytes: number;
+                                }[];
                             }[];
                         };
                     };

@@ -21,7 +21,11 @@ export type User = Ok<"/api/users/{id}", "get">;
 export type UserPage = Ok<"/api/users", "get">;
 export type UserInput = Body<"/api/users", "post">;
 export type Access = Ok<"/api/users/{id}/access", "get">[number];
-export type Usage = Ok<"/api/users/{id}/usage", "get">;
+/** GET /api/users/{id}/usage answers the totals, or the history when asked with from, to and granularity. */
+type UsageAnswer = Ok<"/api/users/{id}/usage", "get">;
+export type Usage = Extract<UsageAnswer, { servers: unknown }>;
+export type UsageSeries = Extract<UsageAnswer, { buckets: unknown }>;
+export type FleetUsage = Ok<"/api/usage", "get">;
 export type Server = Ok<"/api/servers/{id}", "get">;
 export type ServerInput = Body<"/api/servers", "post">;
 export type ServerTest = Ok<"/api/servers/{id}/test", "post">;

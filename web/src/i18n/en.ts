@@ -118,6 +118,12 @@ export const en = {
   "usage.none": "No traffic counted yet.",
   "usage.uplink": "Upload",
   "usage.downlink": "Download",
+  "history.userTitle": "Usage over time",
+  "history.serverTitle": "Traffic over time",
+  "history.period": "Period",
+  "history.last24h": "24 hours",
+  "history.last30d": "30 days",
+  "history.none": "No traffic in this period.",
 
   "sync.synced": "synced",
   "sync.pending": "pending",

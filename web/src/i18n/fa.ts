@@ -99,6 +99,12 @@ export const fa: Messages = {
   "usage.none": "هنوز ترافیکی شمرده نشده.",
   "usage.uplink": "ارسال",
   "usage.downlink": "دریافت",
+  "history.userTitle": "مصرف در طول زمان",
+  "history.serverTitle": "ترافیک در طول زمان",
+  "history.period": "بازه",
+  "history.last24h": "۲۴ ساعت",
+  "history.last30d": "۳۰ روز",
+  "history.none": "در این بازه ترافیکی نبوده است.",
 
   "sync.synced": "همگام",
   "sync.pending": "در انتظار",

@@ -99,6 +99,12 @@ export const ru: Messages = {
   "usage.none": "Трафик ещё не учтён.",
   "usage.uplink": "Отправлено",
   "usage.downlink": "Получено",
+  "history.userTitle": "Трафик по времени",
+  "history.serverTitle": "Трафик по времени",
+  "history.period": "Период",
+  "history.last24h": "24 часа",
+  "history.last30d": "30 дней",
+  "history.none": "За этот период трафика не было.",
 
   "sync.synced": "синхронизировано",
   "sync.pending": "ожидает",

@@ -98,6 +98,12 @@ export const zh: Messages = {
   "usage.none": "尚未统计到流量。",
   "usage.uplink": "上传",
   "usage.downlink": "下载",
+  "history.userTitle": "用量趋势",
+  "history.serverTitle": "流量趋势",
+  "history.period": "时间段",
+  "history.last24h": "24 小时",
+  "history.last30d": "30 天",
+  "history.none": "此期间没有流量。",
 
   "sync.synced": "已同步",
   "sync.pending": "待同步",

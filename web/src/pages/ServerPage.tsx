@@ -1,5 +1,5 @@
 // One server: status and actions, what its core reports now (uptime, memory, traffic per inbound),
-// and its inbounds (made from templates; activate, deactivate, delete).
+// its traffic over time (the usage history), and its inbounds (made from templates; activate, deactivate, delete).
 import {
   Alert,
   Anchor,
@@ -23,6 +23,7 @@ import { inboundsQuery } from "../api/inbounds.ts";
 import type { Inbound, Server } from "../api/types.ts";
 import { useCan } from "../auth/me.ts";
 import { TrafficChart } from "../charts/TrafficChart.tsx";
+import { type HistoryRange, UsageHistoryCard } from "../charts/UsageHistoryCard.tsx";
 import { useI18n, useT } from "../i18n/i18n.tsx";
 import { followLink, href, navigate } from "../router.tsx";
 import { AuditLink } from "../ui/AuditLink.tsx";
@@ -91,6 +92,19 @@ function StatsCard({ server }: { server: Server }) {
           </>
         )}
       </Stack>
+    </Card>
+  );
+}
+
+function TrafficHistory({ server }: { server: Server }) {
+  const t = useT();
+  const load = (range: HistoryRange) =>
+    unwrap(api.GET("/api/usage", { params: { query: { ...range, server_id: server.id } } })).then(
+      (fleet) => fleet.servers.find((s) => s.server_id === server.id)?.buckets ?? [],
+    );
+  return (
+    <Card withBorder>
+      <UsageHistoryCard title={t("history.serverTitle")} queryKey={["servers", server.id]} load={load} />
     </Card>
   );
 }
@@ -315,6 +329,7 @@ function ServerView({
       )}
       <Inbounds server={server} />
       <StatsCard server={server} />
+      <TrafficHistory server={server} />
       {children}
     </Stack>
   );

@@ -1,5 +1,5 @@
 // One user: their fields, their subscription URL, every grant with its share link (copy, QR), grant
-// on any inbound in two clicks (open the picker, pick), revoke, usage per server, delete.
+// on any inbound in two clicks (open the picker, pick), revoke, usage per server and over time, delete.
 import {
   ActionIcon,
   Anchor,
@@ -22,9 +22,10 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api, unwrap } from "../api/client.ts";
 import { useAllInbounds } from "../api/inbounds.ts";
-import type { Access, User } from "../api/types.ts";
+import type { Access, Usage, UsageSeries, User } from "../api/types.ts";
 import { useCan } from "../auth/me.ts";
 import { TrafficChart } from "../charts/TrafficChart.tsx";
+import { type HistoryRange, UsageHistoryCard } from "../charts/UsageHistoryCard.tsx";
 import { useI18n, useT } from "../i18n/i18n.tsx";
 import { followLink, href, navigate } from "../router.tsx";
 import { AuditLink } from "../ui/AuditLink.tsx";
@@ -322,11 +323,22 @@ function Subscription({ user }: { user: User }) {
   );
 }
 
+/** Without a query the usage endpoint answers the totals; with from, to and granularity, the history. */
+function totalsOf(answer: Usage | UsageSeries): Usage {
+  if (!("servers" in answer)) throw new Error("expected the usage totals");
+  return answer;
+}
+function historyOf(answer: Usage | UsageSeries): UsageSeries {
+  if (!("buckets" in answer)) throw new Error("expected the usage history");
+  return answer;
+}
+
 function UsageCard({ user }: { user: User }) {
   const t = useT();
   const usage = useQuery({
     queryKey: ["usage", user.id],
-    queryFn: () => unwrap(api.GET("/api/users/{id}/usage", { params: { path: { id: user.id } } })),
+    queryFn: () =>
+      unwrap(api.GET("/api/users/{id}/usage", { params: { path: { id: user.id } } })).then(totalsOf),
   });
   return (
     <Card withBorder>
@@ -354,6 +366,19 @@ function UsageCard({ user }: { user: User }) {
           </>
         )}
       </Stack>
+    </Card>
+  );
+}
+
+function UsageHistory({ user }: { user: User }) {
+  const t = useT();
+  const load = (range: HistoryRange) =>
+    unwrap(api.GET("/api/users/{id}/usage", { params: { path: { id: user.id }, query: range } })).then(
+      (answer) => historyOf(answer).buckets,
+    );
+  return (
+    <Card withBorder>
+      <UsageHistoryCard title={t("history.userTitle")} queryKey={["usage", user.id]} load={load} />
     </Card>
   );
 }
@@ -418,6 +443,7 @@ export function UserPage({ id }: { id: string }) {
         <Stack>
           <UserForm user={data} canEdit={can("users.write")} />
           <UsageCard user={data} />
+          <UsageHistory user={data} />
         </Stack>
       </SimpleGrid>
       {confirmModal}

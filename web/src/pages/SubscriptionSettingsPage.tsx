@@ -8,6 +8,8 @@ import {
   Card,
   Group,
   NumberInput,
+  Paper,
+  SimpleGrid,
   Skeleton,
   Stack,
   Switch,
@@ -176,13 +178,12 @@ function SettingsForm({ settings }: { settings: SubscriptionSettings }) {
             inputMode="url"
             {...text("public_url")}
           />
-          <Group grow align="flex-start" wrap="wrap">
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
             <TextInput
               label={t("subSettings.supportUrl")}
               description={t("subSettings.supportUrlHint")}
               placeholder="https://t.me/support"
               inputMode="url"
-              miw={220}
               {...text("support_url")}
             />
             <NumberInput
@@ -191,10 +192,9 @@ function SettingsForm({ settings }: { settings: SubscriptionSettings }) {
               min={1}
               max={168}
               allowDecimal={false}
-              miw={220}
               {...text("update_interval_hours")}
             />
-          </Group>
+          </SimpleGrid>
           <TextInput
             label={t("subSettings.announce")}
             description={t("subSettings.announceHint")}
@@ -207,6 +207,9 @@ function SettingsForm({ settings }: { settings: SubscriptionSettings }) {
             disabled={readOnly}
             {...form.getInputProps("allow_by_id", { type: "checkbox" })}
           />
+        </Section>
+        <Section title={t("subSettings.rules")} hint={t("subSettings.rulesHint")}>
+          <UaRules form={form} readOnly={readOnly} />
         </Section>
         <Section title={t("subSettings.page")} hint={t("subSettings.pageHint")}>
           <TextInput
@@ -222,9 +225,6 @@ function SettingsForm({ settings }: { settings: SubscriptionSettings }) {
             maxRows={8}
             {...text("page_note")}
           />
-        </Section>
-        <Section title={t("subSettings.rules")} hint={t("subSettings.rulesHint")}>
-          <UaRules form={form} readOnly={readOnly} />
         </Section>
         <Section title={t("subSettings.bases")}>
           <CodeField
@@ -257,30 +257,33 @@ function SettingsForm({ settings }: { settings: SubscriptionSettings }) {
           </Alert>
         )}
         {canWrite && (
-          <Group justify="flex-end" wrap="wrap">
-            {changed === false && (
-              <Text size="sm" c="dimmed">
-                {t("subSettings.noChanges")}
-              </Text>
-            )}
-            <Button
-              variant="default"
-              disabled={changed === false}
-              onClick={() => {
-                form.reset();
-                save.reset();
-              }}
-            >
-              {t("subSettings.discard")}
-            </Button>
-            <Button
-              type="submit"
-              loading={save.isPending}
-              disabled={changed !== true || mihomoSyntax !== undefined}
-            >
-              {t("common.save")}
-            </Button>
-          </Group>
+          // The form is long: its buttons stay in view at the foot of the window.
+          <Paper withBorder p="sm" pos="sticky" bottom={0} style={{ zIndex: 2 }}>
+            <Group justify="flex-end" wrap="wrap">
+              {changed === false && (
+                <Text size="sm" c="dimmed">
+                  {t("subSettings.noChanges")}
+                </Text>
+              )}
+              <Button
+                variant="default"
+                disabled={changed === false}
+                onClick={() => {
+                  form.reset();
+                  save.reset();
+                }}
+              >
+                {t("subSettings.discard")}
+              </Button>
+              <Button
+                type="submit"
+                loading={save.isPending}
+                disabled={changed !== true || mihomoSyntax !== undefined}
+              >
+                {t("common.save")}
+              </Button>
+            </Group>
+          </Paper>
         )}
       </Stack>
     </form>

@@ -257,8 +257,15 @@ function SettingsForm({ settings }: { settings: SubscriptionSettings }) {
           </Alert>
         )}
         {canWrite && (
-          // The form is long: its buttons stay in view at the foot of the window.
-          <Paper withBorder p="sm" pos="sticky" bottom={0} style={{ zIndex: 2 }}>
+          // The form is long: once something changed, its buttons stay in view at the window's foot.
+          <Paper
+            withBorder={changed === true}
+            p={changed === true ? "sm" : 0}
+            pos={changed === true ? "sticky" : "static"}
+            bottom={0}
+            style={{ zIndex: 2 }}
+            data-testid="settings-actions"
+          >
             <Group justify="flex-end" wrap="wrap">
               {changed === false && (
                 <Text size="sm" c="dimmed">

@@ -25,9 +25,9 @@ import { ApiError, api, unwrap } from "../api/client.ts";
 import type { SubscriptionSettings } from "../api/types.ts";
 import { useCan } from "../auth/me.ts";
 import { type Translate, useT } from "../i18n/i18n.tsx";
-import { locateError, locatePaths, syntaxError } from "../json/locate.ts";
+import { locateError, locatePaths } from "../json/locate.ts";
 import { locateYaml, yamlSyntaxError } from "../json/yaml.ts";
-import { CodeField, type LocatedError } from "../ui/CodeField.tsx";
+import { CodeField, jsonSyntax, type LocatedError } from "../ui/CodeField.tsx";
 import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
 import { UaRules } from "./settings/UaRules.tsx";
 import { changesOf, type Values, valuesOf } from "./settings/values.ts";
@@ -112,13 +112,6 @@ function yamlSyntax(t: Translate, text: string): string | undefined {
   if (syntax === undefined) return undefined;
   const line = syntax.line === undefined ? "" : ` (${t("templates.line", { line: syntax.line })})`;
   return `${t("subSettings.yamlSyntax")}${line}: ${syntax.message}`;
-}
-
-function jsonSyntax(t: Translate, text: string): string | undefined {
-  const syntax = syntaxError(text);
-  if (syntax === undefined) return undefined;
-  const line = syntax.position ? ` (${t("templates.line", { line: syntax.position.line })})` : "";
-  return `${t("templates.syntax")}${line}: ${syntax.message}`;
 }
 
 function SettingsForm({ settings }: { settings: SubscriptionSettings }) {

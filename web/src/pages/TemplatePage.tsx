@@ -9,7 +9,7 @@ import { useCan } from "../auth/me.ts";
 import { useT } from "../i18n/i18n.tsx";
 import { locateError, locatePaths, syntaxError } from "../json/locate.ts";
 import { followLink, href, navigate } from "../router.tsx";
-import { CodeField, type LocatedError } from "../ui/CodeField.tsx";
+import { CodeField, jsonSyntax, type LocatedError } from "../ui/CodeField.tsx";
 import { useConfirm } from "../ui/Confirm.tsx";
 import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
 import { PageLoader } from "../ui/PageLoader.tsx";
@@ -54,14 +54,6 @@ function locate(error: unknown, draft: Draft): FieldError[] {
       return { ...e, field: "config", at: locateError(config, bare) };
     return { ...e, field: "other", at: undefined };
   });
-}
-
-/** A JSON text's syntax error as the field shows it (with its line when found). */
-function jsonSyntax(t: ReturnType<typeof useT>, text: string): string | undefined {
-  const syntax = syntaxError(text);
-  if (syntax === undefined) return undefined;
-  const line = syntax.position ? ` (${t("templates.line", { line: syntax.position.line })})` : "";
-  return `${t("templates.syntax")}${line}: ${syntax.message}`;
 }
 
 export function TemplatePage({ id }: { id: string }) {

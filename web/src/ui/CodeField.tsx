@@ -3,10 +3,18 @@
 // subscription settings' base documents. The caller parses and locates (it knows the language).
 import { Alert, List, Stack, Textarea, UnstyledButton } from "@mantine/core";
 import { useRef } from "react";
-import { useT } from "../i18n/i18n.tsx";
-import type { Position } from "../json/locate.ts";
+import { type Translate, useT } from "../i18n/i18n.tsx";
+import { type Position, syntaxError } from "../json/locate.ts";
 
 export type LocatedError = { path: string; message: string; at: Position | undefined };
+
+/** A JSON text's syntax error as the field shows it (with its line when found), or undefined. */
+export function jsonSyntax(t: Translate, text: string): string | undefined {
+  const syntax = syntaxError(text);
+  if (syntax === undefined) return undefined;
+  const line = syntax.position ? ` (${t("templates.line", { line: syntax.position.line })})` : "";
+  return `${t("templates.syntax")}${line}: ${syntax.message}`;
+}
 
 export function CodeField({
   label,

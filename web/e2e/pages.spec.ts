@@ -1,7 +1,7 @@
 // Every main page, light and dark, desktop and phone: no serious or critical accessibility violation
 // (axe), no CSP violation, and (with UPDATE_SCREENSHOTS=1) the screenshots under docs/screenshots/.
-// The owner's pages (admins, audit log, webhooks) and the account's tabs are among them, with the
-// service's notifications delivered to a local receiver (webhooks and the Bot API).
+// The owner's pages (admins, audit log, webhooks, subscription settings) and the account's tabs are
+// among them, with the service's notifications delivered to a local receiver (webhooks and the Bot API).
 // Plus what people need beyond looks: Persian turns the layout right-to-left, the keyboard reaches
 // a user from the search box, and an API key's secret is shown once.
 import { mkdirSync } from "node:fs";
@@ -205,6 +205,11 @@ const PAGES: { name: string; path: () => string; ready: (page: Page) => Promise<
         "delivered",
       );
     },
+  },
+  {
+    name: "subscription-settings",
+    path: () => "/settings/subscription",
+    ready: (p) => expect(p.getByTestId("ua-rule")).toHaveCount(5),
   },
 ];
 

@@ -50,6 +50,9 @@ const AuditPage = lazy(() => import("./pages/AuditPage.tsx").then((m) => ({ defa
 const WebhooksPage = lazy(() =>
   import("./pages/WebhooksPage.tsx").then((m) => ({ default: m.WebhooksPage })),
 );
+const SubscriptionSettingsPage = lazy(() =>
+  import("./pages/SubscriptionSettingsPage.tsx").then((m) => ({ default: m.SubscriptionSettingsPage })),
+);
 const WebhookPage = lazy(() => import("./pages/WebhookPage.tsx").then((m) => ({ default: m.WebhookPage })));
 
 type Route = { pattern: string; render: (params: Match) => ReactNode };
@@ -70,11 +73,12 @@ const ROUTES: Route[] = [
   { pattern: "/audit", render: () => <AuditPage /> },
   { pattern: "/webhooks", render: () => <WebhooksPage /> },
   { pattern: "/webhooks/:id", render: (p) => <WebhookPage id={p.id ?? ""} /> },
+  { pattern: "/settings/subscription", render: () => <SubscriptionSettingsPage /> },
 ];
 
 type NavItem = { to: string; label: MessageKey; needs: Permission };
 
-/** What the caller's role may open; the owners' pages in a section of their own. */
+/** What the caller's role may open; the owners' pages and the settings in a section of their own. */
 const NAV: NavItem[] = [
   { to: "/users", label: "nav.users", needs: "users.read" },
   { to: "/servers", label: "nav.servers", needs: "servers.read" },
@@ -85,6 +89,7 @@ const OWNER_NAV: NavItem[] = [
   { to: "/admins", label: "nav.admins", needs: "admins.manage" },
   { to: "/audit", label: "nav.audit", needs: "audit.read" },
   { to: "/webhooks", label: "nav.webhooks", needs: "settings.write" },
+  { to: "/settings/subscription", label: "nav.subscriptionSettings", needs: "settings.read" },
 ];
 
 function Redirect({ to }: { to: string }) {

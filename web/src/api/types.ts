@@ -55,3 +55,7 @@ export type DeliveryPage = Ok<"/api/webhooks/{id}/deliveries", "get">;
 export type Delivery = DeliveryPage["items"][number];
 export type TelegramSettings = NonNullable<Ok<"/api/auth/telegram", "get">>;
 export type TelegramInput = Body<"/api/auth/telegram", "put">;
+export type SubscriptionSettings = Ok<"/api/subscription-settings", "get">;
+export type SubscriptionSettingsUpdate = Body<"/api/subscription-settings", "put">;
+export type UaRule = SubscriptionSettings["ua_rules"][number];
+export type SubscriptionFormat = UaRule["format"];

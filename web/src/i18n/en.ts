@@ -385,6 +385,54 @@ export const en = {
   "webhooks.deleteConfirm": "Delete webhook {name}? Deliveries still waiting for it are dropped.",
   "webhooks.updatedAt": "changed {at}",
   "webhooks.signedHint": "Deliveries are signed with its secret.",
+
+  "nav.subscriptionSettings": "Subscription settings",
+  "subSettings.hint":
+    "How /sub answers every user's app: the addresses and headers apps read, the subscription page, which format each app gets, and the documents the mihomo and sing-box formats are built into.",
+  "subSettings.readOnly": "Your role may read these settings but not change them.",
+  "subSettings.general": "Addresses and headers",
+  "subSettings.publicUrl": "Public URL",
+  "subSettings.publicUrlHint":
+    "The service's address as users' apps reach it (https://sub.example.com): makes subscription URLs absolute and is sent as Profile-Web-Page-Url. Empty: URLs stay relative.",
+  "subSettings.supportUrl": "Support URL",
+  "subSettings.supportUrlHint": "Sent as Support-Url; empty: not sent",
+  "subSettings.updateInterval": "Update interval (hours)",
+  "subSettings.updateIntervalHint": "Profile-Update-Interval: how often apps refresh, 1–168",
+  "subSettings.announce": "Announcement",
+  "subSettings.announceHint": "Shown by apps that read the Announce header (Happ, v2RayTun); empty: not sent",
+  "subSettings.allowById": "Answer /sub/{user_id} too",
+  "subSettings.allowByIdHint":
+    "The old address by user id, which cannot be revoked; token URLs always answer",
+  "subSettings.page": "Subscription page",
+  "subSettings.pageHint": "What a browser opening a subscription URL sees",
+  "subSettings.pageTitle": "Heading",
+  "subSettings.pageTitleHint": "Empty: the service's name",
+  "subSettings.pageNote": "Note",
+  "subSettings.pageNoteHint": "Plain text shown on the page",
+  "subSettings.rules": "User-Agent rules",
+  "subSettings.rulesHint":
+    "Checked in order against the app's User-Agent (regular expressions, case-insensitive); the first match picks the format, no match gives base64.",
+  "subSettings.rulesEmpty": "No rules: every app gets base64.",
+  "subSettings.pattern": "Pattern of rule {n}",
+  "subSettings.format": "Format of rule {n}",
+  "subSettings.addRule": "Add rule",
+  "subSettings.moveUp": "Move rule {n} up",
+  "subSettings.moveDown": "Move rule {n} down",
+  "subSettings.removeRule": "Remove rule {n}",
+  "subSettings.tryUa": "Try a User-Agent against the rules on screen",
+  "subSettings.tryUaMatch": "rule {n} → {format}",
+  "subSettings.tryUaNone": "no rule matches → base64",
+  "subSettings.tryUaBad": "rule {n} is not a valid regular expression",
+  "subSettings.bases": "Base documents",
+  "subSettings.mihomoBase": "mihomo base (YAML)",
+  "subSettings.mihomoBaseHint":
+    'The document around the proxies; "{{all}}" in a group\'s proxies stands for every proxy',
+  "subSettings.singboxBase": "sing-box base (JSON)",
+  "subSettings.singboxBaseHint":
+    'The sing-box 1.12 document around the outbounds; "{{all}}" in a selector or urltest stands for every outbound',
+  "subSettings.yamlSyntax": "Not valid YAML",
+  "subSettings.noChanges": "Nothing changed",
+  "subSettings.discard": "Discard changes",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -392,4 +392,53 @@ export const fa: Messages = {
   "webhooks.deleteConfirm": "وب‌هوک {name} حذف شود؟ ارسال‌های در انتظار آن دور ریخته می‌شوند.",
   "webhooks.updatedAt": "تغییر در {at}",
   "webhooks.signedHint": "ارسال‌ها با رمز آن امضا می‌شوند.",
+
+  "nav.subscriptionSettings": "تنظیمات اشتراک",
+  "subSettings.hint":
+    "اینکه /sub چگونه به برنامهٔ هر کاربر پاسخ می‌دهد: نشانی‌ها و سرآیندهایی که برنامه‌ها می‌خوانند، صفحهٔ اشتراک، قالبی که هر برنامه می‌گیرد و سندهایی که قالب‌های mihomo و sing-box درون آن‌ها ساخته می‌شوند.",
+  "subSettings.readOnly": "نقش شما می‌تواند این تنظیمات را بخواند اما نمی‌تواند تغییرشان دهد.",
+  "subSettings.general": "نشانی‌ها و سرآیندها",
+  "subSettings.publicUrl": "نشانی عمومی",
+  "subSettings.publicUrlHint":
+    "نشانی سرویس آن‌گونه که برنامه‌های کاربران به آن می‌رسند (https://sub.example.com): نشانی‌های اشتراک را مطلق می‌کند و به‌صورت Profile-Web-Page-Url فرستاده می‌شود. خالی: نشانی‌ها نسبی می‌مانند.",
+  "subSettings.supportUrl": "نشانی پشتیبانی",
+  "subSettings.supportUrlHint": "به‌صورت Support-Url فرستاده می‌شود؛ خالی: فرستاده نمی‌شود",
+  "subSettings.updateInterval": "فاصلهٔ به‌روزرسانی (ساعت)",
+  "subSettings.updateIntervalHint": "Profile-Update-Interval: هر چند وقت برنامه‌ها به‌روزرسانی کنند، ۱ تا ۱۶۸",
+  "subSettings.announce": "اطلاعیه",
+  "subSettings.announceHint":
+    "در برنامه‌هایی که سرآیند Announce را می‌خوانند (Happ، v2RayTun) نشان داده می‌شود؛ خالی: فرستاده نمی‌شود",
+  "subSettings.allowById": "به /sub/{user_id} هم پاسخ بده",
+  "subSettings.allowByIdHint":
+    "نشانی قدیمی با شناسهٔ کاربر که باطل‌شدنی نیست؛ نشانی‌های توکن‌دار همیشه پاسخ می‌دهند",
+  "subSettings.page": "صفحهٔ اشتراک",
+  "subSettings.pageHint": "آنچه مرورگری که نشانی اشتراک را باز می‌کند می‌بیند",
+  "subSettings.pageTitle": "عنوان",
+  "subSettings.pageTitleHint": "خالی: نام سرویس",
+  "subSettings.pageNote": "یادداشت",
+  "subSettings.pageNoteHint": "متن سادهٔ نمایش‌داده‌شده در صفحه",
+  "subSettings.rules": "قواعد User-Agent",
+  "subSettings.rulesHint":
+    "به‌ترتیب با User-Agent برنامه سنجیده می‌شوند (عبارت‌های منظم، بدون حساسیت به بزرگی حروف)؛ نخستین تطابق قالب را برمی‌گزیند و بدون تطابق base64 داده می‌شود.",
+  "subSettings.rulesEmpty": "قاعده‌ای نیست: همهٔ برنامه‌ها base64 می‌گیرند.",
+  "subSettings.pattern": "الگوی قاعدهٔ {n}",
+  "subSettings.format": "قالب قاعدهٔ {n}",
+  "subSettings.addRule": "افزودن قاعده",
+  "subSettings.moveUp": "بردن قاعدهٔ {n} به بالا",
+  "subSettings.moveDown": "بردن قاعدهٔ {n} به پایین",
+  "subSettings.removeRule": "حذف قاعدهٔ {n}",
+  "subSettings.tryUa": "آزمودن یک User-Agent با قواعد روی صفحه",
+  "subSettings.tryUaMatch": "قاعدهٔ {n} ← {format}",
+  "subSettings.tryUaNone": "هیچ قاعده‌ای تطابق ندارد ← base64",
+  "subSettings.tryUaBad": "قاعدهٔ {n} عبارت منظم معتبری نیست",
+  "subSettings.bases": "سندهای پایه",
+  "subSettings.mihomoBase": "پایهٔ mihomo (YAML)",
+  "subSettings.mihomoBaseHint":
+    'سند پیرامون پروکسی‌ها؛ "{{all}}" در فهرست پروکسی‌های یک گروه یعنی همهٔ پروکسی‌ها',
+  "subSettings.singboxBase": "پایهٔ sing-box (JSON)",
+  "subSettings.singboxBaseHint":
+    'سند sing-box 1.12 پیرامون outboundها؛ "{{all}}" در selector یا urltest یعنی همهٔ outboundها',
+  "subSettings.yamlSyntax": "YAML معتبر نیست",
+  "subSettings.noChanges": "چیزی تغییر نکرده",
+  "subSettings.discard": "دور انداختن تغییرات",
 };

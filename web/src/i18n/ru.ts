@@ -393,4 +393,53 @@ export const ru: Messages = {
   "webhooks.deleteConfirm": "Удалить вебхук {name}? Ожидающие доставки будут отброшены.",
   "webhooks.updatedAt": "изменён {at}",
   "webhooks.signedHint": "Доставки подписаны его секретом.",
+
+  "nav.subscriptionSettings": "Настройки подписки",
+  "subSettings.hint":
+    "Как /sub отвечает приложениям пользователей: адреса и заголовки, которые читают приложения, страница подписки, какой формат получает каждое приложение и документы, в которые встраиваются форматы mihomo и sing-box.",
+  "subSettings.readOnly": "Ваша роль может читать эти настройки, но не менять их.",
+  "subSettings.general": "Адреса и заголовки",
+  "subSettings.publicUrl": "Публичный URL",
+  "subSettings.publicUrlHint":
+    "Адрес сервиса, по которому его видят приложения пользователей (https://sub.example.com): делает URL подписок абсолютными и отправляется как Profile-Web-Page-Url. Пусто: URL остаются относительными.",
+  "subSettings.supportUrl": "URL поддержки",
+  "subSettings.supportUrlHint": "Отправляется как Support-Url; пусто: не отправляется",
+  "subSettings.updateInterval": "Интервал обновления (часы)",
+  "subSettings.updateIntervalHint": "Profile-Update-Interval: как часто приложения обновляют подписку, 1–168",
+  "subSettings.announce": "Объявление",
+  "subSettings.announceHint":
+    "Показывается приложениями, читающими заголовок Announce (Happ, v2RayTun); пусто: не отправляется",
+  "subSettings.allowById": "Отвечать и на /sub/{user_id}",
+  "subSettings.allowByIdHint":
+    "Старый адрес по id пользователя, его нельзя отозвать; URL с токеном отвечают всегда",
+  "subSettings.page": "Страница подписки",
+  "subSettings.pageHint": "Что видит браузер, открывший URL подписки",
+  "subSettings.pageTitle": "Заголовок",
+  "subSettings.pageTitleHint": "Пусто: название сервиса",
+  "subSettings.pageNote": "Примечание",
+  "subSettings.pageNoteHint": "Простой текст на странице",
+  "subSettings.rules": "Правила User-Agent",
+  "subSettings.rulesHint":
+    "Проверяются по порядку по User-Agent приложения (регулярные выражения без учёта регистра); первое совпадение выбирает формат, без совпадений — base64.",
+  "subSettings.rulesEmpty": "Правил нет: все приложения получают base64.",
+  "subSettings.pattern": "Шаблон правила {n}",
+  "subSettings.format": "Формат правила {n}",
+  "subSettings.addRule": "Добавить правило",
+  "subSettings.moveUp": "Поднять правило {n}",
+  "subSettings.moveDown": "Опустить правило {n}",
+  "subSettings.removeRule": "Удалить правило {n}",
+  "subSettings.tryUa": "Проверить User-Agent по правилам на экране",
+  "subSettings.tryUaMatch": "правило {n} → {format}",
+  "subSettings.tryUaNone": "ни одно правило не подходит → base64",
+  "subSettings.tryUaBad": "правило {n} — неверное регулярное выражение",
+  "subSettings.bases": "Базовые документы",
+  "subSettings.mihomoBase": "База mihomo (YAML)",
+  "subSettings.mihomoBaseHint":
+    'Документ вокруг прокси; "{{all}}" в списке прокси группы означает все прокси',
+  "subSettings.singboxBase": "База sing-box (JSON)",
+  "subSettings.singboxBaseHint":
+    'Документ sing-box 1.12 вокруг outbounds; "{{all}}" в selector или urltest означает все outbounds',
+  "subSettings.yamlSyntax": "Неверный YAML",
+  "subSettings.noChanges": "Ничего не изменено",
+  "subSettings.discard": "Отменить изменения",
 };

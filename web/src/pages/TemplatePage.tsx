@@ -1,27 +1,15 @@
 // The template editor: config and variables as JSON, checked by the service when saved; each error
 // it names by JSON path is shown with its line, and a click puts the cursor there.
-import {
-  Alert,
-  Anchor,
-  Button,
-  Group,
-  List,
-  Select,
-  Stack,
-  Text,
-  Textarea,
-  TextInput,
-  Title,
-  UnstyledButton,
-} from "@mantine/core";
+import { Alert, Anchor, Button, Group, Select, Stack, Text, TextInput, Title } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { ApiError, api, unwrap } from "../api/client.ts";
 import type { Template, TemplateInput } from "../api/types.ts";
 import { useCan } from "../auth/me.ts";
 import { useT } from "../i18n/i18n.tsx";
-import { locateError, locatePaths, type Position, syntaxError } from "../json/locate.ts";
+import { locateError, locatePaths, syntaxError } from "../json/locate.ts";
 import { followLink, href, navigate } from "../router.tsx";
+import { CodeField, jsonSyntax, type LocatedError } from "../ui/CodeField.tsx";
 import { useConfirm } from "../ui/Confirm.tsx";
 import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
 import { PageLoader } from "../ui/PageLoader.tsx";
@@ -50,14 +38,9 @@ function draftOf(template: Template | undefined): Draft {
   };
 }
 
-type LocatedError = {
-  path: string;
-  message: string;
-  field: "config" | "variables" | "other";
-  at: Position | undefined;
-};
+type FieldError = LocatedError & { field: "config" | "variables" | "other" };
 
-function locate(error: unknown, draft: Draft): LocatedError[] {
+function locate(error: unknown, draft: Draft): FieldError[] {
   if (!(error instanceof ApiError)) return [];
   const config = locatePaths(draft.config);
   const variables = locatePaths(draft.variables);
@@ -71,71 +54,6 @@ function locate(error: unknown, draft: Draft): LocatedError[] {
       return { ...e, field: "config", at: locateError(config, bare) };
     return { ...e, field: "other", at: undefined };
   });
-}
-
-function JsonField({
-  label,
-  value,
-  onChange,
-  errors,
-  fieldRef,
-  testId,
-  readOnly,
-}: {
-  readOnly: boolean;
-  label: string;
-  value: string;
-  onChange: (value: string) => void;
-  errors: LocatedError[];
-  fieldRef: React.RefObject<HTMLTextAreaElement | null>;
-  testId: string;
-}) {
-  const t = useT();
-  const syntax = syntaxError(value);
-  const jump = (at: Position | undefined) => {
-    const area = fieldRef.current;
-    if (area === null || at === undefined) return;
-    area.focus();
-    const lineEnd = value.indexOf("\n", at.offset);
-    area.setSelectionRange(at.offset, lineEnd < 0 ? value.length : lineEnd);
-  };
-  return (
-    <Stack gap={4}>
-      <Textarea
-        ref={fieldRef}
-        label={label}
-        value={value}
-        onChange={(e) => onChange(e.currentTarget.value)}
-        readOnly={readOnly}
-        autosize
-        minRows={6}
-        maxRows={30}
-        spellCheck={false}
-        styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)", fontSize: 13 } }}
-        error={
-          syntax
-            ? `${t("templates.syntax")}${syntax.position ? ` (${t("templates.line", { line: syntax.position.line })})` : ""}: ${syntax.message}`
-            : undefined
-        }
-        data-testid={testId}
-      />
-      {errors.length > 0 && (
-        <Alert color="red" p="xs" data-testid={`${testId}-errors`}>
-          <List size="sm">
-            {errors.map((e) => (
-              <List.Item key={`${e.path}:${e.message}`}>
-                <UnstyledButton onClick={() => jump(e.at)} fz="sm" td={e.at ? "underline" : undefined}>
-                  {e.at ? `${t("templates.line", { line: e.at.line })} · ` : ""}
-                  <code>{e.path}</code>
-                </UnstyledButton>{" "}
-                {e.message}
-              </List.Item>
-            ))}
-          </List>
-        </Alert>
-      )}
-    </Stack>
-  );
 }
 
 export function TemplatePage({ id }: { id: string }) {
@@ -155,8 +73,6 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
   const queryClient = useQueryClient();
   const [confirm, confirmModal] = useConfirm();
   const [draft, setDraft] = useState<Draft>(() => draftOf(template));
-  const configRef = useRef<HTMLTextAreaElement>(null);
-  const variablesRef = useRef<HTMLTextAreaElement>(null);
   const canWrite = useCan()("templates.write");
   const save = useMutation({
     mutationFn: () => {
@@ -248,21 +164,21 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
         value={draft.description}
         onChange={(e) => setDraft({ ...draft, description: e.currentTarget.value })}
       />
-      <JsonField
+      <CodeField
         label={t("templates.config")}
         value={draft.config}
         onChange={(config) => setDraft({ ...draft, config })}
+        syntaxError={jsonSyntax(t, draft.config)}
         errors={located.filter((e) => e.field === "config")}
-        fieldRef={configRef}
         testId="template-config"
         readOnly={!canWrite}
       />
-      <JsonField
+      <CodeField
         label={t("templates.variablesJson")}
         value={draft.variables}
         onChange={(variables) => setDraft({ ...draft, variables })}
+        syntaxError={jsonSyntax(t, draft.variables)}
         errors={located.filter((e) => e.field === "variables")}
-        fieldRef={variablesRef}
         testId="template-variables-json"
         readOnly={!canWrite}
       />

@@ -1,0 +1,82 @@
+// The subscription settings as the form holds them (texts, the sing-box base as JSON text, keyed
+// rules), and back: only the fields that differ from what is stored are sent, so a save changes what
+// the operator changed and the audit log names just those fields.
+import type {
+  SubscriptionFormat,
+  SubscriptionSettings,
+  SubscriptionSettingsUpdate,
+} from "../../api/types.ts";
+
+export type RuleDraft = { key: number; pattern: string; format: SubscriptionFormat };
+
+let lastKey = 0;
+/** React's key for a rule row (not crypto.randomUUID: it is missing outside secure contexts). */
+export function ruleKey(): number {
+  lastKey += 1;
+  return lastKey;
+}
+
+export type Values = {
+  public_url: string;
+  support_url: string;
+  update_interval_hours: number | string;
+  announce: string;
+  allow_by_id: boolean;
+  page_title: string;
+  page_note: string;
+  ua_rules: RuleDraft[];
+  mihomo_base: string;
+  singbox_base: string;
+};
+
+export function valuesOf(settings: SubscriptionSettings): Values {
+  return {
+    public_url: settings.public_url ?? "",
+    support_url: settings.support_url ?? "",
+    update_interval_hours: settings.update_interval_hours,
+    announce: settings.announce ?? "",
+    allow_by_id: settings.allow_by_id,
+    page_title: settings.page_title ?? "",
+    page_note: settings.page_note ?? "",
+    ua_rules: settings.ua_rules.map((rule) => ({ key: ruleKey(), ...rule })),
+    mihomo_base: settings.mihomo_base,
+    singbox_base: JSON.stringify(settings.singbox_base, null, 2),
+  };
+}
+
+/** An empty text is "not set" (null) for the API. */
+const orNull = (text: string, trim = true): string | null => {
+  const value = trim ? text.trim() : text;
+  return value.trim() === "" ? null : value;
+};
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The PUT body: each field whose value differs from the stored one. Throws SyntaxError when the
+ * sing-box base is not JSON (the page does not offer to save then).
+ */
+export function changesOf(values: Values, stored: SubscriptionSettings): SubscriptionSettingsUpdate {
+  const interval = values.update_interval_hours;
+  const next = {
+    public_url: orNull(values.public_url),
+    support_url: orNull(values.support_url),
+    // Not a whole number: sent as typed, for the API to refuse on the field.
+    update_interval_hours: typeof interval === "number" ? interval : Number(interval),
+    announce: orNull(values.announce),
+    allow_by_id: values.allow_by_id,
+    page_title: orNull(values.page_title),
+    page_note: orNull(values.page_note, false),
+    ua_rules: values.ua_rules.map(({ pattern, format }): { pattern: string; format: SubscriptionFormat } => ({
+      pattern,
+      format,
+    })),
+    mihomo_base: values.mihomo_base,
+    singbox_base: JSON.parse(values.singbox_base) as SubscriptionSettings["singbox_base"],
+  } satisfies Required<SubscriptionSettingsUpdate>;
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(next)) {
+    if (!same(value, stored[key as keyof SubscriptionSettings])) body[key] = value;
+  }
+  return body as SubscriptionSettingsUpdate;
+}

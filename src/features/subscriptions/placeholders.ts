@@ -1,15 +1,17 @@
 // What a subscription says of a user who may not connect (issue 12): instead of links, one entry
 // whose name says why and until when ("expired on 2026-12-01", "data limit reached, resets on …",
-// "disabled"). The entry is a VLESS link to 0.0.0.0:1 with the nil uuid: it connects nowhere, every
-// client shows its name, and every format (base64, links, mihomo, sing-box, xray-json) renders it
-// like any other entry, so groups stay valid. on_hold users get their real links: their clock starts
+// "disabled"). The entry is a VLESS link to 0.0.0.0:1 with the nil uuid, the very target of the
+// renderers' placeholder (links/formats/entries.ts): it connects nowhere, every client shows its
+// name. It is kept as a layout of one pseudo-inbound per text, so every format (base64, links,
+// mihomo, sing-box, xray-json) renders and caches it like any other user, and groups stay valid. on_hold users get their real links: their clock starts
 // with their first traffic (Marzban's behaviour). Pure functions, no I/O.
 import type { DataLimitReset, UserStatus } from "../../db/types.ts";
+import { NIL_UUID } from "../../links/formats/entries.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
 import type { InboundRef } from "./layouts.ts";
 
-/** The credential of a placeholder entry. */
-export const NIL_UUID = "00000000-0000-0000-0000-000000000000";
+/** The credential of a placeholder entry (the renderers' own placeholder target has the same). */
+export { NIL_UUID };
 /** Ids of placeholder refs start with this (inbound ids are uuids: never confused). */
 export const PLACEHOLDER_PREFIX = "placeholder:";
 

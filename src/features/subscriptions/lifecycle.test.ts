@@ -26,7 +26,7 @@ import { startJobs } from "../../jobs/runner.ts";
 import { subscriptionCacheJob } from "../../jobs/subscription-cache.ts";
 import { SINGBOX_SCHEMA } from "../../links/formats/singbox-schema.ts";
 import { withCacheFastPath } from "./fast-path.ts";
-import { MAX_USER_AGENT } from "./fetch-log.ts";
+import { FetchLog, type FetchRecord, MAX_USER_AGENT } from "./fetch-log.ts";
 import {
   DEFAULT_PLACEHOLDER_TEXTS,
   NIL_UUID,
@@ -35,6 +35,7 @@ import {
   splitUsage,
 } from "./placeholders.ts";
 import { SubscriptionsRepository } from "./subscriptions.repository.ts";
+import { parseUuid } from "./user-record.ts";
 
 const require = createRequire(import.meta.url);
 const ajv = new Ajv({ strict: false, allErrors: true });
@@ -131,6 +132,62 @@ describe("pure: the next reset, the usage split, the placeholder's text", () => 
       ),
       "data limit reached, resets on 2026-12-20",
     );
+  });
+});
+
+describe("pure: the fetch log", () => {
+  test("the latest fetch per user wins; growth keeps every user; writes of 1,000; a failed write is kept", async () => {
+    let clock = 1_000;
+    const log = new FetchLog(() => clock);
+    const ids = Array.from({ length: 5000 }, () => randomUUID());
+    for (const id of ids) log.note(id, "first/1");
+    clock = 2_000;
+    log.note(ids[0] as string, "second/2");
+    const page = new Uint8Array(16);
+    parseUuid(ids[1] as string, 0, page, 0);
+    log.noteBytes(page, 0, 500, "older/0"); // an older fetch does not replace a later one
+    log.note("not-a-uuid", "x");
+    assert.equal(log.size, 5000);
+    const batches: FetchRecord[][] = [];
+    assert.equal(
+      await log.flush(async (rows) => {
+        batches.push(rows);
+      }),
+      5000,
+    );
+    assert.deepEqual(
+      batches.map((rows) => rows.length),
+      [1000, 1000, 1000, 1000, 1000],
+    );
+    const byId = new Map(batches.flat().map((row) => [row.userId, row]));
+    assert.deepEqual([...byId.keys()].sort(), [...ids].sort());
+    assert.deepEqual(byId.get(ids[0] as string), {
+      userId: ids[0],
+      at: new Date(2000).toISOString(),
+      userAgent: "second/2",
+    });
+    assert.equal(byId.get(ids[1] as string)?.userAgent, "first/1");
+    assert.equal(log.size, 0);
+
+    for (const id of ids.slice(0, 1500)) log.note(id, "kept/1");
+    let calls = 0;
+    await assert.rejects(
+      log.flush(async () => {
+        calls++;
+        if (calls === 2) {
+          log.note(ids[1200] as string, "meanwhile/1"); // later than the failed one: wins
+          throw new Error("database down");
+        }
+      }),
+      /database down/,
+    );
+    assert.equal(log.size, 500, "the unwritten rest is kept");
+    const retried: FetchRecord[] = [];
+    await log.flush(async (rows) => {
+      retried.push(...rows);
+    });
+    assert.deepEqual(retried.map((row) => row.userId).sort(), ids.slice(1000, 1500).sort());
+    assert.equal(retried.find((row) => row.userId === ids[1200])?.userAgent, "meanwhile/1");
   });
 });
 

@@ -423,6 +423,31 @@ describe("placeholders instead of links", () => {
     assert.deepEqual(remarks((await get(`/sub/${user.id}`)).body), [realRemark()]);
   });
 
+  test("the page tells the status, the usage against the limit and the expiry", async () => {
+    const browser = {
+      accept: "text/html,application/xhtml+xml",
+      "user-agent": "Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/133.0",
+      "accept-language": "en",
+    };
+    const expireAt = new Date(Date.now() + 40 * DAY_MS).toISOString();
+    const user = await newUser("Page", { expire_at: expireAt, data_limit_bytes: 2 * 2 ** 20 });
+    const text = (html: string, attribute: string) =>
+      new RegExp(`<b ${attribute}>([^<]*)</b>`).exec(html)?.[1];
+    let page = (await get(`/sub/${user.id}`, browser)).body;
+    assert.deepEqual(
+      [text(page, "data-status"), text(page, "data-used"), text(page, "data-expires")],
+      ["active", "0 B / 2.0 MiB", expireAt.slice(0, 10)],
+    );
+    await setUsed(user.id, 3 * 2 ** 20);
+    assert.equal((await update(user.id, { data_limit_bytes: 2 * 2 ** 20 })).status, "limited");
+    page = (await get(`/sub/${user.id}`, browser)).body;
+    assert.deepEqual(
+      [text(page, "data-status"), text(page, "data-used")],
+      ["data limit reached", "3.0 MiB / 2.0 MiB"],
+    );
+    assert.match(page, /\.bar i\{width:100%\}/);
+  });
+
   test("a user without grants gets the placeholder too", async () => {
     const res = await request(t, "POST", "/api/users", { name: "No grants", status: "disabled" });
     assert.equal(res.statusCode, 201, res.body);

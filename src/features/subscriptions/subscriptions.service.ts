@@ -280,10 +280,18 @@ export class SubscriptionsService {
     const byId = new Map(refs.map((row) => [row.id, row.isActive ? row.linkParams : null]));
     const links = await this.respondFormat(lower, "links", undefined);
     const [uploadBytes, downloadBytes] = usageOf(rows);
+    const { lifecycle } = rows;
+    const text = placeholderText(lifecycle, this.#settings.placeholders, new Date(this.#now()));
     return {
       userName: rows.userName,
       uploadBytes,
       downloadBytes,
+      totalBytes: lifecycle.dataLimitBytes,
+      expireAt: lifecycle.expireAt,
+      status:
+        text !== undefined
+          ? { kind: "blocked" as const, text }
+          : { kind: lifecycle.status === "on_hold" ? ("on_hold" as const) : ("active" as const) },
       links: (links.body ?? "")
         .toString()
         .split("\n")

@@ -132,6 +132,32 @@ describe("graceful shutdown on SIGTERM", () => {
     assert.equal(stored.length, 1);
   });
 
+  test("/sub fetches noted in memory are in the database after a SIGTERM", async () => {
+    const store = await sharedStore(stack.add);
+    const p = await startPortcullis(stack.add, store, FAST);
+    const created = await p.api("POST", "/api/users", { name: "fetched before shutdown" });
+    assert.equal(created.status, 201);
+    const user = (await created.json()) as { id: string; subscription_url: string };
+    for (let i = 0; i < 2; i++) {
+      // A miss, then (most likely) a hit of the fast path: both are noted, neither writes.
+      const res = await fetch(`${p.baseUrl}/sub/${user.subscription_url.split("/").at(-1)}`, {
+        headers: { "user-agent": "Streisand/1.6.48" },
+      });
+      assert.equal(res.status, 200);
+    }
+    p.signal("SIGTERM");
+    assert.deepEqual(await p.exited, { code: 0, signal: null });
+    const database = await store.open();
+    stack.add(() => database.close());
+    const row = await database.db
+      .selectFrom("users")
+      .select(["sub_updated_at", "sub_last_user_agent"])
+      .where("id", "=", user.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(row.sub_last_user_agent, "Streisand/1.6.48");
+    assert.notEqual(row.sub_updated_at, null);
+  });
+
   test("a request that never finishes is cut at the deadline; leases are released anyway; exit 1", async () => {
     const store = await sharedStore(stack.add);
     const p = await startPortcullis(stack.add, store, { ...FAST, PORTCULLIS_SHUTDOWN_TIMEOUT_MS: "1500" });

@@ -66,7 +66,14 @@ export async function run(args: string[]): Promise<number> {
     closeServer: () => app.close(),
     cutConnections: () => app.server.closeAllConnections(),
     stopJobs: () => jobs.stop(),
-    flush: () => deps.services.traffic.flush().then(() => undefined),
+    flush: async () => {
+      // Traffic read with reset from the cores, and the /sub fetches noted in memory.
+      const [traffic, fetches] = await Promise.allSettled([
+        deps.services.traffic.flush(),
+        deps.services.subscriptions.flushFetches(),
+      ]);
+      for (const result of [traffic, fetches]) if (result.status === "rejected") throw result.reason;
+    },
     closeDeps: () => deps.close(),
     log: { info: (m) => deps.logger.info(m), warn: (m) => deps.logger.warn(m) },
     deadlineMs: config.shutdownTimeoutMs,

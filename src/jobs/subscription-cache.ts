@@ -3,7 +3,8 @@
 // writes of this instance are caught up before they answer), reads changed inbounds again so their
 // layouts serve from memory again, and prunes changes every reader has had time to see. Also the
 // warm-up: `serve` reads every user before it listens (bounded in time, the rest in this job), so a
-// restart does not turn every poll into a database read.
+// restart does not turn every poll into a database read. And every FETCHES_FLUSH_INTERVAL_MS it writes
+// the /sub fetches noted since (users.sub_updated_at / sub_last_user_agent, in one set-based batch).
 import type { Logger } from "pino";
 import type { SubscriptionsService } from "../features/subscriptions/subscriptions.service.ts";
 import type { Job } from "./runner.ts";
@@ -17,15 +18,27 @@ export type SubscriptionCacheJobOptions = {
 };
 
 const PRUNE_INTERVAL_MS = 60_000;
+/** sub_updated_at is at most about this much (plus the job's interval) behind the fetch. */
+export const FETCHES_FLUSH_INTERVAL_MS = 5_000;
 
 export function subscriptionCacheJob(options: SubscriptionCacheJobOptions): Job {
   const { subscriptions, logger } = options;
   let warming: Promise<void> | undefined;
   let prunedAtMs = 0;
+  let flushedAtMs = Date.now();
   return {
     name: "subscription-cache",
     intervalMs: options.intervalMs,
     async run({ signal }) {
+      if (Date.now() - flushedAtMs >= FETCHES_FLUSH_INTERVAL_MS) {
+        flushedAtMs = Date.now();
+        await subscriptions.flushFetches().catch((error: unknown) => {
+          logger.warn(
+            { job: "subscription-cache", err: error },
+            "subscription fetches not written; kept for the next try",
+          );
+        });
+      }
       await subscriptions.catchUp();
       await subscriptions.reviveLayouts();
       if (options.warm) warming ??= warm(subscriptions, logger, signal).then(() => undefined);

@@ -13,6 +13,7 @@ test.describe.configure({ mode: "serial" });
 const VIEWER = { username: "vera", password: "viewer password 1" };
 type Settings = {
   public_url: string | null;
+  placeholder_disabled: string;
   ua_rules: { pattern: string; format: string }[];
   mihomo_base: string;
   singbox_base: unknown;
@@ -54,6 +55,7 @@ test("an owner changes the public URL and the User-Agent rules; they are stored 
   await expect(save).toBeDisabled();
 
   await page.getByRole("textbox", { name: "Public URL" }).fill("https://sub.example.test");
+  await page.getByRole("textbox", { name: "Disabled", exact: true }).fill("⛔ paused by support");
   // A new rule at the end, moved to the top with the keyboard: the focus follows the moved rule.
   await page.getByRole("button", { name: "Add rule" }).click();
   await page.getByRole("textbox", { name: "Pattern of rule 6" }).fill("^my-client/");
@@ -80,12 +82,17 @@ test("an owner changes the public URL and the User-Agent rules; they are stored 
     (r) => r.method() === "PUT" && r.url().endsWith("/api/subscription-settings"),
   );
   await save.click();
-  expect(Object.keys((await sent).postDataJSON() as object).sort()).toEqual(["public_url", "ua_rules"]);
+  expect(Object.keys((await sent).postDataJSON() as object).sort()).toEqual([
+    "placeholder_disabled",
+    "public_url",
+    "ua_rules",
+  ]);
   await expect(page.getByText("Saved", { exact: true })).toBeVisible();
   await expect(save).toBeDisabled();
 
   const stored = await stack.api<Settings>("GET", "/api/subscription-settings");
   expect(stored.public_url).toBe("https://sub.example.test");
+  expect(stored.placeholder_disabled).toBe("⛔ paused by support");
   expect(stored.ua_rules).toEqual([
     { pattern: "^my-client/", format: "links" },
     ...before.ua_rules.slice(0, 4),
@@ -97,6 +104,9 @@ test("an owner changes the public URL and the User-Agent rules; they are stored 
   await page.reload();
   await expect(page.getByTestId("ua-rule")).toHaveCount(5);
   await expect(page.getByRole("textbox", { name: "Public URL" })).toHaveValue("https://sub.example.test");
+  await expect(page.getByRole("textbox", { name: "Disabled", exact: true })).toHaveValue(
+    "⛔ paused by support",
+  );
   await expect(page.getByRole("textbox", { name: "Pattern of rule 1" })).toHaveValue("^my-client/");
   await expect(page.getByRole("combobox", { name: "Format of rule 1" })).toHaveValue("links");
 

@@ -15,6 +15,7 @@ import * as m0012 from "./0012_notifications.ts";
 import * as m0014 from "./0014_subscription_tokens.ts";
 import * as m0015 from "./0015_user_lifecycle.ts";
 import * as m0016 from "./0016_usage_history.ts";
+import * as m0017 from "./0017_subscription_lifecycle.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -33,4 +34,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0014_subscription_tokens": m0014,
   "0015_user_lifecycle": m0015,
   "0016_usage_history": m0016,
+  "0017_subscription_lifecycle": m0017,
 };

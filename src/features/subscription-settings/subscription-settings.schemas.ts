@@ -16,6 +16,10 @@ const Format = Type.Union(
 const OptionalText = (maxLength: number, description: string) =>
   Type.Union([Type.String({ maxLength }), Type.Null()], { description });
 
+/** A placeholder entry's name: one line of text; {date} is the only placeholder. */
+const PlaceholderText = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 200, pattern: "^[^\\u0000-\\u001f\\u007f]+$", description });
+
 export const UaRule = Type.Object(
   {
     pattern: Type.String({
@@ -54,6 +58,18 @@ const Fields = {
   }),
   page_title: OptionalText(200, "the subscription page's heading (null: the service's name)"),
   page_note: OptionalText(2000, "a text shown on the subscription page (plain text)"),
+  placeholder_disabled: PlaceholderText(
+    "the name of the one entry a disabled user's subscription has instead of links",
+  ),
+  placeholder_expired: PlaceholderText(
+    "the entry's name for an expired user; {date} is expire_at's day (UTC, YYYY-MM-DD)",
+  ),
+  placeholder_limited: PlaceholderText(
+    "the entry's name for a user whose data limit is reached and whose usage never resets",
+  ),
+  placeholder_limited_until: PlaceholderText(
+    "the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD)",
+  ),
 };
 
 export const SubscriptionSettings = Type.Object(Fields);

@@ -25,7 +25,19 @@ export const DEFAULT_SETTINGS: SubscriptionSettings = {
   allow_by_id: true,
   page_title: null,
   page_note: null,
+  placeholder_disabled: "disabled",
+  placeholder_expired: "expired on {date}",
+  placeholder_limited: "data limit reached",
+  placeholder_limited_until: "data limit reached, resets on {date}",
 };
+
+/** The placeholders each text may hold: a date only where there is one. */
+const PLACEHOLDER_FIELDS = {
+  placeholder_disabled: [],
+  placeholder_expired: ["{date}"],
+  placeholder_limited: [],
+  placeholder_limited_until: ["{date}"],
+} as const satisfies Record<string, readonly string[]>;
 
 const validateSingbox = new Ajv({ strict: false, allErrors: true }).compile(SINGBOX_SCHEMA);
 const MIHOMO_BUILT_INS = new Set(["DIRECT", "REJECT", "REJECT-DROP", "PASS", "COMPATIBLE", "{{all}}"]);
@@ -69,6 +81,16 @@ export function settingsProblems(patch: SubscriptionSettingsUpdate): ErrorDetail
   if (patch.mihomo_base !== undefined) problems.push(...mihomoProblems(patch.mihomo_base));
   if (patch.singbox_base !== undefined)
     problems.push(...singboxProblems(patch.singbox_base as { [key: string]: Json }));
+  for (const [key, allowed] of Object.entries(PLACEHOLDER_FIELDS)) {
+    const text = patch[key as keyof typeof PLACEHOLDER_FIELDS];
+    if (text === undefined) continue;
+    for (const found of text.match(/\{[^{}]*\}/g) ?? []) {
+      if (!(allowed as readonly string[]).includes(found)) {
+        const known = allowed.length === 0 ? "none is known here" : `known: ${allowed.join(", ")}`;
+        problems.push({ path: `body.${key}`, message: `unknown placeholder ${found} (${known})` });
+      }
+    }
+  }
   for (const key of ["support_url", "public_url"] as const) {
     const value = patch[key];
     if (value != null && !/^https?:\/\/[^\s]+$/i.test(value)) {

@@ -11,6 +11,7 @@ import type { Layout } from "./layouts.ts";
 import { NO_TRAFFIC, TITLE_PREFIX, titleOf, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
 import {
   DOWNLOAD,
+  EXPIRE,
   FLAG_PLAIN_DISPOSITION,
   FLAGS,
   NAME,
@@ -18,6 +19,7 @@ import {
   readU16,
   TAG,
   TAG_LENGTH,
+  TOTAL,
   UPLOAD,
 } from "./user-record.ts";
 
@@ -72,9 +74,7 @@ export function answerInto(
   notModified: string[],
 ): string | undefined {
   const template = layout.template;
-  const upload = page.readDoubleLE(at + UPLOAD);
-  const download = page.readDoubleLE(at + DOWNLOAD);
-  const userinfo = upload === 0 && download === 0 ? NO_TRAFFIC : userinfoOf(upload, download);
+  const userinfo = userinfoAt(page, at);
   if (ifNoneMatch !== undefined) {
     const etag = `"${template.tag}${page.toString("latin1", at + TAG, at + TAG + TAG_LENGTH)}"`;
     if (matchesAny(ifNoneMatch, etag)) {
@@ -116,6 +116,16 @@ export function answerInto(
   ok[9] = all.slice(titleEnd);
   ok[11] = all.slice(bodyEnd, etagEnd);
   return body ?? all.slice(0, bodyEnd);
+}
+
+/** The record's Subscription-Userinfo (the shared constant when every number is 0). */
+function userinfoAt(page: Buffer, at: number): string {
+  const upload = page.readDoubleLE(at + UPLOAD);
+  const download = page.readDoubleLE(at + DOWNLOAD);
+  const total = page.readDoubleLE(at + TOTAL);
+  const expire = page.readDoubleLE(at + EXPIRE);
+  if (upload === 0 && download === 0 && total === 0 && expire === 0) return NO_TRAFFIC;
+  return userinfoOf(upload, download, total, expire);
 }
 
 /** If-None-Match: `*` or a list of entity tags, compared weakly (RFC 9110 §13.1.2). */
@@ -160,9 +170,7 @@ export function formatAnswer(
   ifNoneMatch: string | undefined,
   settings: AnswerSettings,
 ): FormatResponse {
-  const upload = page.readDoubleLE(at + UPLOAD);
-  const download = page.readDoubleLE(at + DOWNLOAD);
-  const userinfo = upload === 0 && download === 0 ? NO_TRAFFIC : userinfoOf(upload, download);
+  const userinfo = userinfoAt(page, at);
   const isDocument = format === "mihomo" || format === "sing-box" || format === "xray-json";
   const document = isDocument ? layout.document(format, settings.bases) : undefined;
   const layoutTag = document?.tag ?? layout.template.tag;

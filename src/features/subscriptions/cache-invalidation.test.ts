@@ -271,10 +271,12 @@ describe("conditional requests and HEAD", () => {
       const user = await newUser("Traffic");
       const access = await grant(t, serverId, inbound.id, { user_id: user });
       const first = await get(fast, user);
+      // A collection: the grant's counters and the user's used_bytes grow (split 7:9 in the header).
       await sql`UPDATE user_access SET uplink_bytes = 7, downlink_bytes = 9 WHERE id = ${access.id}`.execute(
         t.deps.database.db,
       );
-      // Traffic writes no change row: until the entry is older than the maximum age, the cache answers.
+      await sql`UPDATE users SET used_bytes = 16 WHERE id = ${user}`.execute(t.deps.database.db);
+      // Growing traffic writes no change row: until the entry is older than the maximum age, the cache answers.
       const cached = await get(fast, user);
       assert.equal(cached.headers["subscription-userinfo"], first.headers["subscription-userinfo"]);
       const expected = "upload=7; download=9; total=0; expire=0";

@@ -11,6 +11,7 @@ type Texts = {
   heading: string;
   status: string;
   active: string;
+  onHold: string;
   used: string;
   unlimited: string;
   expires: string;
@@ -30,6 +31,7 @@ const TEXTS: Record<string, Texts> = {
     heading: "Your subscription",
     status: "Status",
     active: "active",
+    onHold: "starts with the first connection",
     used: "Used",
     unlimited: "no limit",
     expires: "Expires",
@@ -47,6 +49,7 @@ const TEXTS: Record<string, Texts> = {
     heading: "Ваша подписка",
     status: "Статус",
     active: "активна",
+    onHold: "начнётся с первого подключения",
     used: "Использовано",
     unlimited: "без лимита",
     expires: "Истекает",
@@ -64,6 +67,7 @@ const TEXTS: Record<string, Texts> = {
     heading: "اشتراک شما",
     status: "وضعیت",
     active: "فعال",
+    onHold: "با اولین اتصال آغاز می‌شود",
     used: "مصرف‌شده",
     unlimited: "بدون محدودیت",
     expires: "انقضا",
@@ -81,6 +85,7 @@ const TEXTS: Record<string, Texts> = {
     heading: "您的订阅",
     status: "状态",
     active: "有效",
+    onHold: "首次连接时开始",
     used: "已用流量",
     unlimited: "不限量",
     expires: "到期",
@@ -153,6 +158,12 @@ export type PageInput = {
   userName: string;
   uploadBytes: number;
   downloadBytes: number;
+  /** The data limit; null or 0: unlimited. */
+  totalBytes?: number | null;
+  /** ISO; null: never. */
+  expireAt?: string | null;
+  /** active (default), on_hold, or the placeholder's text of a user who gets no links. */
+  status?: { kind: "active" | "on_hold" } | { kind: "blocked"; text: string };
   links: readonly string[];
   url: string;
   title: string | null;
@@ -192,6 +203,12 @@ const SCRIPT = `document.querySelectorAll("[data-copy]").forEach(function(b){b.a
 export function renderPage(input: PageInput): string {
   const t = TEXTS[input.language] ?? (TEXTS.en as Texts);
   const used = input.uploadBytes + input.downloadBytes;
+  const total = input.totalBytes ?? 0;
+  const percent = total > 0 ? Math.min(100, Math.round((used / total) * 100)) : 0;
+  const status = input.status ?? { kind: "active" };
+  const statusText =
+    status.kind === "blocked" ? escapeHtml(status.text) : status.kind === "on_hold" ? t.onHold : t.active;
+  const expires = input.expireAt == null ? t.never : escapeHtml(input.expireAt.slice(0, 10));
   const heading = input.title ?? t.heading;
   const apps = importLinks(input.url, input.userName)
     .map(
@@ -206,13 +223,13 @@ export function renderPage(input: PageInput): string {
   return `<!doctype html>
 <html lang="${t.lang}" dir="${t.dir}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer"><meta name="robots" content="noindex">
-<title>${escapeHtml(heading)} · ${escapeHtml(input.userName)}</title><style nonce="${input.nonce}">${STYLE}</style></head>
+<title>${escapeHtml(heading)} · ${escapeHtml(input.userName)}</title><style nonce="${input.nonce}">${STYLE}.bar i{width:${percent}%}</style></head>
 <body><main>
 <h1>${escapeHtml(heading)}: ${escapeHtml(input.userName)}</h1>
 <div class="card row">
-<div class="stat">${t.status}<b data-status>${t.active}</b></div>
-<div class="stat">${t.used}<b data-used>${bytes(used)} / ${t.unlimited}</b><div class="bar"><i></i></div></div>
-<div class="stat">${t.expires}<b data-expires>${t.never}</b></div>
+<div class="stat">${t.status}<b data-status>${statusText}</b></div>
+<div class="stat">${t.used}<b data-used>${bytes(used)} / ${total > 0 ? bytes(total) : t.unlimited}</b><div class="bar"><i></i></div></div>
+<div class="stat">${t.expires}<b data-expires>${expires}</b></div>
 </div>
 ${input.note === null ? "" : `<div class="card note">${escapeHtml(input.note)}</div>`}
 <h2>${t.url}</h2>

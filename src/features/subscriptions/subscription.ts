@@ -75,10 +75,14 @@ export function titleOf(userName: string): string {
 
 export const NO_TRAFFIC = "upload=0; download=0; total=0; expire=0";
 
-/** Subscription-Userinfo: 0 total and expire mean unlimited and never. */
-export function userinfoOf(upload: number, download: number): string {
-  if (upload === 0 && download === 0) return NO_TRAFFIC;
-  return `upload=${upload}; download=${download}; total=0; expire=0`;
+/**
+ * Subscription-Userinfo: upload and download of the current period (used_bytes, split as
+ * placeholders.ts splitUsage says), total = the data limit (0 = unlimited), expire = unix seconds
+ * (0 = never).
+ */
+export function userinfoOf(upload: number, download: number, total = 0, expire = 0): string {
+  if (upload === 0 && download === 0 && total === 0 && expire === 0) return NO_TRAFFIC;
+  return `upload=${upload}; download=${download}; total=${total}; expire=${expire}`;
 }
 
 /** Names asciiFileName() keeps as they are: their Content-Disposition is the plain one. */

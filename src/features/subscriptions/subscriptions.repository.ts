@@ -3,29 +3,75 @@
 // users, read once and kept by the cache), and the change feed that tells the cache what to drop.
 import { type Kysely, sql } from "kysely";
 import { type DialectName, read } from "../../db/dialect.ts";
-import type { Database } from "../../db/types.ts";
+import type { Database, DataLimitReset, UserStatus } from "../../db/types.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
 import type { Change, ChangeSource, ChangesRead } from "./change-feed.ts";
 
 export type GrantRow = { inboundId: string; credential: string; uplinkBytes: number; downlinkBytes: number };
+/** What the subscription shows of the user's lifecycle (Subscription-Userinfo, placeholders). */
+export type LifecycleRow = {
+  status: UserStatus;
+  dataLimitBytes: number | null;
+  dataLimitReset: DataLimitReset;
+  usedBytes: number;
+  expireAt: string | null;
+  lastResetAt: string | null;
+  createdAt: string;
+};
 /** A user and their active grants in the order they were given. */
 export type SubscriptionRows = {
   userId: string;
   userName: string;
   subToken: string | null;
+  lifecycle: LifecycleRow;
   grants: GrantRow[];
 };
+/** One /sub fetch to record: the user, when (ISO), and the User-Agent (truncated; null: none). */
+export type FetchRow = { userId: string; at: string; userAgent: string | null };
 export type InboundLinkRow = { id: string; isActive: boolean; linkParams: LinkParams };
 /** Where the warm-up's walk over users (by created_at, id) goes on. */
 export type WarmCursor = { createdAt: string | Date; id: string };
 export type SubscriptionsPage = { users: SubscriptionRows[]; next: WarmCursor | undefined };
 
 const GRANT_COLUMNS = ["a.server_inbound_id", "a.credential", "a.uplink_bytes", "a.downlink_bytes"] as const;
+const USER_COLUMNS = [
+  "id",
+  "name",
+  "sub_token",
+  "status",
+  "data_limit_bytes",
+  "data_limit_reset",
+  "used_bytes",
+  "expire_at",
+  "last_reset_at",
+  "created_at",
+] as const;
+const JOINED_USER_COLUMNS = [
+  "u.id as user_id",
+  "u.name",
+  "u.sub_token",
+  "u.status",
+  "u.data_limit_bytes",
+  "u.data_limit_reset",
+  "u.used_bytes",
+  "u.expire_at",
+  "u.last_reset_at",
+  "u.created_at",
+] as const;
+/** Rows per statement when /sub fetches are written (3 parameters each). */
+const FETCHES_PER_STATEMENT = 1000;
 
 type JoinedRow = {
   user_id: string;
   name: string;
   sub_token: string | null;
+  status: UserStatus;
+  data_limit_bytes: number | string | null;
+  data_limit_reset: DataLimitReset;
+  used_bytes: number | string;
+  expire_at: string | Date | null;
+  last_reset_at: string | Date | null;
+  created_at: string | Date;
   server_inbound_id: string | null;
   credential: string | null;
   uplink_bytes: number | string | null;
@@ -41,7 +87,7 @@ export class SubscriptionsRepository implements ChangeSource {
   /** undefined when the user does not exist. */
   async findSubscription(userId: string): Promise<SubscriptionRows | undefined> {
     const rows = await this.#withGrants(
-      this.db.selectFrom("users").select(["id", "name", "sub_token"]).where("id", "=", userId),
+      this.db.selectFrom("users").select(USER_COLUMNS).where("id", "=", userId),
     )
       .orderBy("a.created_at")
       .orderBy("a.id")
@@ -52,7 +98,7 @@ export class SubscriptionsRepository implements ChangeSource {
   /** undefined when no user has this sub_token. */
   async findSubscriptionByToken(token: string): Promise<SubscriptionRows | undefined> {
     const rows = await this.#withGrants(
-      this.db.selectFrom("users").select(["id", "name", "sub_token"]).where("sub_token", "=", token),
+      this.db.selectFrom("users").select(USER_COLUMNS).where("sub_token", "=", token),
     )
       .orderBy("a.created_at")
       .orderBy("a.id")
@@ -64,7 +110,7 @@ export class SubscriptionsRepository implements ChangeSource {
   async listSubscriptionsAfter(after: WarmCursor | undefined, limit: number): Promise<SubscriptionsPage> {
     let users = this.db
       .selectFrom("users")
-      .select(["id", "name", "sub_token", "created_at"])
+      .select(USER_COLUMNS)
       .orderBy("created_at")
       .orderBy("id")
       .limit(limit);
@@ -78,7 +124,7 @@ export class SubscriptionsRepository implements ChangeSource {
       .leftJoin("user_access as a", (join) =>
         join.onRef("a.user_id", "=", "u.id").on("a.is_active", "=", true),
       )
-      .select(["u.id as user_id", "u.name", "u.sub_token", "u.created_at", ...GRANT_COLUMNS])
+      .select([...JOINED_USER_COLUMNS, ...GRANT_COLUMNS])
       .orderBy("u.created_at")
       .orderBy("u.id")
       .orderBy("a.created_at")
@@ -160,12 +206,38 @@ export class SubscriptionsRepository implements ChangeSource {
       .leftJoin("user_access as a", (join) =>
         join.onRef("a.user_id", "=", "u.id").on("a.is_active", "=", true),
       )
-      .select(["u.id as user_id", "u.name", "u.sub_token", ...GRANT_COLUMNS]);
+      .select([...JOINED_USER_COLUMNS, ...GRANT_COLUMNS]);
+  }
+
+  /**
+   * Records /sub fetches: sub_updated_at and sub_last_user_agent of each user, one set-based UPDATE
+   * per FETCHES_PER_STATEMENT users (a join with a VALUES list), never moving sub_updated_at back
+   * (another instance may have written a later fetch). Unknown users match nothing.
+   */
+  async recordFetches(fetches: readonly FetchRow[]): Promise<void> {
+    for (let from = 0; from < fetches.length; from += FETCHES_PER_STATEMENT) {
+      const chunk = fetches.slice(from, from + FETCHES_PER_STATEMENT);
+      if (this.dialect === "postgres") {
+        const values = sql.join(
+          chunk.map((f) => sql`(${f.userId}::uuid, ${f.at}::timestamptz, ${f.userAgent}::text)`),
+        );
+        await sql`UPDATE users AS u SET sub_updated_at = v.at, sub_last_user_agent = v.ua
+          FROM (VALUES ${values}) AS v (id, at, ua)
+          WHERE u.id = v.id AND (u.sub_updated_at IS NULL OR u.sub_updated_at <= v.at)`.execute(this.db);
+      } else {
+        const values = sql.join(chunk.map((f) => sql`(${f.userId}, ${f.at}, ${f.userAgent})`));
+        await sql`UPDATE users SET sub_updated_at = v.column2, sub_last_user_agent = v.column3
+          FROM (VALUES ${values}) AS v
+          WHERE users.id = v.column1 AND (users.sub_updated_at IS NULL OR users.sub_updated_at <= v.column2)`.execute(
+          this.db,
+        );
+      }
+    }
   }
 }
 
 function usersQuery(db: Kysely<Database>) {
-  return db.selectFrom("users").select(["id", "name", "sub_token"]);
+  return db.selectFrom("users").select(USER_COLUMNS);
 }
 
 function change(
@@ -182,7 +254,21 @@ function groupByUser(rows: readonly JoinedRow[]): SubscriptionRows[] {
   let current: SubscriptionRows | undefined;
   for (const row of rows) {
     if (current?.userId !== row.user_id) {
-      current = { userId: row.user_id, userName: row.name, subToken: row.sub_token, grants: [] };
+      current = {
+        userId: row.user_id,
+        userName: row.name,
+        subToken: row.sub_token,
+        lifecycle: {
+          status: row.status,
+          dataLimitBytes: read.optionalBigint(row.data_limit_bytes),
+          dataLimitReset: row.data_limit_reset,
+          usedBytes: read.bigint(row.used_bytes),
+          expireAt: read.optionalTimestamp(row.expire_at),
+          lastResetAt: read.optionalTimestamp(row.last_reset_at),
+          createdAt: read.timestamp(row.created_at),
+        },
+        grants: [],
+      };
       users.push(current);
     }
     if (row.server_inbound_id === null || row.credential === null) continue;

@@ -91,7 +91,9 @@ export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsServic
     }
     if (!subscriptions.isReady) await subscriptions.loadSettings();
     const format = explicit ?? subscriptions.settings.chooser.byUserAgent(userAgent);
-    const response = await subscriptions.respondFormat(key, format, request.headers["if-none-match"]);
+    const response = await subscriptions.respondFormat(key, format, request.headers["if-none-match"], {
+      userAgent,
+    });
     const { headers } = response;
     for (let i = 0; i + 1 < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
     if (response.body === undefined) return reply.code(response.status).send();

@@ -19,12 +19,21 @@ import {
   okHeaders,
 } from "./answer.ts";
 import { type Change, ChangeFeed } from "./change-feed.ts";
+import { FetchLog } from "./fetch-log.ts";
 import { compileRules, FormatChooser } from "./formats.ts";
 import type { InboundRef, Layout } from "./layouts.ts";
+import {
+  DEFAULT_PLACEHOLDER_TEXTS,
+  NIL_UUID,
+  PlaceholderRefs,
+  type PlaceholderTexts,
+  placeholderText,
+  splitUsage,
+} from "./placeholders.ts";
 import { dispositionUnlessPlain } from "./subscription.ts";
 import type { IndexStats, SubscriptionIndex } from "./subscription-index.ts";
 import type { SubscriptionRows, SubscriptionsRepository, WarmCursor } from "./subscriptions.repository.ts";
-import type { RecordInput } from "./user-record.ts";
+import { KEY, type RecordInput } from "./user-record.ts";
 
 /** Where the settings come from (the subscription-settings feature). */
 export type SettingsSource = { get(): Promise<SubscriptionSettings> };
@@ -37,6 +46,8 @@ export type RuntimeSettings = {
   /** Plain base64 with the default headers: the fast path's fixed header lists apply. */
   isPlain: boolean;
   page: { title: string | null; note: string | null; publicUrl: string | null };
+  /** The names of the entries a user who may not connect gets instead of links. */
+  placeholders: PlaceholderTexts;
 };
 
 const TOKEN_PATTERN = /^[0-9a-f]{32}$/;
@@ -46,6 +57,9 @@ export type SubscriptionsOptions = {
   maxAgeMs: number;
   now?: () => number;
 };
+
+/** How a request fetched the subscription, for sub_updated_at / sub_last_user_agent (undefined: not recorded). */
+export type Fetch = { userAgent: string | undefined };
 
 export type SubscriptionStats = IndexStats & { misses: number };
 
@@ -77,6 +91,11 @@ export class SubscriptionsService {
   #settings: RuntimeSettings;
   #settingsVersion = 0;
   #settingsStale = true;
+  readonly #placeholders = new PlaceholderRefs();
+  /** The clock as the last findKey() read it: the time of the fetch noteFetch() notes. */
+  #lookupMs = 0;
+  /** /sub fetches not written yet (flushFetches()). */
+  readonly fetches: FetchLog;
 
   constructor(
     private readonly subscriptions: SubscriptionsRepository,
@@ -96,7 +115,9 @@ export class SubscriptionsService {
       },
       isPlain: true,
       page: { title: null, note: null, publicUrl: null },
+      placeholders: DEFAULT_PLACEHOLDER_TEXTS,
     };
+    this.fetches = new FetchLog(options.now ?? Date.now);
     this.#feed = new ChangeFeed(subscriptions, (changes) => this.#apply(changes));
     this.#now = options.now ?? Date.now;
     this.#maxAgeS = Math.floor(options.maxAgeMs / 1000);
@@ -131,6 +152,13 @@ export class SubscriptionsService {
     if (s.announce !== null)
       extras.push("announce", `base64:${Buffer.from(s.announce, "utf8").toString("base64")}`);
     const publicUrl = s.public_url === null ? null : s.public_url.replace(/\/+$/, "");
+    const placeholders: PlaceholderTexts = {
+      disabled: s.placeholder_disabled,
+      expired: s.placeholder_expired,
+      limited: s.placeholder_limited,
+      limitedUntil: s.placeholder_limited_until,
+    };
+    const previous = this.#settings.placeholders;
     this.#settings = {
       chooser: new FormatChooser(compileRules(s.ua_rules)),
       allowById: s.allow_by_id,
@@ -146,7 +174,16 @@ export class SubscriptionsService {
       },
       isPlain: extras.length === 0 && s.update_interval_hours === 12 && publicUrl === null,
       page: { title: s.page_title, note: s.page_note, publicUrl },
+      placeholders,
     };
+    // Records of users who get a placeholder hold its text (in their layout): other texts, read again.
+    const textsChanged = (Object.keys(placeholders) as (keyof PlaceholderTexts)[]).some(
+      (key) => placeholders[key] !== previous[key],
+    );
+    if (textsChanged) {
+      this.index.clear();
+      this.#placeholders.clear();
+    }
   }
 
   /**
@@ -154,7 +191,9 @@ export class SubscriptionsService {
    * URL is on) or a sub token; -1 when there is none in memory.
    */
   findKey(text: string, from: number, length: number): number {
-    const notBeforeS = Math.floor(this.#now() / 1000) - this.#maxAgeS;
+    const nowMs = this.#now();
+    this.#lookupMs = nowMs;
+    const notBeforeS = Math.floor(nowMs / 1000) - this.#maxAgeS;
     if (length === 36) return this.#settings.allowById ? this.index.find(text, from, notBeforeS) : -1;
     if (length === 32) return this.index.findToken(text, from, notBeforeS);
     return -1;
@@ -180,14 +219,22 @@ export class SubscriptionsService {
   }
 
   /** Any key (uuid or token) in any format: from memory, or read from the database; 404 when unknown. */
-  async respondFormat(key: string, format: Format, ifNoneMatch: string | undefined): Promise<FormatResponse> {
+  async respondFormat(
+    key: string,
+    format: Format,
+    ifNoneMatch: string | undefined,
+    fetch?: Fetch,
+  ): Promise<FormatResponse> {
     const lower = key.toLowerCase();
     const isId = isUuid(key);
     if (this.#settingsStale) await this.loadSettings();
     if (!(isId && this.#settings.allowById) && !TOKEN_PATTERN.test(lower))
       throw new NotFoundError("subscription");
     const hit = this.findKey(lower, 0, lower.length);
-    if (hit >= 0) return this.answerFormat(hit, lower, format, ifNoneMatch);
+    if (hit >= 0) {
+      if (fetch !== undefined) this.noteFetch(hit, fetch.userAgent);
+      return this.answerFormat(hit, lower, format, ifNoneMatch);
+    }
     await this.#feed.ready();
     const generation = this.index.generation;
     this.#misses++;
@@ -195,11 +242,9 @@ export class SubscriptionsService {
       ? await this.subscriptions.findSubscription(lower)
       : await this.subscriptions.findSubscriptionByToken(lower);
     if (rows === undefined) throw new NotFoundError("subscription");
+    if (fetch !== undefined) this.fetches.note(rows.userId, fetch.userAgent);
     const refs = await this.#inbounds([rows], generation);
-    const grantRefs = rows.grants.map(
-      (grant) => refs.get(grant.inboundId) ?? missingInbound(grant.inboundId),
-    );
-    const input = this.#recordInput(rows);
+    const { input, grantRefs } = this.#entry(rows, refs);
     const address = this.#canStore() ? this.index.store(input, grantRefs, generation) : -1;
     const { page, at, layout } =
       address >= 0
@@ -234,10 +279,19 @@ export class SubscriptionsService {
     const refs = await this.subscriptions.listInbounds([...new Set(rows.grants.map((g) => g.inboundId))]);
     const byId = new Map(refs.map((row) => [row.id, row.isActive ? row.linkParams : null]));
     const links = await this.respondFormat(lower, "links", undefined);
+    const [uploadBytes, downloadBytes] = usageOf(rows);
+    const { lifecycle } = rows;
+    const text = placeholderText(lifecycle, this.#settings.placeholders, new Date(this.#now()));
     return {
       userName: rows.userName,
-      uploadBytes: rows.grants.reduce((sum, g) => sum + g.uplinkBytes, 0),
-      downloadBytes: rows.grants.reduce((sum, g) => sum + g.downlinkBytes, 0),
+      uploadBytes,
+      downloadBytes,
+      totalBytes: lifecycle.dataLimitBytes,
+      expireAt: lifecycle.expireAt,
+      status:
+        text !== undefined
+          ? { kind: "blocked" as const, text }
+          : { kind: lifecycle.status === "on_hold" ? ("on_hold" as const) : ("active" as const) },
       links: (links.body ?? "")
         .toString()
         .split("\n")
@@ -279,10 +333,7 @@ export class SubscriptionsService {
     const rows = await this.subscriptions.findSubscription(id);
     if (rows === undefined) throw new NotFoundError("user", userId);
     const refs = await this.#inbounds([rows], generation);
-    const grantRefs = rows.grants.map(
-      (grant) => refs.get(grant.inboundId) ?? missingInbound(grant.inboundId),
-    );
-    const input = this.#recordInput(rows);
+    const { input, grantRefs } = this.#entry(rows, refs);
     const address = this.#canStore() ? this.index.store(input, grantRefs, generation) : -1;
     const { page, at, layout } =
       address >= 0
@@ -369,14 +420,19 @@ export class SubscriptionsService {
     }
   }
 
-  #recordInput(user: SubscriptionRows): Omit<RecordInput, "layoutSlot"> {
-    let uploadBytes = 0;
-    let downloadBytes = 0;
-    for (const grant of user.grants) {
-      uploadBytes += grant.uplinkBytes;
-      downloadBytes += grant.downlinkBytes;
-    }
-    return {
+  /**
+   * The user's record and the refs of its entries: their grants, or for a user who may not connect
+   * one placeholder entry (the nil uuid on a ref whose remark says why) instead.
+   */
+  #entry(
+    user: SubscriptionRows,
+    refs: ReadonlyMap<string, InboundRef>,
+  ): { input: Omit<RecordInput, "layoutSlot">; grantRefs: InboundRef[] } {
+    const nowMs = this.#now();
+    const { lifecycle } = user;
+    const [uploadBytes, downloadBytes] = usageOf(user);
+    const expireMs = lifecycle.expireAt === null ? 0 : Date.parse(lifecycle.expireAt);
+    const input = {
       userId: user.userId,
       userName: user.userName,
       subToken: user.subToken,
@@ -384,8 +440,36 @@ export class SubscriptionsService {
       credentials: user.grants.map((grant) => grant.credential),
       uploadBytes,
       downloadBytes,
-      loadedAtS: Math.floor(this.#now() / 1000),
+      totalBytes: lifecycle.dataLimitBytes ?? 0,
+      expireS: Number.isFinite(expireMs) ? Math.max(0, Math.floor(expireMs / 1000)) : 0,
+      loadedAtS: Math.floor(nowMs / 1000),
     };
+    const text = placeholderText(lifecycle, this.#settings.placeholders, new Date(nowMs));
+    if (text !== undefined) {
+      return { input: { ...input, credentials: [NIL_UUID] }, grantRefs: [this.#placeholders.ref(text)] };
+    }
+    const grantRefs = user.grants.map(
+      (grant) => refs.get(grant.inboundId) ?? missingInbound(grant.inboundId),
+    );
+    return { input, grantRefs };
+  }
+
+  /**
+   * Records a fetch of the record at `address`, just found by findKey() (fast path and route): no
+   * allocation, no clock read, written in batches (fetch-log.ts).
+   */
+  noteFetch(address: number, userAgent: string | undefined): void {
+    this.fetches.noteBytes(
+      this.index.page(address),
+      this.index.offset(address) + KEY,
+      this.#lookupMs,
+      userAgent,
+    );
+  }
+
+  /** Writes the fetches noted since the last flush (the job every few seconds, and at shutdown). */
+  flushFetches(): Promise<number> {
+    return this.fetches.flush((rows) => this.subscriptions.recordFetches(rows));
   }
 
   /** Keeps each user's record unless something was invalidated since `generation`; how many were kept. */
@@ -394,10 +478,8 @@ export class SubscriptionsService {
     const refs = await this.#inbounds(users, generation);
     let stored = 0;
     for (const user of users) {
-      const grantRefs = user.grants.map(
-        (grant) => refs.get(grant.inboundId) ?? missingInbound(grant.inboundId),
-      );
-      if (this.index.store(this.#recordInput(user), grantRefs, generation) >= 0) stored++;
+      const { input, grantRefs } = this.#entry(user, refs);
+      if (this.index.store(input, grantRefs, generation) >= 0) stored++;
     }
     return stored;
   }
@@ -418,6 +500,17 @@ export class SubscriptionsService {
     for (const ref of this.index.adoptInbounds(rows.map(refOf), generation)) refs.set(ref.id, ref);
     return refs;
   }
+}
+
+/** upload and download of the current period: used_bytes split as the grants' counters are (splitUsage). */
+function usageOf(user: SubscriptionRows): [number, number] {
+  let uplink = 0;
+  let downlink = 0;
+  for (const grant of user.grants) {
+    uplink += grant.uplinkBytes;
+    downlink += grant.downlinkBytes;
+  }
+  return splitUsage(user.lifecycle.usedBytes, uplink, downlink);
 }
 
 function responseOf(

@@ -66,7 +66,7 @@ describe("GET /sub/{user_id}", () => {
     assert.equal(res.headers["subscription-userinfo"], "upload=0; download=0; total=0; expire=0");
   });
 
-  test("headers: userinfo from collected traffic, title, update interval, file name", async () => {
+  test("headers: userinfo from the period's usage, title, update interval, file name", async () => {
     const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
     const inbound = await createInbound(t, serverId, { template_id: template.id, port: await freePort() });
     const access = await grant(t, serverId, inbound.id, { name: "Zoë Ünïcode" });
@@ -74,6 +74,12 @@ describe("GET /sub/{user_id}", () => {
       .updateTable("user_access")
       .set({ uplink_bytes: 1234, downlink_bytes: 5_000_000_000 })
       .where("id", "=", access.id)
+      .execute();
+    // Subscription-Userinfo tells the period's used_bytes, split in the counters' proportion.
+    await t.deps.database.db
+      .updateTable("users")
+      .set({ used_bytes: 5_000_001_234 })
+      .where("id", "=", access.user_id)
       .execute();
     const res = await sub(access.user_id.toUpperCase());
     assert.equal(res.statusCode, 200);

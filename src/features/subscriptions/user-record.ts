@@ -20,8 +20,8 @@ export const FLAG_LIVE = 1;
 export const FLAG_PLAIN_DISPOSITION = 2;
 
 // Header offsets (bytes): length u32 | flags u8, unused u8, grant count u16 | loaded at u32 |
-// layout slot u32 | upload f64 | download f64 | user id 16 | tag 14 | sub token 16 | name length u16 |
-// name…
+// layout slot u32 | upload f64 | download f64 | total f64 | expire f64 | user id 16 | tag 14 |
+// sub token 16 | name length u16 | name…
 export const LENGTH = 0;
 export const FLAGS = 4;
 export const GRANTS = 6;
@@ -29,13 +29,17 @@ export const LOADED_AT = 8;
 export const LAYOUT = 12;
 export const UPLOAD = 16;
 export const DOWNLOAD = 24;
-export const KEY = 32;
-export const TAG = 48;
+/** Subscription-Userinfo's total: the data limit in bytes, 0 = unlimited. */
+export const TOTAL = 32;
+/** Subscription-Userinfo's expire: unix seconds, 0 = never. */
+export const EXPIRE = 40;
+export const KEY = 48;
+export const TAG = 64;
 export const TAG_LENGTH = 14;
 /** The user's sub_token (32 hex characters) as 16 bytes; zeros when the record was stored without one. */
-export const TOKEN = 62;
-export const NAME_LENGTH = 78;
-export const NAME = 80;
+export const TOKEN = 78;
+export const NAME_LENGTH = 94;
+export const NAME = 96;
 /** Records start at multiples of this. */
 const ALIGN = 8;
 const MAX_GRANTS = 0xffff;
@@ -52,6 +56,10 @@ export type RecordInput = {
   credentials: readonly string[];
   uploadBytes: number;
   downloadBytes: number;
+  /** The data limit in bytes; 0 = unlimited (omitted: 0). */
+  totalBytes?: number;
+  /** Expiry in unix seconds; 0 = never (omitted: 0). */
+  expireS?: number;
   loadedAtS: number;
   /** The user's sub_token: 32 lowercase hex characters (another key to the record). */
   subToken?: string | null;
@@ -179,6 +187,8 @@ export function writeRecord(page: Buffer, at: number, record: PreparedRecord): v
   page.writeUInt32LE(input.layoutSlot, at + LAYOUT);
   page.writeDoubleLE(input.uploadBytes, at + UPLOAD);
   page.writeDoubleLE(input.downloadBytes, at + DOWNLOAD);
+  page.writeDoubleLE(input.totalBytes ?? 0, at + TOTAL);
+  page.writeDoubleLE(input.expireS ?? 0, at + EXPIRE);
   parseUuid(input.userId, 0, page, at + KEY);
   page.write(record.tag, at + TAG, TAG_LENGTH, "latin1");
   if (record.token === undefined) page.fill(0, at + TOKEN, at + TOKEN + 16);

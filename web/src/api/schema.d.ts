@@ -6473,6 +6473,14 @@ export type paths = {
                             page_title: string | null;
                             /** @description a text shown on the subscription page (plain text) */
                             page_note: string | null;
+                            /** @description the name of the one entry a disabled user's subscription has instead of links */
+                            placeholder_disabled: string;
+                            /** @description the entry's name for an expired user; {date} is expire_at's day (UTC, YYYY-MM-DD) */
+                            placeholder_expired: string;
+                            /** @description the entry's name for a user whose data limit is reached and whose usage never resets */
+                            placeholder_limited: string;
+                            /** @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD) */
+                            placeholder_limited_until: string;
                         };
                     };
                 };
@@ -6534,6 +6542,14 @@ export type paths = {
                         page_title?: string | null;
                         /** @description a text shown on the subscription page (plain text) */
                         page_note?: string | null;
+                        /** @description the name of the one entry a disabled user's subscription has instead of links */
+                        placeholder_disabled?: string;
+                        /** @description the entry's name for an expired user; {date} is expire_at's day (UTC, YYYY-MM-DD) */
+                        placeholder_expired?: string;
+                        /** @description the entry's name for a user whose data limit is reached and whose usage never resets */
+                        placeholder_limited?: string;
+                        /** @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD) */
+                        placeholder_limited_until?: string;
                     };
                 };
             };
@@ -6572,6 +6588,14 @@ export type paths = {
                             page_title: string | null;
                             /** @description a text shown on the subscription page (plain text) */
                             page_note: string | null;
+                            /** @description the name of the one entry a disabled user's subscription has instead of links */
+                            placeholder_disabled: string;
+                            /** @description the entry's name for an expired user; {date} is expire_at's day (UTC, YYYY-MM-DD) */
+                            placeholder_expired: string;
+                            /** @description the entry's name for a user whose data limit is reached and whose usage never resets */
+                            placeholder_limited: string;
+                            /** @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD) */
+                            placeholder_limited_until: string;
                         };
                     };
                 };

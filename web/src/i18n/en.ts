@@ -409,6 +409,13 @@ export const en = {
   "subSettings.pageTitleHint": "Empty: the service's name",
   "subSettings.pageNote": "Note",
   "subSettings.pageNoteHint": "Plain text shown on the page",
+  "subSettings.placeholders": "Entries for users who may not connect",
+  "subSettings.placeholdersHint":
+    "A disabled, limited or expired user's subscription has one entry with this name instead of links. {date} is the day (UTC) of the expiry or of the next reset",
+  "subSettings.placeholder_disabled": "Disabled",
+  "subSettings.placeholder_expired": "Expired ({date}: expiry day)",
+  "subSettings.placeholder_limited": "Data limit reached, no reset",
+  "subSettings.placeholder_limited_until": "Data limit reached until a reset ({date}: reset day)",
   "subSettings.rules": "User-Agent rules",
   "subSettings.rulesHint":
     "Checked in order against the app's User-Agent (regular expressions, case-insensitive); the first match picks the format, no match gives base64.",

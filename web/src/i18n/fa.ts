@@ -417,6 +417,13 @@ export const fa: Messages = {
   "subSettings.pageTitleHint": "خالی: نام سرویس",
   "subSettings.pageNote": "یادداشت",
   "subSettings.pageNoteHint": "متن سادهٔ نمایش‌داده‌شده در صفحه",
+  "subSettings.placeholders": "ورودی برای کاربرانی که اجازهٔ اتصال ندارند",
+  "subSettings.placeholdersHint":
+    "اشتراک کاربر غیرفعال، محدودشده یا منقضی به‌جای پیوندها یک ورودی با این نام دارد. {date} روز (UTC) انقضا یا بازنشانی بعدی است",
+  "subSettings.placeholder_disabled": "غیرفعال",
+  "subSettings.placeholder_expired": "منقضی ({date}: روز انقضا)",
+  "subSettings.placeholder_limited": "سقف حجم تمام شده، بدون بازنشانی",
+  "subSettings.placeholder_limited_until": "سقف حجم تا بازنشانی تمام شده ({date}: روز بازنشانی)",
   "subSettings.rules": "قواعد User-Agent",
   "subSettings.rulesHint":
     "به‌ترتیب با User-Agent برنامه سنجیده می‌شوند (عبارت‌های منظم، بدون حساسیت به بزرگی حروف)؛ نخستین تطابق قالب را برمی‌گزیند و بدون تطابق base64 داده می‌شود.",

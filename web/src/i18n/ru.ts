@@ -418,6 +418,13 @@ export const ru: Messages = {
   "subSettings.pageTitleHint": "Пусто: название сервиса",
   "subSettings.pageNote": "Примечание",
   "subSettings.pageNoteHint": "Простой текст на странице",
+  "subSettings.placeholders": "Записи для пользователей без доступа",
+  "subSettings.placeholdersHint":
+    "В подписке отключённого, ограниченного или истёкшего пользователя вместо ссылок одна запись с этим именем. {date} — день (UTC) окончания или следующего сброса",
+  "subSettings.placeholder_disabled": "Отключён",
+  "subSettings.placeholder_expired": "Истёк ({date}: день окончания)",
+  "subSettings.placeholder_limited": "Лимит трафика исчерпан, без сброса",
+  "subSettings.placeholder_limited_until": "Лимит исчерпан до сброса ({date}: день сброса)",
   "subSettings.rules": "Правила User-Agent",
   "subSettings.rulesHint":
     "Проверяются по порядку по User-Agent приложения (регулярные выражения без учёта регистра); первое совпадение выбирает формат, без совпадений — base64.",

@@ -403,6 +403,13 @@ export const zh: Messages = {
   "subSettings.pageTitleHint": "留空：服务名称",
   "subSettings.pageNote": "说明",
   "subSettings.pageNoteHint": "页面上显示的纯文本",
+  "subSettings.placeholders": "无法连接的用户的条目",
+  "subSettings.placeholdersHint":
+    "已禁用、已限额或已过期用户的订阅中以此名称的一个条目代替链接。{date} 为到期日或下次重置日（UTC）",
+  "subSettings.placeholder_disabled": "已禁用",
+  "subSettings.placeholder_expired": "已过期（{date}：到期日）",
+  "subSettings.placeholder_limited": "流量已用完，不重置",
+  "subSettings.placeholder_limited_until": "流量已用完，直到重置（{date}：重置日）",
   "subSettings.rules": "User-Agent 规则",
   "subSettings.rulesHint":
     "按顺序匹配应用的 User-Agent（正则表达式，不区分大小写）；第一条匹配的规则决定格式，无匹配时为 base64。",

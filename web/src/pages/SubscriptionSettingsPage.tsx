@@ -30,7 +30,7 @@ import { locateYaml, yamlSyntaxError } from "../json/yaml.ts";
 import { CodeField, jsonSyntax, type LocatedError } from "../ui/CodeField.tsx";
 import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
 import { UaRules } from "./settings/UaRules.tsx";
-import { changesOf, type Values, valuesOf } from "./settings/values.ts";
+import { changesOf, PLACEHOLDER_FIELDS, type Values, valuesOf } from "./settings/values.ts";
 
 const QUERY_KEY = ["subscription-settings"];
 
@@ -218,6 +218,13 @@ function SettingsForm({ settings }: { settings: SubscriptionSettings }) {
             maxRows={8}
             {...text("page_note")}
           />
+        </Section>
+        <Section title={t("subSettings.placeholders")} hint={t("subSettings.placeholdersHint")}>
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            {PLACEHOLDER_FIELDS.map((field) => (
+              <TextInput key={field} label={t(`subSettings.${field}`)} maxLength={200} {...text(field)} />
+            ))}
+          </SimpleGrid>
         </Section>
         <Section title={t("subSettings.bases")}>
           <CodeField

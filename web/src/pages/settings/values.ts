@@ -27,7 +27,19 @@ export type Values = {
   ua_rules: RuleDraft[];
   mihomo_base: string;
   singbox_base: string;
+  placeholder_disabled: string;
+  placeholder_expired: string;
+  placeholder_limited: string;
+  placeholder_limited_until: string;
 };
+
+/** The names of the entry a user who may not connect gets instead of links. */
+export const PLACEHOLDER_FIELDS = [
+  "placeholder_disabled",
+  "placeholder_expired",
+  "placeholder_limited",
+  "placeholder_limited_until",
+] as const;
 
 export function valuesOf(settings: SubscriptionSettings): Values {
   return {
@@ -41,6 +53,10 @@ export function valuesOf(settings: SubscriptionSettings): Values {
     ua_rules: settings.ua_rules.map((rule) => ({ key: ruleKey(), ...rule })),
     mihomo_base: settings.mihomo_base,
     singbox_base: JSON.stringify(settings.singbox_base, null, 2),
+    placeholder_disabled: settings.placeholder_disabled,
+    placeholder_expired: settings.placeholder_expired,
+    placeholder_limited: settings.placeholder_limited,
+    placeholder_limited_until: settings.placeholder_limited_until,
   };
 }
 
@@ -73,6 +89,11 @@ export function changesOf(values: Values, stored: SubscriptionSettings): Subscri
     })),
     mihomo_base: values.mihomo_base,
     singbox_base: JSON.parse(values.singbox_base) as SubscriptionSettings["singbox_base"],
+    // Sent as typed (an empty text too): the API says on the field what it refuses.
+    placeholder_disabled: values.placeholder_disabled.trim(),
+    placeholder_expired: values.placeholder_expired.trim(),
+    placeholder_limited: values.placeholder_limited.trim(),
+    placeholder_limited_until: values.placeholder_limited_until.trim(),
   } satisfies Required<SubscriptionSettingsUpdate>;
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(next)) {

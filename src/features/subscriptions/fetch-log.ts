@@ -1,0 +1,179 @@
+// The last /sub fetch of each user (users.sub_updated_at, sub_last_user_agent) without a database
+// write per request: a fetch is noted in memory (fast-path hits included) and what was noted is
+// written in batches (flush(): the subscription-cache job every few seconds, and once at shutdown),
+// one set-based UPDATE per 1,000 users. Only fetches of known users are noted (after their record or
+// row was found), so an unknown token never reaches the database. A failed write keeps the fetches
+// for the next flush (unless a later fetch of the same user came meanwhile).
+import { setImmediate as yieldToRequests } from "node:timers/promises";
+import { parseUuid, writeUuidText } from "./user-record.ts";
+
+/** Longer User-Agents are cut to this many characters. */
+export const MAX_USER_AGENT = 256;
+/** Users per write (and per piece of work between two yields to requests). */
+export const FETCHES_PER_WRITE = 1000;
+const INITIAL_USERS = 1024;
+
+export type FetchRecord = { userId: string; at: string; userAgent: string | null };
+
+const idText = Buffer.alloc(36);
+const scratch = new Uint8Array(16);
+
+function cut(userAgent: string | undefined): string | null {
+  if (userAgent === undefined || userAgent === "") return null;
+  return userAgent.length > MAX_USER_AGENT ? userAgent.slice(0, MAX_USER_AGENT) : userAgent;
+}
+
+/**
+ * The latest fetch per user, kept without allocating per fetch: an open-addressing table (linear
+ * probing) over the id's 16 bytes points to a slot holding the id bytes, the time and the
+ * User-Agent string (a reference). Noting a fetch hashes and compares 16 bytes; ids become strings
+ * only when they are written. Doubles when half the table is used.
+ */
+class Fetches {
+  ids: Uint8Array;
+  times: Float64Array;
+  agents: (string | undefined)[];
+  /** Slot + 1 per table entry; 0 is empty. Twice the slots. */
+  table: Int32Array;
+  count = 0;
+
+  constructor(users: number) {
+    this.ids = new Uint8Array(users * 16);
+    this.times = new Float64Array(users);
+    this.agents = new Array(users).fill(undefined);
+    this.table = new Int32Array(users * 2);
+  }
+
+  get capacity(): number {
+    return this.times.length;
+  }
+
+  /** Keeps the fetch unless the user has a later one (or, `older`: one as late). */
+  put(bytes: Uint8Array, at: number, atMs: number, userAgent: string | undefined, older = false): void {
+    if (this.count * 2 >= this.table.length) this.#grow();
+    const { table, ids } = this;
+    const mask = table.length - 1;
+    let i = hash(bytes, at) & mask;
+    for (;;) {
+      const entry = table[i] as number;
+      if (entry === 0) {
+        const slot = this.count++;
+        const to = slot * 16;
+        for (let k = 0; k < 16; k++) ids[to + k] = bytes[at + k] as number;
+        this.times[slot] = atMs;
+        this.agents[slot] = userAgent;
+        table[i] = slot + 1;
+        return;
+      }
+      const slot = entry - 1;
+      if (sameId(ids, slot * 16, bytes, at)) {
+        const known = this.times[slot] as number;
+        if (older ? atMs > known : atMs >= known) {
+          this.times[slot] = atMs;
+          this.agents[slot] = userAgent;
+        }
+        return;
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
+  #grow(): void {
+    const users = this.capacity * 2;
+    const ids = new Uint8Array(users * 16);
+    ids.set(this.ids);
+    const times = new Float64Array(users);
+    times.set(this.times);
+    this.ids = ids;
+    this.times = times;
+    this.agents.length = users;
+    const table = new Int32Array(users * 2);
+    const mask = table.length - 1;
+    for (let slot = 0; slot < this.count; slot++) {
+      let i = hash(ids, slot * 16) & mask;
+      while (table[i] !== 0) i = (i + 1) & mask;
+      table[i] = slot + 1;
+    }
+    this.table = table;
+  }
+
+  /** The fetches of slots [from, to) as rows. */
+  rows(from: number, to: number): FetchRecord[] {
+    const rows: FetchRecord[] = [];
+    for (let slot = from; slot < to; slot++) {
+      writeUuidText(this.ids, slot * 16, idText, 0);
+      rows.push({
+        userId: idText.toString("latin1"),
+        at: new Date(this.times[slot] as number).toISOString(),
+        userAgent: cut(this.agents[slot]),
+      });
+    }
+    return rows;
+  }
+}
+
+export class FetchLog {
+  #current = new Fetches(INITIAL_USERS);
+
+  /** `now`: the time of a fetch; the fast path passes the one its lookup read (fetchedAt). */
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Users with a fetch waiting to be written. */
+  get size(): number {
+    return this.#current.count;
+  }
+
+  /** A fetch of the user with this lowercase uuid now (not a uuid: ignored). */
+  note(userId: string, userAgent: string | undefined): void {
+    if (parseUuid(userId, 0, scratch, 0)) this.#current.put(scratch, 0, this.now(), userAgent);
+  }
+
+  /** A fetch at `atMs` of the user whose id is the 16 bytes at page[at] (a record of the index). */
+  noteBytes(page: Uint8Array, at: number, atMs: number, userAgent: string | undefined): void {
+    this.#current.put(page, at, atMs, userAgent);
+  }
+
+  /**
+   * Hands what was noted to `write`, FETCHES_PER_WRITE users at a time with a yield to requests
+   * between, and forgets it; how many users were written. Fetches noted meanwhile wait for the next
+   * flush. On a failed write the rest is kept (a later fetch of a user wins) and the error thrown.
+   */
+  async flush(write: (fetches: FetchRecord[]) => Promise<void>): Promise<number> {
+    const taken = this.#current;
+    if (taken.count === 0) return 0;
+    this.#current = new Fetches(taken.capacity);
+    for (let from = 0; from < taken.count; from += FETCHES_PER_WRITE) {
+      const to = Math.min(taken.count, from + FETCHES_PER_WRITE);
+      try {
+        await write(taken.rows(from, to));
+      } catch (error) {
+        for (let slot = from; slot < taken.count; slot++) {
+          this.#current.put(taken.ids, slot * 16, taken.times[slot] as number, taken.agents[slot], true);
+        }
+        throw error;
+      }
+      if (to < taken.count) await yieldToRequests();
+    }
+    return taken.count;
+  }
+}
+
+/** The 16 bytes mixed into 32 bits (uuids may share their leading time bytes). */
+function hash(bytes: Uint8Array, at: number): number {
+  let h = 0x811c9dc5;
+  for (let k = 0; k < 16; k += 4) {
+    const word =
+      (bytes[at + k] as number) |
+      ((bytes[at + k + 1] as number) << 8) |
+      ((bytes[at + k + 2] as number) << 16) |
+      ((bytes[at + k + 3] as number) << 24);
+    h = Math.imul(h ^ word, 0x01000193);
+    h ^= h >>> 15;
+  }
+  return Math.imul(h, 0x2c1b3c6d) >>> 0;
+}
+
+function sameId(a: Uint8Array, at: number, b: Uint8Array, bt: number): boolean {
+  for (let k = 0; k < 16; k++) if (a[at + k] !== b[bt + k]) return false;
+  return true;
+}

@@ -14,6 +14,7 @@ import * as m0011 from "./0011_user_name_search.ts";
 import * as m0012 from "./0012_notifications.ts";
 import * as m0014 from "./0014_subscription_tokens.ts";
 import * as m0015 from "./0015_user_lifecycle.ts";
+import * as m0018 from "./0018_user_filters.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -31,4 +32,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0012_notifications": m0012,
   "0014_subscription_tokens": m0014,
   "0015_user_lifecycle": m0015,
+  "0018_user_filters": m0018,
 };

@@ -111,7 +111,11 @@ async function measure(dialect: "sqlite" | "postgres"): Promise<[string, Stat][]
     url.pathname = `/${dbName}`;
     databaseUrl = url.toString();
   }
-  const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORTCULLIS_SECRET_KEY: "00".repeat(32) });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    PORTCULLIS_SECRET_KEY: "00".repeat(32),
+  });
   const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
   try {
     console.error(`${dialect}:`);
@@ -145,17 +149,28 @@ async function measure(dialect: "sqlite" | "postgres"): Promise<[string, Stat][]
       });
       rows.push([`${label}: first page (with total)`, stat(first, `${total.toLocaleString("en")}`)]);
       if (cursors.length > 0) {
-        const next = await timeEach(cursors, ([q, cursor]) => get(`/api/users?${q}&per_page=50&cursor=${cursor}`));
+        const next = await timeEach(cursors, ([q, cursor]) =>
+          get(`/api/users?${q}&per_page=50&cursor=${cursor}`),
+        );
         rows.push([`${label}: next page by cursor`, stat(next)]);
       }
     };
     await firstAndNext("status=limited", () => "status=limited");
     await firstAndNext("status=limited,expired", () => "status=limited,expired");
     await firstAndNext("status=active (most users)", () => "status=active");
-    await firstAndNext("expires_before=+1..30 days, sort=expire_at", () => `expires_before=${soon()}&sort=expire_at`);
+    await firstAndNext(
+      "expires_before=+1..30 days, sort=expire_at",
+      () => `expires_before=${soon()}&sort=expire_at`,
+    );
     await firstAndNext("expires_before=+1..30 days (created_at order)", () => `expires_before=${soon()}`);
-    await firstAndNext("used_over_percent=50..109, sort=used_bytes desc", () => `used_over_percent=${percent()}&sort=used_bytes&order=desc`);
-    await firstAndNext("used_over_percent=50..109 (created_at order)", () => `used_over_percent=${percent()}`);
+    await firstAndNext(
+      "used_over_percent=50..109, sort=used_bytes desc",
+      () => `used_over_percent=${percent()}&sort=used_bytes&order=desc`,
+    );
+    await firstAndNext(
+      "used_over_percent=50..109 (created_at order)",
+      () => `used_over_percent=${percent()}`,
+    );
     await firstAndNext("status=active&used_over_percent=80", () => "status=active&used_over_percent=80");
     await firstAndNext("sort=used_bytes desc", () => "sort=used_bytes&order=desc");
     await firstAndNext("sort=expire_at asc", () => "sort=expire_at");
@@ -177,7 +192,12 @@ async function measure(dialect: "sqlite" | "postgres"): Promise<[string, Stat][]
       rows.push([label, stat(times, n.toLocaleString("en"))]);
     }
     const bulk = async (body: unknown) => {
-      const res = await app.inject({ method: "POST", url: "/api/users/bulk-actions", headers, payload: body as object });
+      const res = await app.inject({
+        method: "POST",
+        url: "/api/users/bulk-actions",
+        headers,
+        payload: body as object,
+      });
       if (res.statusCode !== 200) throw new Error(`bulk: ${res.statusCode} ${res.body}`);
       return res.json() as { changed: number };
     };
@@ -240,4 +260,5 @@ for (const dialect of values.dialects.split(",") as ("sqlite" | "postgres")[]) {
   out.push("");
 }
 console.log(out.join("\n"));
-if (values.write !== undefined) writeBetweenMarkers(values.write, "bench:users-filters results", out.join("\n"));
+if (values.write !== undefined)
+  writeBetweenMarkers(values.write, "bench:users-filters results", out.join("\n"));

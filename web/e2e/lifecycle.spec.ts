@@ -14,6 +14,7 @@ let stack: Stack;
 let base: string;
 const ids: Record<string, string> = {};
 const DAY = 86_400_000;
+const SUPPORT = { username: "sue", password: "support password 2" };
 
 test.beforeAll(async () => {
   stack = await startStack({ core: false });
@@ -29,6 +30,7 @@ test.beforeAll(async () => {
   for (const [name, body] of seed) {
     ids[name] = (await stack.api<{ id: string }>("POST", "/api/users", { name, ...body })).id;
   }
+  await stack.api("POST", "/api/admins", { ...SUPPORT, role: "support" });
 });
 test.afterAll(async () => {
   await stack?.stop();
@@ -110,5 +112,25 @@ test("limits and expiry on the user page, the badge, filter by status, a bulk ex
   await expect(page.getByTestId("user-row")).toHaveCount(6);
   await expect(row("Gone Gil").getByTestId("user-status")).toHaveText("Active");
   await expect(row("Gone Gil").getByTestId("user-expiry")).toHaveAttribute("data-state", "later");
+  expect(problems).toEqual([]);
+});
+
+test("support changes users through Change… with the two actions their role may run", async ({ page }) => {
+  const problems = watchForProblems(page);
+  await signIn(page, base, SUPPORT);
+  await page.getByTestId("user-row").filter({ hasText: "Off Otto" }).getByRole("checkbox").check();
+  await page.getByTestId("bulk-change").click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByRole("combobox", { name: "Action" }).click();
+  await expect(page.getByRole("option")).toHaveText(["Extend expiry", "Reset usage"]);
+  await page.getByRole("option", { name: "Reset usage" }).click();
+  await dialog.getByTestId("change-apply").click();
+  await dialog.getByTestId("change-confirm").click();
+  await expect(dialog.getByTestId("change-result")).toHaveText("Changed 1 of 1 users.");
+  // Their user page's Limits card is read-only: no enable, disable or save.
+  await page.goto(`${base}/dashboard/users/${ids["Off Otto"]}`);
+  const card = page.getByTestId("limits-card");
+  await expect(card.getByTestId("user-status")).toHaveText("Disabled");
+  await expect(card.getByRole("button")).toHaveCount(0);
   expect(problems).toEqual([]);
 });

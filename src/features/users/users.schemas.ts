@@ -233,7 +233,7 @@ const ExtendExpiry = Type.Object(
   {
     additionalProperties: false,
     description:
-      "expire_at + days for users with an expiry (an expired user's expiry moves from where it was, and they are active again if the new date is in the future); users who never expire are left alone (not counted)",
+      "expire_at + days for users with an expiry, counted from now for one whose expiry has passed (so they are active again); users who never expire are left alone (not counted)",
   },
 );
 const AddDataLimit = Type.Object(

@@ -242,7 +242,7 @@ const out: string[] = [
   `Run of ${startedAt}: \`npm run bench:users-filters${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\``,
   "",
   ...machine.map((line) => `- ${line}`),
-  `- users: ${USERS.toLocaleString("en")}, samples per row: ${SAMPLES} (counts alone: 50; bulk: 5), per_page 50`,
+  `- users: ${USERS.toLocaleString("en")}, samples per row: ${SAMPLES} (counts alone: ${Math.min(50, SAMPLES)}; bulk: 5), per_page 50`,
   "",
 ];
 for (const dialect of values.dialects.split(",") as ("sqlite" | "postgres")[]) {

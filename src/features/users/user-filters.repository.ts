@@ -127,10 +127,19 @@ export class UserFiltersRepository {
     return rows.map(toUser);
   }
 
-  /** How many users match (exact; an index range per condition). */
+  /** How many users match (exact; an index range per condition). No filter: the row counter. */
   async count(filter: ListFilter): Promise<number> {
+    const conditions = this.#conditions(filter);
+    if (conditions.length === 0) {
+      const row = await this.db
+        .selectFrom("row_counts")
+        .select("n")
+        .where("table_name", "=", "users")
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    }
     let query = this.db.selectFrom("users").select((eb) => eb.fn.countAll<number | string>().as("n"));
-    for (const condition of this.#conditions(filter)) query = query.where(condition);
+    for (const condition of conditions) query = query.where(condition);
     const row = await query.executeTakeFirstOrThrow();
     return Number(row.n);
   }

@@ -41,12 +41,25 @@ export class UserFiltersRepository {
     this.#ratio = sql.raw<number>(usageRatioSql(dialect));
   }
 
-  /** The filter as SQL conditions; `status` narrows to one status (a range of its own). */
-  #conditions(filter: ListFilter, status?: UserStatus): RawBuilder<boolean>[] {
+  /**
+   * The filter as SQL conditions; `status` narrows to one status (a range of its own). SQLite plans
+   * without statistics, so which index serves is said here with unary `+` (a term so marked is
+   * checked, never used to pick an index): a page (`purpose` "page") walks the status or sort index
+   * and checks the usage ratio on the way, stopping after a page of matches; a count reads the
+   * covering usage-ratio index instead of a status range with a table lookup per user.
+   */
+  #conditions(
+    filter: ListFilter,
+    status?: UserStatus,
+    purpose: "page" | "count" = "count",
+  ): RawBuilder<boolean>[] {
     const parts: RawBuilder<boolean>[] = [];
-    if (status !== undefined) parts.push(sql<boolean>`status = ${status}`);
+    const sqlite = this.dialect === "sqlite";
+    const ratioRange = filter.usedOverPercent !== undefined && !(sqlite && purpose === "page");
+    const statusCol = sql.raw(sqlite && ratioRange ? "+status" : "status");
+    if (status !== undefined) parts.push(sql<boolean>`${statusCol} = ${status}`);
     else if (filter.statuses !== undefined) {
-      parts.push(sql<boolean>`status IN (${sql.join(filter.statuses)})`);
+      parts.push(sql<boolean>`${statusCol} IN (${sql.join(filter.statuses)})`);
     }
     if (filter.expiresBefore !== undefined) parts.push(sql<boolean>`expire_at < ${filter.expiresBefore}`);
     const percent = filter.usedOverPercent;
@@ -54,7 +67,11 @@ export class UserFiltersRepository {
       // The index range (a double compared with a double: rounding keeps every true match in it),
       // then the exact integer test (used_bytes ≤ 2^53 × 100 and percent × limit ≤ 1000 × 2^53 fit).
       parts.push(sql<boolean>`data_limit_bytes IS NOT NULL`);
-      parts.push(sql<boolean>`${this.#ratio} >= ${percent / 100}`);
+      parts.push(
+        ratioRange
+          ? sql<boolean>`${this.#ratio} >= ${percent / 100}`
+          : sql<boolean>`+${this.#ratio} >= ${percent / 100}`,
+      );
       parts.push(sql<boolean>`used_bytes * 100 >= ${percent} * data_limit_bytes`);
     }
     return parts;
@@ -88,7 +105,7 @@ export class UserFiltersRepository {
     const out: User[] = [];
     for (let s = start; s < segments.length && out.length < limit; s++) {
       const segment = segments[s];
-      const conditions = this.#conditions(filter, status);
+      const conditions = this.#conditions(filter, status, "page");
       if (sort.key === "expire_at") {
         conditions.push(
           segment === "never" ? sql<boolean>`expire_at IS NULL` : sql<boolean>`expire_at IS NOT NULL`,
@@ -114,7 +131,7 @@ export class UserFiltersRepository {
 
   /** Page by OFFSET (page numbers): one query over all the filter's statuses. */
   async offsetPage(filter: ListFilter, sort: ListSort, offset: number, limit: number): Promise<User[]> {
-    let query = this.#select(this.#conditions(filter));
+    let query = this.#select(this.#conditions(filter, undefined, "page"));
     if (sort.key === "expire_at" && this.dialect === "sqlite") {
       // PostgreSQL's default already puts NULL last ascending and first descending.
       query = query.orderBy(

@@ -5,6 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { UserFiltersRepository } from "./user-filters.repository.ts";
+import { UserListService } from "./user-list.service.ts";
 
 let t: TestApp;
 type U = {
@@ -173,6 +175,39 @@ describe("filters", () => {
       });
     }
   }
+
+  test("page numbers read by OFFSET (deep pages) give the same order as the ranges", async () => {
+    // Every page number past the first read by OFFSET over one query (the service's deep path).
+    const deep = new UserListService(
+      new UserFiltersRepository(t.deps.database.db, t.deps.database.dialect),
+      () => "",
+      0,
+    );
+    for (const { query, match } of cases) {
+      for (const [key, order] of [
+        ["created_at", "desc"],
+        ["used_bytes", "asc"],
+        ["expire_at", "asc"],
+        ["expire_at", "desc"],
+      ] as const) {
+        const params = Object.fromEntries(new URLSearchParams(query));
+        const ids: string[] = [];
+        for (let page = 1; page < 20; page++) {
+          const body = await deep.list({
+            ...params,
+            ...(params.used_over_percent ? { used_over_percent: Number(params.used_over_percent) } : {}),
+            sort: key,
+            order,
+            page,
+            per_page: 5,
+          });
+          ids.push(...body.items.map((u) => u.id));
+          if (body.next_cursor === null) break;
+        }
+        assert.deepEqual(ids, sorted(everyone.filter(match), key, order), `${query} ${key} ${order}`);
+      }
+    }
+  });
 
   test("used_over_percent is exact at the boundary; unlimited users never match", async () => {
     const at80 = (await get("/api/users?used_over_percent=80&per_page=100")).json().items as U[];

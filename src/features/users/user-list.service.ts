@@ -1,7 +1,7 @@
 // GET /api/users with filters or another sort than the seed's (issue 12 item 6). Without any, the list
 // stays UsersService.list (created_at order, total from the row counter, the seed's cursor) exactly.
-// With them: page 1 and every cursor page are keyset reads (one index range per status, merged here);
-// page numbers beyond 1 are OFFSET over one query. `total` is the exact count of the matching users,
+// With them: every cursor page and the page numbers within the first 10,000 users are keyset reads
+// (one index range per status, merged here); deeper page numbers are OFFSET over one query. `total` is the exact count of the matching users,
 // taken when a page is asked for by number and carried on by the cursor.
 import { createHash } from "node:crypto";
 import type { UserStatus } from "../../db/types.ts";
@@ -14,6 +14,9 @@ import {
   type UserFiltersRepository,
 } from "./user-filters.repository.ts";
 import type { ListQuery, User, UserPage } from "./users.schemas.ts";
+
+/** Pages ending within this many rows are read as index ranges from the start, deeper ones by OFFSET. */
+const SHALLOW_ROWS = 10_000;
 
 export type ListSpec = { filter: ListFilter; sort: ListSort };
 
@@ -70,6 +73,7 @@ export class UserListService {
     private readonly repo: UserFiltersRepository,
     /** The public base URL subscription URLs start with ("" for a path alone). */
     private readonly publicUrl: () => string = () => "",
+    private readonly shallowRows: number = SHALLOW_ROWS,
   ) {}
 
   async list(query: ListQuery): Promise<UserPage> {
@@ -93,10 +97,13 @@ export class UserListService {
       hasMore = rows.length > perPage;
     } else {
       page = query.page ?? 1;
+      const offset = (page - 1) * perPage;
+      // Shallow pages through the same ranges as the cursor (each range read up to this page's end,
+      // merged, skipped); deeper ones by OFFSET over one query.
       const rows =
-        page === 1
-          ? await this.#keyset(spec, undefined, perPage + 1)
-          : await this.repo.offsetPage(spec.filter, spec.sort, (page - 1) * perPage, perPage + 1);
+        offset + perPage <= this.shallowRows
+          ? (await this.#keyset(spec, undefined, offset + perPage + 1)).slice(offset)
+          : await this.repo.offsetPage(spec.filter, spec.sort, offset, perPage + 1);
       items = rows.slice(0, perPage);
       hasMore = rows.length > perPage;
       total = await this.repo.count(spec.filter);

@@ -119,6 +119,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
 
   app.decorateRequest("principal", undefined);
   app.decorateRequest("auditId", undefined);
+  app.decorateRequest("auditNotes", undefined);
   // Authentication is decided by the route the router matched (after it decoded %-escapes and took
   // the path out of an absolute-form target), never by the raw URL: every route needs a token
   // unless it was registered with `config: { auth: false }`; an unmatched request is a 404.
@@ -209,7 +210,10 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   adminsRoutes(app, deps.services.admins);
   auditRoutes(app, deps.services.audit);
   webhooksRoutes(app, deps.services.webhooks);
-  usersRoutes(app, deps.services.users);
+  usersRoutes(app, deps.services.users, {
+    lists: deps.services.userLists,
+    bulk: deps.services.userBulkActions,
+  });
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);

@@ -52,6 +52,9 @@ import { TrafficRepository } from "./features/traffic/traffic.repository.ts";
 import { TrafficService } from "./features/traffic/traffic.service.ts";
 import { UsageRepository } from "./features/traffic/usage.repository.ts";
 import { UsageService } from "./features/traffic/usage.service.ts";
+import { UserBulkActions } from "./features/users/bulk-actions.service.ts";
+import { UserFiltersRepository } from "./features/users/user-filters.repository.ts";
+import { UserListService } from "./features/users/user-list.service.ts";
 import { UsersRepository } from "./features/users/users.repository.ts";
 import { UsersService } from "./features/users/users.service.ts";
 import { type ChangeEvents, type Changes, EventBus } from "./lib/events.ts";
@@ -73,6 +76,8 @@ export type Deps = {
     dispatcher: Dispatcher;
     certificates: CertificatesService;
     users: UsersService;
+    userLists: UserListService;
+    userBulkActions: UserBulkActions;
     templates: TemplatesService;
     servers: ServersService;
     inbounds: InboundsService;
@@ -196,6 +201,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     // Read per request: the subscription settings' public URL, as the subscriptions feature holds it.
     () => subscriptions.settings.page.publicUrl ?? "",
   );
+  const userFilters = new UserFiltersRepository(database.db, database.dialect);
+  const userLists = new UserListService(userFilters, () => subscriptions.settings.page.publicUrl ?? "");
+  const userBulkActions = new UserBulkActions(userFilters, sync, events, () => new Date(), notifier.emit);
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
@@ -268,6 +276,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       dispatcher,
       certificates,
       users,
+      userLists,
+      userBulkActions,
       templates,
       servers,
       inbounds,

@@ -33,6 +33,8 @@ declare module "fastify" {
     principal: Principal | undefined;
     /** The audit entry of this write, between its start (onRequest) and its outcome (onSend). */
     auditId: string | undefined;
+    /** What a handler adds to its audit entry's targets (a bulk action: its kind and counts). */
+    auditNotes: Record<string, string> | undefined;
   }
   interface FastifyContextConfig {
     /** false: reachable without a bearer token (token endpoint, docs, health, subscriptions) */

@@ -69,7 +69,8 @@ test("an operator connects a user through a real core from the dashboard alone",
   await page.getByRole("link", { name: "Users" }).click();
   await page.getByRole("button", { name: "New user" }).click();
   await page.getByRole("textbox", { name: "Name", exact: true }).fill("Alice from the browser");
-  await page.getByRole("button", { name: "Create" }).click();
+  // exact: the users table's "Created" column header is a sort button too.
+  await page.getByRole("button", { name: "Create", exact: true }).click();
   await expect(page.getByRole("heading", { name: "Alice from the browser" })).toBeVisible();
   await page.getByTestId("grant-picker").click();
   await page.getByRole("option", { name: /^local · vless-ws-tls/ }).click();

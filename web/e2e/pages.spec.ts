@@ -56,6 +56,13 @@ async function seed(s: Stack): Promise<Ids> {
         name,
         telegram_id: 5_000_000 + i,
         comment: i % 5 === 0 ? "VIP" : null,
+        // The lifecycle columns with something in them: limits, expiries near, far and past, one off.
+        ...(i % 3 === 0 ? { data_limit_bytes: (10 + i) * 2 ** 30 } : {}),
+        ...(i % 4 === 1
+          ? { expire_at: new Date(Date.now() + (i % 8 === 1 ? 3 : 60) * 86_400_000).toISOString() }
+          : {}),
+        ...(i % 7 === 2 ? { expire_at: new Date(Date.now() - 86_400_000).toISOString() } : {}),
+        ...(i % 9 === 4 ? { status: "disabled" } : {}),
       }),
     );
   }

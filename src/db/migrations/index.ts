@@ -16,6 +16,7 @@ import * as m0014 from "./0014_subscription_tokens.ts";
 import * as m0015 from "./0015_user_lifecycle.ts";
 import * as m0016 from "./0016_usage_history.ts";
 import * as m0017 from "./0017_subscription_lifecycle.ts";
+import * as m0018 from "./0018_user_filters.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -35,4 +36,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0015_user_lifecycle": m0015,
   "0016_usage_history": m0016,
   "0017_subscription_lifecycle": m0017,
+  "0018_user_filters": m0018,
 };

@@ -29,6 +29,8 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "PUT /api/users/:id": "users.write",
   "DELETE /api/users/:id": "users.write",
   "POST /api/users/:id/revoke-subscription": "users.write",
+  // support may extend expiry and reset usage; the other actions check users.write themselves.
+  "POST /api/users/bulk-actions": "users.lifecycle",
   "GET /api/users/:id/usage": "links.read",
   "GET /api/users/:id/access": "links.read",
   "GET /api/users/:user_id/configs": "links.read",

@@ -9,6 +9,7 @@ const SPECIAL: Record<string, string> = {
   "POST /api/servers/:server_id/inbounds/:inbound_id/users": "access.grant",
   "POST /api/servers/:server_id/inbounds/:inbound_id/users/bulk": "access.grant_bulk",
   "DELETE /api/servers/:server_id/inbounds/:inbound_id/users/:email": "access.revoke",
+  "POST /api/users/bulk-actions": "users.bulk_action",
 };
 
 const VERBS: Record<string, string> = { POST: "create", PUT: "update", PATCH: "update", DELETE: "delete" };

@@ -47,6 +47,7 @@ export async function finishAudit(
   request.auditId = undefined;
   const targets = stringValues(request.params);
   if (reply.statusCode === 201 && typeof payload === "string") Object.assign(targets, createdIds(payload));
+  if (request.auditNotes !== undefined) Object.assign(targets, request.auditNotes);
   const body = request.body;
   const fields = body !== null && typeof body === "object" && !Array.isArray(body) ? Object.keys(body) : null;
   await audit.finish(id, reply.statusCode, targets, fields);

@@ -8,7 +8,7 @@ import { NotFoundError } from "../../lib/errors.ts";
 import type { User } from "./users.schemas.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const COLUMNS = [
+export const COLUMNS = [
   "id",
   "name",
   "comment",
@@ -48,7 +48,7 @@ export type UserPatch = Partial<
     | "on_hold_timeout_at"
   >
 >;
-type UserRow = Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>;
+export type UserRow = Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>;
 /** Where a keyset page starts: after this user in (created_at, id) order. */
 export type UserPosition = { createdAt: string; id: string };
 export type UsersPage = { items: User[]; total: number; hasMore: boolean };
@@ -251,7 +251,7 @@ export function hasTrigrams(q: string): boolean {
   return false;
 }
 
-function toUser(row: UserRow): User {
+export function toUser(row: UserRow): User {
   return {
     id: row.id,
     name: row.name,

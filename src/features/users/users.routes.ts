@@ -1,11 +1,26 @@
 // /api/users: the seed's user endpoints, in CRUD order.
 import { Type } from "typebox";
-import type { App } from "../../lib/http.ts";
+import { type App, principalOf } from "../../lib/http.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
-import { ListQuery, SearchQuery, User, UserCreate, UserPage, UserUpdate } from "./users.schemas.ts";
+import type { UserBulkActions } from "./bulk-actions.service.ts";
+import { isFilteredList, type UserListService } from "./user-list.service.ts";
+import {
+  BulkActionRequest,
+  BulkActionResult,
+  ListQuery,
+  SearchQuery,
+  User,
+  UserCreate,
+  UserPage,
+  UserUpdate,
+} from "./users.schemas.ts";
 import type { UsersService } from "./users.service.ts";
 
-export function usersRoutes(app: App, users: UsersService): void {
+export function usersRoutes(
+  app: App,
+  users: UsersService,
+  tools: { lists: UserListService; bulk: UserBulkActions },
+): void {
   const tags = ["users"];
 
   app.get(
@@ -13,12 +28,37 @@ export function usersRoutes(app: App, users: UsersService): void {
     {
       schema: {
         tags,
-        summary: "List users, oldest first: by page, or after a cursor (as fast at any depth)",
+        summary:
+          "List users, oldest first: by page, or after a cursor (as fast at any depth); filter by status, expiry and usage, sort by usage or expiry",
         querystring: ListQuery,
         response: { 200: UserPage, ...problems() },
       },
     },
-    async (request) => users.list(request.query),
+    async (request) =>
+      isFilteredList(request.query) ? tools.lists.list(request.query) : users.list(request.query),
+  );
+
+  app.post(
+    "/api/users/bulk-actions",
+    {
+      schema: {
+        tags,
+        summary:
+          "One action over users given by ids (up to 10,000) or by the list's filters: extend expiry, add data, reset usage, set status, delete long-expired users; answers how many it changed",
+        description:
+          "extend_expiry and reset_usage need users.lifecycle (support may run them); add_data_limit, set_status and delete_expired need users.write",
+        body: BulkActionRequest,
+        response: { 200: BulkActionResult, ...problems(403) },
+      },
+    },
+    async (request) => {
+      const { action } = request.body;
+      request.auditNotes = { bulk_action: action.type, selected_by: request.body.ids ? "ids" : "filter" };
+      const result = await tools.bulk.run(request.body, principalOf(request).role);
+      request.auditNotes.matched = String(result.matched);
+      request.auditNotes.changed = String(result.changed);
+      return result;
+    },
   );
 
   app.get(

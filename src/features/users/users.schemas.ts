@@ -137,6 +137,30 @@ export const SearchQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const STATUS_NAMES = "(active|disabled|limited|expired|on_hold)";
+const UsedOverPercent = Type.Integer({
+  minimum: 0,
+  maximum: 1000,
+  description:
+    "users with a data limit whose used_bytes is at least this percentage of data_limit_bytes (0-1000; 100 = at or over the limit); unlimited users never match",
+});
+const ExpiresBefore = Type.String({
+  format: "date-time",
+  description: "users whose expire_at is before this moment (ISO 8601); users who never expire never match",
+});
+
+/** The list's filters in a query string (status comma-separated). */
+const ListFilterQuery = {
+  status: Type.Optional(
+    Type.String({
+      pattern: `^${STATUS_NAMES}(,${STATUS_NAMES}){0,4}$`,
+      description: "one status or several, comma-separated (e.g. limited,expired)",
+    }),
+  ),
+  expires_before: Type.Optional(ExpiresBefore),
+  used_over_percent: Type.Optional(UsedOverPercent),
+};
+
 /** page/per_page as the seed has them, or an opaque cursor from a previous page's next_cursor. */
 export const ListQuery = Type.Object(
   {
@@ -148,6 +172,16 @@ export const ListQuery = Type.Object(
       }),
     ),
     per_page: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
+    ...ListFilterQuery,
+    sort: Type.Optional(
+      Type.Union([Type.Literal("created_at"), Type.Literal("used_bytes"), Type.Literal("expire_at")], {
+        description:
+          "created_at (default: the seed's order, oldest first), used_bytes or expire_at; ties by id. expire_at null (never) sorts after every date ascending and before them descending",
+      }),
+    ),
+    order: Type.Optional(
+      Type.Union([Type.Literal("asc"), Type.Literal("desc")], { description: "asc (default) or desc" }),
+    ),
     cursor: Type.Optional(
       Type.String({
         minLength: 1,
@@ -164,7 +198,10 @@ export type ListQuery = Static<typeof ListQuery>;
 
 export const UserPage = Type.Object({
   items: Type.Array(User),
-  total: Type.Integer(),
+  total: Type.Integer({
+    description:
+      "every user without filters; with filters the users matching them, counted when the first page was asked for (the cursor carries it on)",
+  }),
   page: Type.Integer(),
   per_page: Type.Integer(),
   next_cursor: Type.Union([Type.String(), Type.Null()], {
@@ -172,3 +209,97 @@ export const UserPage = Type.Object({
   }),
 });
 export type UserPage = Static<typeof UserPage>;
+
+/** What a bulk action works on when it is given a filter: the list's filters, at least one of them. */
+export const UserFilter = Type.Object(
+  {
+    status: Type.Optional(Type.Array(UserStatus, { minItems: 1, maxItems: 5, uniqueItems: true })),
+    expires_before: Type.Optional(ExpiresBefore),
+    used_over_percent: Type.Optional(UsedOverPercent),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description: "at least one filter: never every user by accident",
+  },
+);
+export type UserFilter = Static<typeof UserFilter>;
+
+const ExtendExpiry = Type.Object(
+  {
+    type: Type.Literal("extend_expiry"),
+    days: Type.Integer({ minimum: 1, maximum: 36_600 }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "expire_at + days for users with an expiry, counted from now for one whose expiry has passed (so they are active again); users who never expire are left alone (not counted)",
+  },
+);
+const AddDataLimit = Type.Object(
+  {
+    type: Type.Literal("add_data_limit"),
+    bytes: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "data_limit_bytes + bytes for users with a limit; unlimited users stay unlimited (not counted)",
+  },
+);
+const ResetUsage = Type.Object(
+  { type: Type.Literal("reset_usage") },
+  {
+    additionalProperties: false,
+    description: "used_bytes 0 and last_reset_at now (lifetime_used_bytes kept)",
+  },
+);
+const SetStatus = Type.Object(
+  {
+    type: Type.Literal("set_status"),
+    status: Type.Union([Type.Literal("active"), Type.Literal("disabled")]),
+  },
+  {
+    additionalProperties: false,
+    description: "active (limited or expired at once where the numbers say so) or disabled",
+  },
+);
+const DeleteExpired = Type.Object(
+  {
+    type: Type.Literal("delete_expired"),
+    expired_for_days: Type.Integer({ minimum: 0, maximum: 36_600 }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "deletes the selected users whose expire_at is more than expired_for_days days ago, their grants taken off the cores first",
+  },
+);
+
+export const BulkAction = Type.Union([ExtendExpiry, AddDataLimit, ResetUsage, SetStatus, DeleteExpired]);
+export type BulkAction = Static<typeof BulkAction>;
+export const MAX_BULK_IDS = 10_000;
+
+export const BulkActionRequest = Type.Object(
+  {
+    action: BulkAction,
+    ids: Type.Optional(
+      Type.Array(Uuid, {
+        minItems: 1,
+        maxItems: MAX_BULK_IDS,
+        description: "these users (unknown ids are skipped)",
+      }),
+    ),
+    filter: Type.Optional(UserFilter),
+  },
+  { additionalProperties: false, description: "action over ids or over a filter (exactly one of the two)" },
+);
+export type BulkActionRequest = Static<typeof BulkActionRequest>;
+
+export const BulkActionResult = Type.Object({
+  action: Type.String(),
+  matched: Type.Integer({ description: "users the ids or the filter selected" }),
+  changed: Type.Integer({ description: "users the action changed (deleted, for delete_expired)" }),
+  status_changed: Type.Integer({ description: "of those, users whose status changed" }),
+});
+export type BulkActionResult = Static<typeof BulkActionResult>;

@@ -2195,13 +2195,23 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List users, oldest first: by page, or after a cursor (as fast at any depth) */
+        /** List users, oldest first: by page, or after a cursor (as fast at any depth); filter by status, expiry and usage, sort by usage or expiry */
         get: {
             parameters: {
                 query: {
                     /** @description 1 when neither page nor cursor is given */
                     page?: number;
                     per_page: number;
+                    /** @description one status or several, comma-separated (e.g. limited,expired) */
+                    status?: string;
+                    /** @description users whose expire_at is before this moment (ISO 8601); users who never expire never match */
+                    expires_before?: string;
+                    /** @description users with a data limit whose used_bytes is at least this percentage of data_limit_bytes (0-1000; 100 = at or over the limit); unlimited users never match */
+                    used_over_percent?: number;
+                    /** @description created_at (default: the seed's order, oldest first), used_bytes or expire_at; ties by id. expire_at null (never) sorts after every date ascending and before them descending */
+                    sort?: "created_at" | "used_bytes" | "expire_at";
+                    /** @description asc (default) or desc */
+                    order?: "asc" | "desc";
                     /** @description next_cursor of the page before: the page after it, as fast at any depth (keyset); not with page */
                     cursor?: string;
                 };
@@ -2264,6 +2274,7 @@ export type paths = {
                                 /** @description User-Agent of the last /sub fetch */
                                 sub_last_user_agent: string | null;
                             }[];
+                            /** @description every user without filters; with filters the users matching them, counted when the first page was asked for (the cursor carries it on) */
                             total: number;
                             page: number;
                             per_page: number;
@@ -2389,6 +2400,119 @@ export type paths = {
                 };
                 /** @description problem+json */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/bulk-actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One action over users given by ids (up to 10,000) or by the list's filters: extend expiry, add data, reset usage, set status, delete long-expired users; answers how many it changed
+         * @description extend_expiry and reset_usage need users.lifecycle (support may run them); add_data_limit, set_status and delete_expired need users.write
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description action over ids or over a filter (exactly one of the two) */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        action: {
+                            /** @enum {string} */
+                            type: "extend_expiry";
+                            days: number;
+                        } | {
+                            /** @enum {string} */
+                            type: "add_data_limit";
+                            bytes: number;
+                        } | {
+                            /** @enum {string} */
+                            type: "reset_usage";
+                        } | {
+                            /** @enum {string} */
+                            type: "set_status";
+                            status: "active" | "disabled";
+                        } | {
+                            /** @enum {string} */
+                            type: "delete_expired";
+                            expired_for_days: number;
+                        };
+                        /** @description these users (unknown ids are skipped) */
+                        ids?: string[];
+                        /** @description at least one filter: never every user by accident */
+                        filter?: {
+                            status?: ("active" | "disabled" | "limited" | "expired" | "on_hold")[];
+                            /**
+                             * Format: date-time
+                             * @description users whose expire_at is before this moment (ISO 8601); users who never expire never match
+                             */
+                            expires_before?: string;
+                            /** @description users with a data limit whose used_bytes is at least this percentage of data_limit_bytes (0-1000; 100 = at or over the limit); unlimited users never match */
+                            used_over_percent?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            action: string;
+                            /** @description users the ids or the filter selected */
+                            matched: number;
+                            /** @description users the action changed (deleted, for delete_expired) */
+                            changed: number;
+                            /** @description of those, users whose status changed */
+                            status_changed: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };

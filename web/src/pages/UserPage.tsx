@@ -38,6 +38,7 @@ import { PageLoader } from "../ui/PageLoader.tsx";
 import { QrCode } from "../ui/QrCode.tsx";
 import { SyncBadge } from "../ui/StatusBadge.tsx";
 import { applyFieldErrors, toUserInput, UserFields, type UserFormValues } from "./users/CreateUser.tsx";
+import { LimitsCard } from "./users/LimitsCard.tsx";
 
 export function QrButton({ value, title }: { value: string; title: string }) {
   const t = useT();
@@ -442,6 +443,7 @@ export function UserPage({ id }: { id: string }) {
         </Stack>
         <Stack>
           <UserForm user={data} canEdit={can("users.write")} />
+          <LimitsCard user={data} canEdit={can("users.write")} />
           <UsageCard user={data} />
           <UsageHistory user={data} />
         </Stack>

@@ -12,6 +12,7 @@ import {
   Text,
   TextInput,
   Title,
+  UnstyledButton,
 } from "@mantine/core";
 import { useDebouncedValue, useHotkeys } from "@mantine/hooks";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
@@ -26,20 +27,31 @@ import { formatDate } from "../ui/format.ts";
 import { SearchIcon } from "../ui/icons.tsx";
 import { BulkActions } from "./users/BulkActions.tsx";
 import { CreateUserButton } from "./users/CreateUser.tsx";
+import { ExpiryCell, UsageCell, UserStatusBadge } from "./users/lifecycle.tsx";
+import {
+  filterQuery,
+  isFiltered,
+  type ListFilters,
+  readFilters,
+  type SortKey,
+  UserFilters,
+  writeFilters,
+} from "./users/UserFilters.tsx";
 
 const PAGE_SIZES = ["25", "50", "100", "200"];
 const SEARCH_DEBOUNCE_MS = 100;
 const USERS_SHOWN_MARK = "portcullis:users-shown";
 
-function pageQuery(page: number, perPage: number) {
+function pageQuery(page: number, perPage: number, filters: ListFilters) {
+  const query = { page, per_page: perPage, ...filterQuery(filters) };
   return {
-    queryKey: ["users", "page", page, perPage],
+    queryKey: ["users", "page", page, perPage, filterQuery(filters)],
     queryFn: ({ signal }: { signal: AbortSignal }) =>
-      unwrap(api.GET("/api/users", { params: { query: { page, per_page: perPage } }, signal })),
+      unwrap(api.GET("/api/users", { params: { query }, signal })),
   };
 }
 
-function readUrlState(): { q: string; page: number; perPage: number } {
+function readUrlState(): { q: string; page: number; perPage: number; filters: ListFilters } {
   const params = new URLSearchParams(window.location.search);
   const page = Number(params.get("page") ?? "1");
   const perPage = params.get("per_page") ?? "50";
@@ -47,7 +59,49 @@ function readUrlState(): { q: string; page: number; perPage: number } {
     q: params.get("q") ?? "",
     page: Number.isInteger(page) && page > 0 ? page : 1,
     perPage: PAGE_SIZES.includes(perPage) ? Number(perPage) : 50,
+    filters: readFilters(params),
   };
+}
+
+/** The order a column starts in when first clicked: most used first, soonest expiring first. */
+const FIRST_ORDER: Record<SortKey, "asc" | "desc"> = {
+  created_at: "asc",
+  used_bytes: "desc",
+  expire_at: "asc",
+};
+
+function SortHeader({
+  label,
+  column,
+  filters,
+  onSort,
+}: {
+  label: string;
+  column: SortKey;
+  filters: ListFilters;
+  onSort: (filters: ListFilters) => void;
+}) {
+  const { t } = useI18n();
+  const isSorted = filters.sort === column;
+  return (
+    <Table.Th aria-sort={isSorted ? (filters.order === "asc" ? "ascending" : "descending") : "none"}>
+      <UnstyledButton
+        fw={600}
+        fz="sm"
+        aria-label={t("users.sortBy", { column: label })}
+        data-testid={`sort-${column}`}
+        onClick={() =>
+          onSort({
+            ...filters,
+            sort: column,
+            order: isSorted ? (filters.order === "asc" ? "desc" : "asc") : FIRST_ORDER[column],
+          })
+        }
+      >
+        {label} {isSorted ? (filters.order === "asc" ? "↑" : "↓") : ""}
+      </UnstyledButton>
+    </Table.Th>
+  );
 }
 
 /** A row re-renders only when its user or its selection changes (typing re-renders the page). */
@@ -79,6 +133,15 @@ const UserRow = memo(function UserRow({
           {user.name}
         </Anchor>
       </Table.Td>
+      <Table.Td>
+        <UserStatusBadge status={user.status} />
+      </Table.Td>
+      <Table.Td>
+        <UsageCell user={user} />
+      </Table.Td>
+      <Table.Td>
+        <ExpiryCell expireAt={user.expire_at} />
+      </Table.Td>
       <Table.Td>{user.telegram_id ?? "—"}</Table.Td>
       <Table.Td>
         <Text size="sm" lineClamp={1}>
@@ -97,17 +160,22 @@ export function UsersPage() {
   const [debounced] = useDebouncedValue(search.trim(), SEARCH_DEBOUNCE_MS);
   const [page, setPage] = useState(initial.page);
   const [perPage, setPerPage] = useState(initial.perPage);
+  const [filters, setFiltersState] = useState(initial.filters);
+  const setFilters = (next: ListFilters) => {
+    setFiltersState(next);
+    setPage(1);
+  };
   const [selected, setSelected] = useState<Map<string, User>>(new Map());
   const searchRef = useRef<HTMLInputElement>(null);
   const queryClient = useQueryClient();
   const can = useCan();
-  // Selecting is for bulk work: only for a role that may grant or delete.
-  const canSelect = can("users.write") || can("access.write");
+  // Selecting is for bulk work: only for a role that may grant, delete or change users.
+  const canSelect = can("users.write") || can("access.write") || can("users.lifecycle");
   useHotkeys([["/", () => searchRef.current?.focus()]]);
 
   const isSearching = debounced.length > 0;
   const list = useQuery({
-    ...pageQuery(page, perPage),
+    ...pageQuery(page, perPage, filters),
     enabled: !isSearching,
     placeholderData: keepPreviousData,
   });
@@ -123,8 +191,8 @@ export function UsersPage() {
 
   // The next page is usually the next click: have it ready.
   useEffect(() => {
-    if (!isSearching && page < pages) void queryClient.prefetchQuery(pageQuery(page + 1, perPage));
-  }, [isSearching, page, pages, perPage, queryClient]);
+    if (!isSearching && page < pages) void queryClient.prefetchQuery(pageQuery(page + 1, perPage, filters));
+  }, [isSearching, page, pages, perPage, filters, queryClient]);
 
   // User timing for the speed benchmark (bench/dashboard.ts): when the first rows were on screen.
   useEffect(() => {
@@ -138,9 +206,10 @@ export function UsersPage() {
     if (debounced) params.set("q", debounced);
     if (page > 1) params.set("page", String(page));
     if (perPage !== 50) params.set("per_page", String(perPage));
+    writeFilters(params, filters);
     const query = params.toString();
     window.history.replaceState(null, "", `${window.location.pathname}${query ? `?${query}` : ""}`);
-  }, [debounced, page, perPage]);
+  }, [debounced, page, perPage, filters]);
 
   const rows: User[] = isSearching ? (found.data ?? []) : (list.data?.items ?? []);
   const active = isSearching ? found : list;
@@ -188,17 +257,21 @@ export function UsersPage() {
           onDone={() => setSelected(new Map())}
           canGrant={can("access.write")}
           canDelete={can("users.write")}
+          canChange={can("users.lifecycle")}
         />
       )}
+      {!isSearching && <UserFilters filters={filters} onChange={setFilters} />}
       {active.error && <ErrorAlert error={active.error} />}
       <Text size="sm" c="dimmed" aria-live="polite" data-testid="users-summary">
         {isSearching
           ? found.isFetching && found.data === undefined
             ? t("common.loading")
             : t("users.found", { count: rows.length })
-          : t("users.total", { count: total.toLocaleString(language) })}
+          : isFiltered(filters)
+            ? t("filters.matching", { count: total.toLocaleString(language) })
+            : t("users.total", { count: total.toLocaleString(language) })}
       </Text>
-      <Table.ScrollContainer minWidth={560}>
+      <Table.ScrollContainer minWidth={900}>
         <Table
           striped
           highlightOnHover
@@ -221,9 +294,40 @@ export function UsersPage() {
                 </Table.Th>
               )}
               <Table.Th>{t("users.name")}</Table.Th>
+              <Table.Th>{t("limits.status")}</Table.Th>
+              {isSearching ? (
+                <>
+                  <Table.Th>{t("limits.usage")}</Table.Th>
+                  <Table.Th>{t("limits.expiry")}</Table.Th>
+                </>
+              ) : (
+                <>
+                  <SortHeader
+                    label={t("limits.usage")}
+                    column="used_bytes"
+                    filters={filters}
+                    onSort={setFilters}
+                  />
+                  <SortHeader
+                    label={t("limits.expiry")}
+                    column="expire_at"
+                    filters={filters}
+                    onSort={setFilters}
+                  />
+                </>
+              )}
               <Table.Th>{t("users.telegramId")}</Table.Th>
               <Table.Th>{t("users.comment")}</Table.Th>
-              <Table.Th>{t("common.created")}</Table.Th>
+              {isSearching ? (
+                <Table.Th>{t("common.created")}</Table.Th>
+              ) : (
+                <SortHeader
+                  label={t("common.created")}
+                  column="created_at"
+                  filters={filters}
+                  onSort={setFilters}
+                />
+              )}
             </Table.Tr>
           </Table.Thead>
           <Table.Tbody>
@@ -241,7 +345,11 @@ export function UsersPage() {
       </Table.ScrollContainer>
       {!active.isLoading && rows.length === 0 && !active.error && (
         <Text c="dimmed" ta="center" py="lg">
-          {isSearching ? t("users.noMatch", { q: debounced }) : t("users.empty")}
+          {isSearching
+            ? t("users.noMatch", { q: debounced })
+            : isFiltered(filters)
+              ? t("filters.noMatch")
+              : t("users.empty")}
         </Text>
       )}
       {!isSearching && (

@@ -9,6 +9,7 @@ import type { BulkGrantReport, User } from "../../api/types.ts";
 import { useT } from "../../i18n/i18n.tsx";
 import { useConfirm } from "../../ui/Confirm.tsx";
 import { ErrorAlert, notifyError } from "../../ui/errors.tsx";
+import { ChangeUsersModal } from "./ChangeUsers.tsx";
 
 type DeleteProgress = { done: number; total: number; failures: { name: string; detail: string }[] };
 
@@ -102,16 +103,20 @@ export function BulkActions({
   onDone,
   canGrant,
   canDelete,
+  canChange = false,
 }: {
   selected: User[];
   onDone: () => void;
   canGrant: boolean;
   canDelete: boolean;
+  /** users.lifecycle: the "Change…" actions (every one of them with users.write, canDelete). */
+  canChange?: boolean;
 }) {
   const t = useT();
   const queryClient = useQueryClient();
   const [confirm, confirmModal] = useConfirm();
   const [isGranting, setGranting] = useState(false);
+  const [isChanging, setChanging] = useState(false);
   const [progress, setProgress] = useState<DeleteProgress>();
   if (selected.length === 0 && progress === undefined) return null;
 
@@ -128,6 +133,17 @@ export function BulkActions({
         <Group justify="space-between">
           <Text size="sm">{t("bulk.selected", { count: selected.length })}</Text>
           <Group gap="xs">
+            {canChange && (
+              <Button
+                size="xs"
+                variant="light"
+                disabled={selected.length === 0}
+                onClick={() => setChanging(true)}
+                data-testid="bulk-change"
+              >
+                {t("change.open")}
+              </Button>
+            )}
             {canGrant && (
               <Button
                 size="xs"
@@ -190,6 +206,9 @@ export function BulkActions({
             if (granted) void queryClient.invalidateQueries({ queryKey: ["access"] });
           }}
         />
+      )}
+      {isChanging && (
+        <ChangeUsersModal users={selected} canWrite={canDelete} onClose={() => setChanging(false)} />
       )}
       {confirmModal}
     </Paper>

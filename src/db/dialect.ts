@@ -2,15 +2,19 @@
 // share one code base.
 import {
   type ColumnDataType,
+  type Kysely,
   type KyselyPlugin,
+  PostgresAdapter,
   OperationNodeTransformer,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
   type PrimitiveValueListNode,
   type QueryResult,
+  type RawBuilder,
   type RootOperationNode,
   type UnknownRow,
   type ValueNode,
+  sql,
 } from "kysely";
 
 export type DialectName = "sqlite" | "postgres";
@@ -78,4 +82,21 @@ export const ROWS_PER_INSERT = 1000;
 /** Escape LIKE wildcards so a search for "50%" matches the text "50%". */
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** Which dialect a Kysely instance (or transaction) speaks. */
+export function dialectOf(db: Pick<Kysely<unknown>, "getExecutor">): DialectName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
+}
+
+/** A timestamp parameter as the column type (PostgreSQL would take a bare parameter for text in CASE). */
+export function timestampParam(dialect: DialectName, iso: string): RawBuilder<string> {
+  return dialect === "postgres" ? sql<string>`cast(${iso} as timestamptz)` : sql<string>`${iso}`;
+}
+
+/** `iso` plus a number of seconds held in a column, as the dialect stores timestamps (toISOString on SQLite). */
+export function plusSeconds(dialect: DialectName, iso: string, secondsColumn: string): RawBuilder<string> {
+  return dialect === "postgres"
+    ? sql<string>`(cast(${iso} as timestamptz) + ${sql.ref(secondsColumn)} * interval '1 second')`
+    : sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', ${iso}, '+' || ${sql.ref(secondsColumn)} || ' seconds')`;
 }

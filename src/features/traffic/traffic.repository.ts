@@ -2,8 +2,12 @@
 // collection over thousands of active users costs a few dozen statements. A user's bytes on a
 // server are added to their first grant there (oldest), so the sum over a user's grants is their
 // total and the subscription reads it from the rows it already reads.
+// In the same transaction each user's bytes × the server's usage_coefficient go to users.used_bytes
+// (this period) and lifetime_used_bytes, online_at becomes now, and an on_hold user's expiry clock
+// starts (status active, expire_at = now + on_hold_duration_seconds): one more UPDATE … CASE per
+// batch, whatever the number of users (the lifecycle job judges the new numbers, docs/LIFECYCLE.md).
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { read } from "../../db/dialect.ts";
+import { dialectOf, plusSeconds, read } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
 import type { Bytes, TrafficDeltas } from "./traffic.ts";
@@ -15,40 +19,71 @@ export type ServerUsage = {
   downlink_bytes: number;
 };
 
+export type AddTrafficOptions = {
+  /** The collection's time (online_at, the start of on-hold clocks); default: now. */
+  now?: Date;
+  /** Filled with the ids of on_hold users whose clock this traffic started. */
+  started?: string[];
+};
+
 export class TrafficRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** All of it or nothing (a failed write is retried with the next deltas, never counted twice). */
-  async addTraffic(serverId: string, deltas: TrafficDeltas): Promise<number> {
+  async addTraffic(serverId: string, deltas: TrafficDeltas, options: AddTrafficOptions = {}): Promise<number> {
+    const now = (options.now ?? new Date()).toISOString();
     return this.db.transaction().execute(async (trx) => {
       const repository = new TrafficRepository(trx);
-      const users = await repository.#addUserTraffic(serverId, deltas.users);
+      const coefficient = await repository.#coefficientOf(serverId);
+      const users = await repository.#addUserTraffic(serverId, deltas.users, coefficient, now, options.started);
       await repository.#addInboundTraffic(serverId, deltas.inbounds);
       return users;
     });
   }
 
-  /** Adds each email's bytes to the first grant of that proxy user on the server; unknown emails are skipped. */
-  async #addUserTraffic(serverId: string, deltas: ReadonlyMap<string, Bytes>): Promise<number> {
+  async #coefficientOf(serverId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom("servers")
+      .select("usage_coefficient")
+      .where("id", "=", serverId)
+      .executeTakeFirst();
+    return row === undefined ? 1 : Number(row.usage_coefficient);
+  }
+
+  /**
+   * Adds each email's bytes to the first grant of that proxy user on the server, and × coefficient
+   * to the user's counters; unknown emails are skipped.
+   */
+  async #addUserTraffic(
+    serverId: string,
+    deltas: ReadonlyMap<string, Bytes>,
+    coefficient: number,
+    now: string,
+    started: string[] | undefined,
+  ): Promise<number> {
     let written = 0;
     for (const part of chunks([...deltas.keys()])) {
       const rows = await this.db
         .selectFrom("user_access")
-        .select(["id", "proxy_user_id"])
+        .select(["id", "proxy_user_id", "user_id"])
         .where("server_id", "=", serverId)
         .where("proxy_user_id", "in", part)
         .orderBy("created_at")
         .orderBy("id")
         .execute();
       const targets = new Map<string, Bytes>();
+      const counted = new Map<string, number>();
       const seen = new Set<string>();
       for (const row of rows) {
         const bytes = deltas.get(row.proxy_user_id);
         if (seen.has(row.proxy_user_id) || bytes === undefined) continue;
         seen.add(row.proxy_user_id);
         targets.set(row.id, bytes);
+        const weighted = Math.round((bytes.uplinkBytes + bytes.downlinkBytes) * coefficient);
+        counted.set(row.user_id, (counted.get(row.user_id) ?? 0) + weighted);
       }
       if (targets.size === 0) continue;
+      await this.#countForUsers(counted, now, started);
       await this.db
         .updateTable("user_access")
         .set({
@@ -60,6 +95,31 @@ export class TrafficRepository {
       written += targets.size;
     }
     return written;
+  }
+
+  /** used_bytes, lifetime_used_bytes, online_at, and the start of on-hold clocks: two statements. */
+  async #countForUsers(counted: ReadonlyMap<string, number>, now: string, started: string[] | undefined) {
+    const ids = [...counted.keys()];
+    const dialect = dialectOf(this.db);
+    const clocks = await this.db
+      .updateTable("users")
+      .set({ status: "active", expire_at: plusSeconds(dialect, now, "on_hold_duration_seconds") })
+      .where("id", "in", ids)
+      .where("status", "=", "on_hold")
+      .returning("id")
+      .execute();
+    started?.push(...clocks.map((row) => row.id));
+    const whens = [...counted].map(([id, bytes]) => sql`when ${id} then cast(${bytes} as bigint)`);
+    const delta = sql<number>`(case ${sql.ref("id")} ${sql.join(whens, sql` `)} else 0 end)`;
+    await this.db
+      .updateTable("users")
+      .set({
+        used_bytes: sql`used_bytes + ${delta}`,
+        lifetime_used_bytes: sql`lifetime_used_bytes + ${delta}`,
+        online_at: now,
+      })
+      .where("id", "in", ids)
+      .execute();
   }
 
   async #addInboundTraffic(serverId: string, deltas: ReadonlyMap<string, Bytes>): Promise<void> {

@@ -1,0 +1,71 @@
+// The lifecycle job's use case: one tick of lifecycle.repository.ts at the injected clock's time, then
+// what it changed told onwards: userStatusChanged for users who gained or lost their place on the
+// cores (provisioning wakes the reconciler), and the notifications (user.activated, user.limited,
+// user.expired, user.usage_threshold, user.expiring) written to the outbox in batches.
+import type { Changes } from "../../lib/events.ts";
+import type { LifecycleOptions } from "./lifecycle.ts";
+import type { LifecycleRepository, LifecycleRow, TickResult } from "./lifecycle.repository.ts";
+
+export type NotifyMany = (
+  type: "user.activated" | "user.limited" | "user.expired" | "user.usage_threshold" | "user.expiring",
+  datas: readonly Record<string, unknown>[],
+) => Promise<void>;
+
+/** Usage thresholds are looked for among users with traffic since the last tick, minus this margin. */
+export const SINCE_MARGIN_MS = 60_000;
+
+export class LifecycleService {
+  #lastTickMs: number | null = null;
+
+  constructor(
+    private readonly repository: LifecycleRepository,
+    private readonly options: LifecycleOptions,
+    private readonly now: () => Date = () => new Date(),
+    private readonly notify: NotifyMany = async () => {},
+    private readonly changes?: Changes,
+  ) {}
+
+  async tick(): Promise<TickResult> {
+    const now = this.now();
+    const since = this.#lastTickMs === null ? null : new Date(this.#lastTickMs - SINCE_MARGIN_MS).toISOString();
+    const result = await this.repository.tick(now, { ...this.options, since });
+    this.#lastTickMs = now.getTime();
+    const moved = [
+      ...result.limited,
+      ...result.expired,
+      ...result.activated.filter((row) => row.from !== "on_hold"),
+    ].map((row) => row.id);
+    if (moved.length > 0) await this.changes?.emit("userStatusChanged", moved);
+    await this.notify(
+      "user.activated",
+      result.activated.map(({ from, ...user }) => ({ user, previous_status: from })),
+    );
+    await this.notify(
+      "user.limited",
+      result.limited.map((user) => ({ user })),
+    );
+    await this.notify(
+      "user.expired",
+      result.expired.map((user) => ({ user })),
+    );
+    await this.notify(
+      "user.usage_threshold",
+      result.thresholds.map(({ percent, ...user }) => ({ user, percent })),
+    );
+    await this.notify(
+      "user.expiring",
+      result.expiring.map((user) => ({ user })),
+    );
+    return result;
+  }
+
+  /** Traffic started these on_hold users' clocks: user.activated for each. */
+  async clocksStarted(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const rows: LifecycleRow[] = await this.repository.rowsOf(ids);
+    await this.notify(
+      "user.activated",
+      rows.map((user) => ({ user, previous_status: "on_hold" })),
+    );
+  }
+}

@@ -50,6 +50,8 @@ import { TemplatesRepository } from "./features/templates/templates.repository.t
 import { TemplatesService, type TemplateUsage } from "./features/templates/templates.service.ts";
 import { TrafficRepository } from "./features/traffic/traffic.repository.ts";
 import { TrafficService } from "./features/traffic/traffic.service.ts";
+import { LifecycleRepository } from "./features/users/lifecycle.repository.ts";
+import { LifecycleService } from "./features/users/lifecycle.service.ts";
 import { UsersRepository } from "./features/users/users.repository.ts";
 import { UsersService } from "./features/users/users.service.ts";
 import { type ChangeEvents, type Changes, EventBus } from "./lib/events.ts";
@@ -82,7 +84,10 @@ export type Deps = {
     sync: CoreSync;
     reconciler: Reconciler;
     traffic: TrafficService;
+    lifecycle: LifecycleService;
   };
+  /** What changed, for listeners outside the services (jobs, tests). */
+  events: Changes;
   cores: CorePool;
   /** Which servers this instance reconciles: all of them on SQLite, leased ones on PostgreSQL. */
   leases: ServerLeases;
@@ -192,6 +197,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     notifier.emit,
     // Read per request: the subscription settings' public URL, as the subscriptions feature holds it.
     () => subscriptions.settings.page.publicUrl ?? "",
+    events,
   );
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
@@ -210,7 +216,19 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     leases,
     logger,
   });
-  const traffic = new TrafficService(new TrafficRepository(database.db), sync, servers, users, logger);
+  const lifecycle = new LifecycleService(
+    new LifecycleRepository(database.db, database.dialect),
+    {
+      thresholds: config.lifecycle.usagePercents,
+      expiringNoticeSeconds: config.lifecycle.expiringDays * 86_400,
+    },
+    () => new Date(),
+    (type, datas) => notifier.emitMany(type, datas),
+    events,
+  );
+  const traffic = new TrafficService(new TrafficRepository(database.db), sync, servers, users, logger, (ids) =>
+    lifecycle.clocksStarted(ids),
+  );
   const subscriptionSettings = new SubscriptionSettingsService(
     new SubscriptionSettingsRepository(database.db),
   );
@@ -238,6 +256,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   // After the link parameters above: a renewal in the background answers no API request to catch up.
   events.on("certificateChanged", () => subscriptions.catchUp());
   events.on("serverRenamed", (id) => inbounds.refreshServer(id));
+  // The users' grants were marked pending by a trigger (migration 0015): the reconcile job ticks now.
+  events.on("userStatusChanged", async () => reconciler.wake());
   events.on("serverDeleting", (id) =>
     sync.removeServerInbounds(id).catch((error: unknown) => {
       logger.warn({ server_id: id, err: error }, "inbounds of a deleted server not removed from its core");
@@ -269,7 +289,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       sync,
       reconciler,
       traffic,
+      lifecycle,
     },
+    events,
     cores,
     leases,
     close: async () => {

@@ -47,7 +47,7 @@ export async function bulkGrant(t: TestApp, serverId: string, inboundId: string,
 export function startConvergence(
   deps: Deps,
   logger: Logger,
-  intervals: { reconcileMs: number; trafficMs?: number },
+  intervals: { reconcileMs: number; trafficMs?: number; lifecycleMs?: number },
 ): { running: RunningJobs; reconcile: ReconcileJob } {
   const { leases } = deps;
   const reconcile = reconcileJob({
@@ -58,8 +58,14 @@ export function startConvergence(
   if (intervals.trafficMs !== undefined) {
     const traffic = deps.services.traffic;
     jobs.push(
-      collectTrafficJob({ traffic, leases, logger, intervalMs: intervals.trafficMs, concurrency: 4 }),
+      collectTrafficJob({
+        ...{ traffic, leases, logger, intervalMs: intervals.trafficMs, concurrency: 4 },
+        ...(intervals.lifecycleMs === undefined ? {} : { afterCollect: () => deps.services.lifecycle.tick() }),
+      }),
     );
+  }
+  if (intervals.lifecycleMs !== undefined) {
+    jobs.push(lifecycleJob(deps.services.lifecycle, logger, intervals.lifecycleMs));
   }
   return { running: startJobs(jobs, logger), reconcile };
 }

@@ -22,6 +22,8 @@ export class TrafficService {
     private readonly servers: ServersService,
     private readonly users: UsersService,
     private readonly logger: Logger,
+    /** Told of on_hold users whose expiry clock this collection started (user.activated). */
+    private readonly clocksStarted: (userIds: string[]) => Promise<void> = async () => {},
   ) {}
 
   async collect(serverId: string): Promise<Collected> {
@@ -35,8 +37,10 @@ export class TrafficService {
     const all = carried === undefined ? deltas : mergeTraffic(carried, deltas);
     if (isEmpty(all)) return { users: 0, inbounds: 0 };
     this.#unwritten.set(serverId, all);
-    const users = await this.traffic.addTraffic(serverId, all);
+    const started: string[] = [];
+    const users = await this.traffic.addTraffic(serverId, all, { started });
     this.#unwritten.delete(serverId);
+    if (started.length > 0) await this.clocksStarted(started);
     this.logger.debug({ server_id: serverId, users, inbounds: all.inbounds.size }, "traffic collected");
     return { users, inbounds: all.inbounds.size };
   }

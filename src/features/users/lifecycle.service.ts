@@ -16,6 +16,8 @@ export const SINCE_MARGIN_MS = 60_000;
 
 export class LifecycleService {
   #lastTickMs: number | null = null;
+  /** Ticks of this instance run one after another (the job's and the one after each collection). */
+  #running: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly repository: LifecycleRepository,
@@ -25,7 +27,13 @@ export class LifecycleService {
     private readonly changes?: Changes,
   ) {}
 
-  async tick(): Promise<TickResult> {
+  tick(): Promise<TickResult> {
+    const run = this.#running.then(() => this.#tick());
+    this.#running = run.catch(() => undefined);
+    return run;
+  }
+
+  async #tick(): Promise<TickResult> {
     const now = this.now();
     const since = this.#lastTickMs === null ? null : new Date(this.#lastTickMs - SINCE_MARGIN_MS).toISOString();
     const result = await this.repository.tick(now, { ...this.options, since });

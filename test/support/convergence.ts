@@ -8,6 +8,7 @@ import { GrpcCoreClient } from "../../src/cores/grpc-core-client.ts";
 import { buildUser } from "../../src/cores/inbound-builder/build.ts";
 import type { Deps } from "../../src/deps.ts";
 import { collectTrafficJob } from "../../src/jobs/collect-traffic.ts";
+import { lifecycleJob } from "../../src/jobs/lifecycle.ts";
 import { type ReconcileJob, reconcileJob } from "../../src/jobs/reconcile.ts";
 import { type Job, type RunningJobs, startJobs } from "../../src/jobs/runner.ts";
 import { CoreConflictError } from "../../src/lib/errors.ts";

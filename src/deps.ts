@@ -226,8 +226,13 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     (type, datas) => notifier.emitMany(type, datas),
     events,
   );
-  const traffic = new TrafficService(new TrafficRepository(database.db), sync, servers, users, logger, (ids) =>
-    lifecycle.clocksStarted(ids),
+  const traffic = new TrafficService(
+    new TrafficRepository(database.db),
+    sync,
+    servers,
+    users,
+    logger,
+    (ids) => lifecycle.clocksStarted(ids),
   );
   const subscriptionSettings = new SubscriptionSettingsService(
     new SubscriptionSettingsRepository(database.db),

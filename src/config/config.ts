@@ -202,7 +202,11 @@ function readLifecycle(read: EnvReader): LifecycleConfig {
   const raw = read.string("PORTCULLIS_NOTIFY_USAGE_PERCENTS", "80,95").trim();
   const parts = raw === "off" ? [] : raw.split(",").map((part) => part.trim());
   const usagePercents = parts.map(Number);
-  if (parts.some((part, i) => !/^\d{1,3}$/.test(part) || (usagePercents[i] ?? 0) < 1 || (usagePercents[i] ?? 0) > 100)) {
+  if (
+    parts.some(
+      (part, i) => !/^\d{1,3}$/.test(part) || (usagePercents[i] ?? 0) < 1 || (usagePercents[i] ?? 0) > 100,
+    )
+  ) {
     read.problems.push(
       `PORTCULLIS_NOTIFY_USAGE_PERCENTS must be "off" or comma-separated integers from 1 to 100, got "${raw}"`,
     );

@@ -4,17 +4,17 @@ import {
   type ColumnDataType,
   type Kysely,
   type KyselyPlugin,
-  PostgresAdapter,
   OperationNodeTransformer,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
+  PostgresAdapter,
   type PrimitiveValueListNode,
   type QueryResult,
   type RawBuilder,
   type RootOperationNode,
+  sql,
   type UnknownRow,
   type ValueNode,
-  sql,
 } from "kysely";
 
 export type DialectName = "sqlite" | "postgres";

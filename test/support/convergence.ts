@@ -61,7 +61,9 @@ export function startConvergence(
     jobs.push(
       collectTrafficJob({
         ...{ traffic, leases, logger, intervalMs: intervals.trafficMs, concurrency: 4 },
-        ...(intervals.lifecycleMs === undefined ? {} : { afterCollect: () => deps.services.lifecycle.tick() }),
+        ...(intervals.lifecycleMs === undefined
+          ? {}
+          : { afterCollect: () => deps.services.lifecycle.tick() }),
       }),
     );
   }

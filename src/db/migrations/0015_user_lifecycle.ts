@@ -59,7 +59,9 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
   await sql`CREATE INDEX users_next_reset ON users (next_reset_at) WHERE data_limit_reset <> 'no_reset'`.execute(
     db,
   );
-  await sql`CREATE INDEX users_on_hold_timeout ON users (on_hold_timeout_at) WHERE status = 'on_hold'`.execute(db);
+  await sql`CREATE INDEX users_on_hold_timeout ON users (on_hold_timeout_at) WHERE status = 'on_hold'`.execute(
+    db,
+  );
   await sql`CREATE INDEX users_over_limit ON users (id)
     WHERE status = 'active' AND data_limit_bytes IS NOT NULL AND used_bytes >= data_limit_bytes`.execute(db);
   await sql`CREATE INDEX users_limited ON users (id) WHERE status IN ('limited', 'expired')`.execute(db);

@@ -30,12 +30,22 @@ export class TrafficRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** All of it or nothing (a failed write is retried with the next deltas, never counted twice). */
-  async addTraffic(serverId: string, deltas: TrafficDeltas, options: AddTrafficOptions = {}): Promise<number> {
+  async addTraffic(
+    serverId: string,
+    deltas: TrafficDeltas,
+    options: AddTrafficOptions = {},
+  ): Promise<number> {
     const now = (options.now ?? new Date()).toISOString();
     return this.db.transaction().execute(async (trx) => {
       const repository = new TrafficRepository(trx);
       const coefficient = await repository.#coefficientOf(serverId);
-      const users = await repository.#addUserTraffic(serverId, deltas.users, coefficient, now, options.started);
+      const users = await repository.#addUserTraffic(
+        serverId,
+        deltas.users,
+        coefficient,
+        now,
+        options.started,
+      );
       await repository.#addInboundTraffic(serverId, deltas.inbounds);
       return users;
     });

@@ -43,13 +43,22 @@ export class LifecycleRepository {
   ) {}
 
   tick(now: Date, options: TickOptions): Promise<TickResult> {
-    return this.db.transaction().execute((trx) => new LifecycleRepository(trx, this.dialect).#tick(now, options));
+    return this.db
+      .transaction()
+      .execute((trx) => new LifecycleRepository(trx, this.dialect).#tick(now, options));
   }
 
   async #tick(now: Date, options: TickOptions): Promise<TickResult> {
     const at = now.toISOString();
     const nowTs = timestampParam(this.dialect, at);
-    const result: TickResult = { activated: [], limited: [], expired: [], thresholds: [], expiring: [], resets: 0 };
+    const result: TickResult = {
+      activated: [],
+      limited: [],
+      expired: [],
+      thresholds: [],
+      expiring: [],
+      resets: 0,
+    };
     await this.#fillNextResets(now);
     // 1. on-hold timeout
     const started = await this.db
@@ -98,7 +107,9 @@ export class LifecycleRepository {
     const limited = await this.db
       .updateTable("users")
       .set({ status: "limited" })
-      .where(sql<boolean>`status = 'active' AND data_limit_bytes IS NOT NULL AND used_bytes >= data_limit_bytes`)
+      .where(
+        sql<boolean>`status = 'active' AND data_limit_bytes IS NOT NULL AND used_bytes >= data_limit_bytes`,
+      )
       .returning(RETURNED)
       .execute();
     result.limited.push(...limited.map(toRow));
@@ -108,7 +119,9 @@ export class LifecycleRepository {
       .updateTable("users")
       .set({ status: "active" })
       .where(sql<boolean>`status IN ('limited', 'expired') AND status = 'limited'`)
-      .where((eb) => eb.or([eb("data_limit_bytes", "is", null), eb("used_bytes", "<", eb.ref("data_limit_bytes"))]))
+      .where((eb) =>
+        eb.or([eb("data_limit_bytes", "is", null), eb("used_bytes", "<", eb.ref("data_limit_bytes"))]),
+      )
       .returning(RETURNED)
       .execute();
     result.activated.push(...roomy.map((row) => ({ ...toRow(row), from: "limited" as const })));
@@ -143,7 +156,9 @@ export class LifecycleRepository {
         query = query.where("online_at", ">=", timestampParam(this.dialect, options.since));
       }
       const rows = await query.returning([...RETURNED, "notified_usage_percent"]).execute();
-      result.thresholds.push(...rows.map((row) => ({ ...toRow(row), percent: Number(row.notified_usage_percent) })));
+      result.thresholds.push(
+        ...rows.map((row) => ({ ...toRow(row), percent: Number(row.notified_usage_percent) })),
+      );
     }
     // 7. expiring
     if (options.expiringNoticeSeconds > 0) {

@@ -3,8 +3,8 @@
 // cores (provisioning wakes the reconciler), and the notifications (user.activated, user.limited,
 // user.expired, user.usage_threshold, user.expiring) written to the outbox in batches.
 import type { Changes } from "../../lib/events.ts";
-import type { LifecycleOptions } from "./lifecycle.ts";
 import type { LifecycleRepository, LifecycleRow, TickResult } from "./lifecycle.repository.ts";
+import type { LifecycleOptions } from "./lifecycle.ts";
 
 export type NotifyMany = (
   type: "user.activated" | "user.limited" | "user.expired" | "user.usage_threshold" | "user.expiring",
@@ -35,7 +35,8 @@ export class LifecycleService {
 
   async #tick(): Promise<TickResult> {
     const now = this.now();
-    const since = this.#lastTickMs === null ? null : new Date(this.#lastTickMs - SINCE_MARGIN_MS).toISOString();
+    const since =
+      this.#lastTickMs === null ? null : new Date(this.#lastTickMs - SINCE_MARGIN_MS).toISOString();
     const result = await this.repository.tick(now, { ...this.options, since });
     this.#lastTickMs = now.getTime();
     const moved = [

@@ -96,6 +96,8 @@ export interface UsersTable {
   next_reset_at: Timestamp | null;
   /** The highest usage threshold (percent) notified in the current period; 0: none. */
   notified_usage_percent: Generated<number>;
+  /** The next usage threshold to look for (null: none left; 0: judge again). */
+  next_notice_percent: ColumnType<number | null, number | null | undefined, number | null>;
   /** user.expiring was sent for the current expire_at. */
   expiring_notified_at: Timestamp | null;
 }

@@ -11,6 +11,8 @@
 // Internal columns of the lifecycle job (docs/LIFECYCLE.md), never shown by the API:
 // - next_reset_at: when used_bytes starts over (null: no_reset, or not computed yet: the job fills it);
 // - notified_usage_percent: the highest usage threshold notified in this period (0: none);
+// - next_notice_percent: the next threshold to look for (null: none left; 0: judge again), so the
+//   partial index users_usage_notice holds only the users a usage notice may be due for;
 // - expiring_notified_at: user.expiring was sent for the current expire_at (null: not yet).
 // Triggers: a status change across "admitted" (active, on_hold) and not admitted marks the user's
 // active grants 'pending', so the reconciler adds or removes them on the cores; a change of status,
@@ -51,6 +53,7 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
 
   await add("next_reset_at", ts);
   await add("notified_usage_percent", "integer", "NOT NULL DEFAULT 0");
+  await add("next_notice_percent", "integer", "DEFAULT 0");
   await add("expiring_notified_at", ts);
   // What each statement of a lifecycle tick looks for, so a tick reads only the users it changes.
   await sql`CREATE INDEX users_status_expire ON users (status, expire_at) WHERE expire_at IS NOT NULL`.execute(
@@ -65,7 +68,8 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
   await sql`CREATE INDEX users_over_limit ON users (id)
     WHERE status = 'active' AND data_limit_bytes IS NOT NULL AND used_bytes >= data_limit_bytes`.execute(db);
   await sql`CREATE INDEX users_limited ON users (id) WHERE status IN ('limited', 'expired')`.execute(db);
-  await sql`CREATE INDEX users_online_at ON users (online_at) WHERE data_limit_bytes IS NOT NULL`.execute(db);
+  await sql`CREATE INDEX users_usage_notice ON users (id)
+    WHERE data_limit_bytes > 0 AND used_bytes * 100 >= data_limit_bytes * next_notice_percent`.execute(db);
   if (dialect === "sqlite") await lifecycleTriggersSqlite(db);
   else await lifecycleTriggersPostgres(db);
 }

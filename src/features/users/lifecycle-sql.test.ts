@@ -58,6 +58,7 @@ function randomUser(r: ReturnType<typeof random>, now: Date): LifecycleUser & { 
     on_hold_duration_seconds: status === "on_hold" || r.chance(0.2) ? 60 + r.int(86_400 * 30) : null,
     on_hold_timeout_at: r.chance(0.4) ? null : around(12),
     notified_usage_percent: r.pick([0, 0, 80, 95]),
+    next_notice_percent: r.pick([0, 0, 80, 95, null]),
     expiring_notified_at: r.chance(0.7) ? null : around(24),
   };
 }
@@ -90,7 +91,7 @@ describe("the SQL tick agrees with the pure decision", () => {
           .execute();
       }
       const repository = new LifecycleRepository(db, t.deps.database.dialect);
-      const result = await repository.tick(now, { ...OPTIONS, since: null });
+      const result = await repository.tick(now, OPTIONS);
       const rows = await db.selectFrom("users").selectAll().execute();
       const byId = new Map(rows.map((row) => [row.id, row]));
       const events = eventsOf(result);
@@ -113,6 +114,7 @@ describe("the SQL tick agrees with the pure decision", () => {
           on_hold_duration_seconds: read.optionalBigint(row.on_hold_duration_seconds),
           on_hold_timeout_at: read.optionalTimestamp(row.on_hold_timeout_at),
           notified_usage_percent: Number(row.notified_usage_percent),
+          next_notice_percent: row.next_notice_percent === null ? null : Number(row.next_notice_percent),
           expiring_notified_at: read.optionalTimestamp(row.expiring_notified_at),
         };
         const context = JSON.stringify(before);

@@ -2,7 +2,7 @@
 // … RETURNING over the users it changes (partial indexes of migration 0015 find them), in one
 // transaction. The only per-user work in JavaScript is the next boundary of a period that has none
 // yet (a write set the period) or a rolling month, written back with one UPDATE … CASE per 500 users.
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type DialectName, plusSeconds, read, timestampParam } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
@@ -29,10 +29,7 @@ export type TickResult = {
   resets: number;
 };
 
-export type TickOptions = LifecycleOptions & {
-  /** Usage thresholds are looked for only among users with traffic since then (null: everyone). */
-  since: string | null;
-};
+export type TickOptions = LifecycleOptions;
 
 const RETURNED = ["id", "name", "status", "used_bytes", "data_limit_bytes", "expire_at"] as const;
 
@@ -76,6 +73,7 @@ export class LifecycleRepository {
       used_bytes: 0,
       last_reset_at: at,
       notified_usage_percent: 0,
+      next_notice_percent: 0,
       next_reset_at: sql<string>`(case data_limit_reset when 'day' then ${boundary("day")}
         when 'week' then ${boundary("week")} when 'month' then ${boundary("month")}
         when 'year' then ${boundary("year")} else null end)`,
@@ -103,27 +101,21 @@ export class LifecycleRepository {
       .returning(RETURNED)
       .execute();
     result.expired.push(...expired.map(toRow));
-    // 4. limit (the same predicate as the partial index users_over_limit)
-    const limited = await this.db
-      .updateTable("users")
-      .set({ status: "limited" })
-      .where(
-        sql<boolean>`status = 'active' AND data_limit_bytes IS NOT NULL AND used_bytes >= data_limit_bytes`,
-      )
-      .returning(RETURNED)
-      .execute();
+    // 4. limit (the predicate of the partial index users_over_limit)
+    const limited = await this.#update(
+      "users_over_limit",
+      sql`status = 'limited'`,
+      sql`status = 'active' AND data_limit_bytes IS NOT NULL AND used_bytes >= data_limit_bytes`,
+    );
     result.limited.push(...limited.map(toRow));
     // 5. re-admission: room again, or a later (or no) expiry. The IN term repeats the partial
     // index users_limited's WHERE, which is what lets SQLite use it.
-    const roomy = await this.db
-      .updateTable("users")
-      .set({ status: "active" })
-      .where(sql<boolean>`status IN ('limited', 'expired') AND status = 'limited'`)
-      .where((eb) =>
-        eb.or([eb("data_limit_bytes", "is", null), eb("used_bytes", "<", eb.ref("data_limit_bytes"))]),
-      )
-      .returning(RETURNED)
-      .execute();
+    const roomy = await this.#update(
+      "users_limited",
+      sql`status = 'active'`,
+      sql`status IN ('limited', 'expired') AND status = 'limited'
+        AND (data_limit_bytes IS NULL OR used_bytes < data_limit_bytes)`,
+    );
     result.activated.push(...roomy.map((row) => ({ ...toRow(row), from: "limited" as const })));
     const extended = await this.db
       .updateTable("users")
@@ -139,27 +131,39 @@ export class LifecycleRepository {
       if (row.status === "limited") result.limited.push(row);
       else result.activated.push({ ...row, from: "expired" });
     }
-    // 6. usage thresholds, the highest reached, once per period
+    // 6. usage thresholds: only users at or past their next notice (the partial index users_usage_notice)
     const thresholds = [...new Set(options.thresholds)].sort((a, b) => b - a);
-    if (thresholds.length > 0) {
-      const whens = thresholds.map(
-        (p) => sql`when used_bytes * 100 >= data_limit_bytes * ${sql.lit(p)} then ${sql.lit(p)}`,
-      );
-      const reached = sql<number>`(case ${sql.join(whens, sql` `)} else 0 end)`;
-      let query = this.db
-        .updateTable("users")
-        .set({ notified_usage_percent: reached })
-        .where("status", "in", ["active", "limited"])
-        .where("data_limit_bytes", ">", 0)
-        .where(sql<boolean>`${reached} > notified_usage_percent`);
-      if (options.since !== null) {
-        query = query.where("online_at", ">=", timestampParam(this.dialect, options.since));
-      }
-      const rows = await query.returning([...RETURNED, "notified_usage_percent"]).execute();
-      result.thresholds.push(
-        ...rows.map((row) => ({ ...toRow(row), percent: Number(row.notified_usage_percent) })),
-      );
-    }
+    const noticeDue = sql`data_limit_bytes > 0 AND used_bytes * 100 >= data_limit_bytes * next_notice_percent`;
+    const reachedCase = sql<number>`(case ${sql.join(
+      [
+        ...thresholds.map(
+          (p) => sql`when used_bytes * 100 >= data_limit_bytes * ${sql.lit(p)} then ${sql.lit(p)}`,
+        ),
+        sql`else 0`,
+      ],
+      sql` `,
+    )} end)`;
+    const above = (column: RawBuilder<number> | string) => {
+      const ascending = [...thresholds].reverse();
+      const ref = typeof column === "string" ? sql.ref(column) : column;
+      const whens = ascending.map((p) => sql`when ${ref} < ${sql.lit(p)} then ${sql.lit(p)}`);
+      return whens.length === 0 ? sql`null` : sql`(case ${sql.join(whens, sql` `)} else null end)`;
+    };
+    const noticed = await this.#update(
+      "users_usage_notice",
+      sql`notified_usage_percent = ${reachedCase}, next_notice_percent = ${above(reachedCase)}`,
+      sql`${noticeDue} AND status IN ('active', 'limited') AND ${reachedCase} > notified_usage_percent`,
+      ["notified_usage_percent"],
+    );
+    result.thresholds.push(
+      ...noticed.map((row) => ({ ...toRow(row), percent: Number(row.notified_usage_percent) })),
+    );
+    await this.#update(
+      "users_usage_notice",
+      sql`next_notice_percent = ${above("notified_usage_percent")}`,
+      noticeDue,
+      [],
+    );
     // 7. expiring
     if (options.expiringNoticeSeconds > 0) {
       const until = new Date(now.getTime() + options.expiringNoticeSeconds * 1000).toISOString();
@@ -176,6 +180,20 @@ export class LifecycleRepository {
       result.expiring.push(...rows.map(toRow));
     }
     return result;
+  }
+
+  /**
+   * UPDATE users SET … WHERE … RETURNING, through the partial index whose predicate `where` repeats
+   * (SQLite is told which: its planner would take users_status and read every active user).
+   */
+  async #update(index: string, set: RawBuilder<unknown>, where: RawBuilder<unknown>, extra: string[] = []) {
+    const hint = this.dialect === "sqlite" ? sql.raw(` INDEXED BY ${index}`) : sql``;
+    const columns = sql.raw([...RETURNED, ...extra].join(", "));
+    const result = await sql<
+      ReturnedRow & Record<string, unknown>
+    >`UPDATE users${hint} SET ${set} WHERE ${where}
+      RETURNING ${columns}`.execute(this.db);
+    return result.rows;
   }
 
   /** The rows notifications tell about, for users changed elsewhere (on-hold clocks started by traffic). */

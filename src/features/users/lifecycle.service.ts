@@ -11,11 +11,7 @@ export type NotifyMany = (
   datas: readonly Record<string, unknown>[],
 ) => Promise<void>;
 
-/** Usage thresholds are looked for among users with traffic since the last tick, minus this margin. */
-export const SINCE_MARGIN_MS = 60_000;
-
 export class LifecycleService {
-  #lastTickMs: number | null = null;
   /** Ticks of this instance run one after another (the job's and the one after each collection). */
   #running: Promise<unknown> = Promise.resolve();
 
@@ -35,10 +31,7 @@ export class LifecycleService {
 
   async #tick(): Promise<TickResult> {
     const now = this.now();
-    const since =
-      this.#lastTickMs === null ? null : new Date(this.#lastTickMs - SINCE_MARGIN_MS).toISOString();
-    const result = await this.repository.tick(now, { ...this.options, since });
-    this.#lastTickMs = now.getTime();
+    const result = await this.repository.tick(now, this.options);
     const moved = [
       ...result.limited,
       ...result.expired,

@@ -22,6 +22,7 @@ function user(overrides: Partial<LifecycleUser> = {}): LifecycleUser {
     on_hold_duration_seconds: null,
     on_hold_timeout_at: null,
     notified_usage_percent: 0,
+    next_notice_percent: 0,
     expiring_notified_at: null,
     ...overrides,
   };

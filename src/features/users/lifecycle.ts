@@ -12,7 +12,8 @@
 //  5. re-admission: limited with room again → active; expired with a later (or no) expire_at →
 //     active, or limited when the limit is reached;
 //  6. usage threshold: active or limited with a limit, the highest threshold reached above the one
-//     notified this period → user.usage_threshold once;
+//     notified this period → user.usage_threshold once; next_notice_percent is then the next
+//     threshold to look for (a partial index holds only users at or past theirs; 0 = judge again);
 //  7. expiring: active, expire_at within the notice window and not notified yet → user.expiring once.
 // A missing next_reset_at (a period set by a write) is computed from the tick's time, before step 2.
 import type { DataLimitReset, UserStatus } from "./users.schemas.ts";
@@ -29,6 +30,7 @@ export type LifecycleUser = {
   on_hold_duration_seconds: number | null;
   on_hold_timeout_at: string | null;
   notified_usage_percent: number;
+  next_notice_percent: number | null;
   expiring_notified_at: string | null;
 };
 
@@ -83,6 +85,7 @@ export function decide(before: LifecycleUser, now: Date, options: LifecycleOptio
     user.used_bytes = 0;
     user.last_reset_at = nowIso;
     user.notified_usage_percent = 0;
+    user.next_notice_percent = 0;
     user.next_reset_at = nextResetAt(user.data_limit_reset, user.created_at, now)?.toISOString() ?? null;
     if (user.status === "limited") {
       user.status = "active";
@@ -110,13 +113,18 @@ export function decide(before: LifecycleUser, now: Date, options: LifecycleOptio
     user.status = isFull ? "limited" : "active";
     events.push(isFull ? { type: "user.limited" } : { type: "user.activated", from: "expired" });
   }
-  // 6. usage threshold
-  if ((user.status === "active" || user.status === "limited") && (user.data_limit_bytes ?? 0) > 0) {
-    const reached = reachedThreshold(user.used_bytes, user.data_limit_bytes ?? 0, options.thresholds);
-    if (reached > user.notified_usage_percent) {
+  // 6. usage threshold: only users at or past their next notice are looked at (the SQL's partial index)
+  const limit = user.data_limit_bytes ?? 0;
+  const notice = user.next_notice_percent;
+  if (limit > 0 && notice !== null && user.used_bytes * 100 >= limit * notice) {
+    const reached = reachedThreshold(user.used_bytes, limit, options.thresholds);
+    const isNotice =
+      (user.status === "active" || user.status === "limited") && reached > user.notified_usage_percent;
+    if (isNotice) {
       user.notified_usage_percent = reached;
       events.push({ type: "user.usage_threshold", percent: reached });
     }
+    user.next_notice_percent = thresholdAbove(user.notified_usage_percent, options.thresholds);
   }
   // 7. expiring
   const expireAfter = at(user.expire_at);
@@ -132,6 +140,12 @@ export function decide(before: LifecycleUser, now: Date, options: LifecycleOptio
     events.push({ type: "user.expiring" });
   }
   return { user, isReset, events };
+}
+
+/** The smallest threshold above `percent`; null when none is. */
+export function thresholdAbove(percent: number, thresholds: readonly number[]): number | null {
+  const above = thresholds.filter((p) => p > percent);
+  return above.length === 0 ? null : Math.min(...above);
 }
 
 /** The highest threshold that used/limit reached (integer arithmetic, as the SQL does it); 0: none. */

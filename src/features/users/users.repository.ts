@@ -206,7 +206,7 @@ export class UsersRepository {
     // tick, a new limit re-arms the usage thresholds, a new expiry the expiring notice.
     const internal = {
       ...(patch.data_limit_reset === undefined ? {} : { next_reset_at: null }),
-      ...(patch.data_limit_bytes === undefined ? {} : { notified_usage_percent: 0 }),
+      ...(patch.data_limit_bytes === undefined ? {} : { notified_usage_percent: 0, next_notice_percent: 0 }),
       ...(patch.expire_at === undefined ? {} : { expiring_notified_at: null }),
     };
     const result = await this.db

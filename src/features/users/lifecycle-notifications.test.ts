@@ -29,7 +29,12 @@ type Received = { headers: IncomingMessage["headers"]; body: string };
 type Event = {
   id: string;
   type: string;
-  data: { user: { id: string; name: string; status: string }; percent?: number; previous_status?: string };
+  data: {
+    user: { id: string; name: string; status: string };
+    percent?: number;
+    previous_status?: string;
+    days_left?: number;
+  };
 };
 
 async function receiver(port = 0) {
@@ -132,7 +137,7 @@ describe("lifecycle notifications", () => {
       await t.deps.services.dispatcher.deliverDue();
 
       const expected = [
-        ["user.expiring", "leaving", undefined],
+        ["user.expiring", "leaving", 2],
         ["user.usage_threshold", "capped", 80],
         ["user.usage_threshold", "capped", 95],
         ["user.limited", "capped", undefined],
@@ -142,7 +147,11 @@ describe("lifecycle notifications", () => {
       await waitFor(() => hook.received.length >= expected.length, { timeoutMs: 10_000 });
       const events = hook.received.map((r) => JSON.parse(r.body) as Event);
       assert.deepEqual(
-        events.map((e) => [e.type, e.data.user.name, e.data.percent ?? e.data.previous_status]),
+        events.map((e) => [
+          e.type,
+          e.data.user.name,
+          e.data.percent ?? e.data.previous_status ?? e.data.days_left,
+        ]),
         expected,
       );
       assert.deepEqual(

@@ -56,7 +56,7 @@ export class LifecycleService {
     );
     await this.notify(
       "user.expiring",
-      result.expiring.map((user) => ({ user })),
+      result.expiring.map((user) => ({ user, days_left: daysLeft(user.expire_at, now) })),
     );
     return result;
   }
@@ -70,4 +70,9 @@ export class LifecycleService {
       rows.map((user) => ({ user, previous_status: "on_hold" })),
     );
   }
+}
+
+/** Whole days until expire_at, rounded up (1 for anything within the next 24 hours). */
+function daysLeft(expireAt: string | null, now: Date): number {
+  return expireAt === null ? 0 : Math.ceil((Date.parse(expireAt) - now.getTime()) / 86_400_000);
 }

@@ -68,6 +68,8 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
   await sql`CREATE INDEX users_over_limit ON users (id)
     WHERE status = 'active' AND data_limit_bytes IS NOT NULL AND used_bytes >= data_limit_bytes`.execute(db);
   await sql`CREATE INDEX users_limited ON users (id) WHERE status IN ('limited', 'expired')`.execute(db);
+  await sql`CREATE INDEX users_expiring ON users (expire_at)
+    WHERE status = 'active' AND expiring_notified_at IS NULL AND expire_at IS NOT NULL`.execute(db);
   await sql`CREATE INDEX users_usage_notice ON users (id)
     WHERE data_limit_bytes > 0 AND used_bytes * 100 >= data_limit_bytes * next_notice_percent`.execute(db);
   if (dialect === "sqlite") await lifecycleTriggersSqlite(db);

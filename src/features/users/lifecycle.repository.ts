@@ -164,19 +164,15 @@ export class LifecycleRepository {
       noticeDue,
       [],
     );
-    // 7. expiring
+    // 7. expiring (the partial index users_expiring: active users not told about this expiry yet)
     if (options.expiringNoticeSeconds > 0) {
       const until = new Date(now.getTime() + options.expiringNoticeSeconds * 1000).toISOString();
-      const rows = await this.db
-        .updateTable("users")
-        .set({ expiring_notified_at: at })
-        .where("status", "=", "active")
-        .where("expiring_notified_at", "is", null)
-        .where("expire_at", "is not", null)
-        .where("expire_at", ">", nowTs)
-        .where("expire_at", "<=", timestampParam(this.dialect, until))
-        .returning(RETURNED)
-        .execute();
+      const rows = await this.#update(
+        "users_expiring",
+        sql`expiring_notified_at = ${nowTs}`,
+        sql`status = 'active' AND expiring_notified_at IS NULL AND expire_at IS NOT NULL
+          AND expire_at > ${nowTs} AND expire_at <= ${timestampParam(this.dialect, until)}`,
+      );
       result.expiring.push(...rows.map(toRow));
     }
     return result;

@@ -128,6 +128,67 @@ describe("writing traffic totals", () => {
     assert.equal((await request(t, "GET", `/api/users/${carrier.user_id}/usage`)).json().downlink_bytes, 6);
   });
 
+  test("users count bytes × the server's usage_coefficient, online_at is set, and the change feed stays quiet", async () => {
+    const server = await registerServer(t, 9, { usage_coefficient: 1.5 });
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const inbound = await createInbound(t, server.id, { template_id: template.id, port: 20_021 });
+    const counted = await grant(t, server.id, inbound.id, { name: "weighted" });
+    const held = await request(t, "POST", "/api/users", {
+      name: "held",
+      status: "on_hold",
+      on_hold_duration_seconds: 86_400,
+    });
+    const heldAccess = await grant(t, server.id, inbound.id, { user_id: held.json().id });
+    const feed = () =>
+      t.deps.database.db
+        .selectFrom("subscription_changes")
+        .select((eb) => eb.fn.countAll<number | string>().as("n"))
+        .executeTakeFirstOrThrow()
+        .then((row) => Number(row.n));
+    const before = await feed();
+    const repository = new TrafficRepository(t.deps.database.db);
+    const now = new Date("2026-05-01T12:00:00.000Z");
+    const started: string[] = [];
+    const bytes = (up: number, down: number) => ({ uplinkBytes: up, downlinkBytes: down });
+    await repository.addTraffic(
+      server.id,
+      {
+        users: new Map([
+          [counted.proxy_user_id, bytes(100, 1000)],
+          [heldAccess.proxy_user_id, bytes(1, 1)],
+        ]),
+        inbounds: new Map(),
+      },
+      { now, started },
+    );
+    await repository.addTraffic(server.id, {
+      users: new Map([[counted.proxy_user_id, bytes(0, 2)]]),
+      inbounds: new Map(),
+    });
+    const user = (await request(t, "GET", `/api/users/${counted.user_id}`)).json();
+    assert.deepEqual(
+      [user.used_bytes, user.lifetime_used_bytes],
+      [1653, 1653],
+      "(1100 + 2) × 1.5, rounded per write",
+    );
+    assert.ok(Date.parse(user.online_at) > now.getTime(), "the second write's time");
+    const access = (await request(t, "GET", `/api/users/${counted.user_id}/access`)).json();
+    assert.deepEqual(
+      [access[0].uplink_bytes, access[0].downlink_bytes],
+      [100, 1002],
+      "grant totals stay raw bytes",
+    );
+    const heldNow = (await request(t, "GET", `/api/users/${held.json().id}`)).json();
+    assert.deepEqual(
+      [heldNow.status, heldNow.expire_at, heldNow.used_bytes],
+      ["active", "2026-05-02T12:00:00.000Z", 3],
+      "the first traffic starts an on-hold clock",
+    );
+    assert.deepEqual(started, [held.json().id]);
+    // The on-hold start changed status and expire_at (one row); counting alone adds none.
+    assert.equal(await feed(), before + 1);
+  });
+
   test("usage of an unknown user is 404", async () => {
     const res = await request(t, "GET", "/api/users/00000000-0000-4000-8000-000000000000/usage");
     assert.equal(res.statusCode, 404);

@@ -3,7 +3,7 @@
 // then times lifecycle ticks (features/users/lifecycle.service.ts, as the job runs them). Before each
 // tick every user gets a fresh traffic delta (used_bytes up to +128 MiB, online_at now: what a
 // collection writes), and the injected clock moves one hour, so each tick limits, expires and resets
-// users; one tick crosses midnight (every `day` user starts a new period at once, the worst tick).
+// users; tick 5 crosses midnight (every `day` user starts a new period at once, the worst tick).
 // PostgreSQL: BENCH_PG_URL (default postgres://root@127.0.0.1:5432/postgres) creates and drops a
 // scratch database.
 import { randomBytes } from "node:crypto";
@@ -205,7 +205,7 @@ const out: string[] = [
   `Run of ${startedAt}: \`npm run bench:lifecycle${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\``,
   "",
   ...describeMachine([describeCode(join(import.meta.dirname, ".."))]).map((line) => `- ${line}`),
-  `- ${TICKS} ticks per run, the clock one hour further each (from ${START.toISOString()}); tick 4 crosses midnight`,
+  `- ${TICKS} ticks per run, the clock one hour further each (from ${START.toISOString()}); tick 5 crosses midnight`,
   "",
   "| dialect | users | tick 1 ms | median tick ms | worst tick ms (which) | target | moved per tick (activated/limited/expired/resets/notices, median tick) | deltas written (not in the tick) ms |",
   "|---|---|---|---|---|---|---|---|",

@@ -6,7 +6,7 @@ import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type DialectName, plusSeconds, read, timestampParam } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
-import { type LifecycleOptions, nextResetAt } from "./lifecycle.ts";
+import { type LifecycleOptions, nextResetAt, thresholdAbove } from "./lifecycle.ts";
 import type { DataLimitReset, UserStatus } from "./users.schemas.ts";
 
 /** What a notification tells about a user the tick changed. */
@@ -73,7 +73,7 @@ export class LifecycleRepository {
       used_bytes: 0,
       last_reset_at: at,
       notified_usage_percent: 0,
-      next_notice_percent: 0,
+      next_notice_percent: thresholdAbove(0, options.thresholds),
       next_reset_at: sql<string>`(case data_limit_reset when 'day' then ${boundary("day")}
         when 'week' then ${boundary("week")} when 'month' then ${boundary("month")}
         when 'year' then ${boundary("year")} else null end)`,

@@ -85,7 +85,7 @@ export function decide(before: LifecycleUser, now: Date, options: LifecycleOptio
     user.used_bytes = 0;
     user.last_reset_at = nowIso;
     user.notified_usage_percent = 0;
-    user.next_notice_percent = 0;
+    user.next_notice_percent = thresholdAbove(0, options.thresholds);
     user.next_reset_at = nextResetAt(user.data_limit_reset, user.created_at, now)?.toISOString() ?? null;
     if (user.status === "limited") {
       user.status = "active";

@@ -1,9 +1,9 @@
-// `npm run bench:lifecycle [-- --users 100000,1000000 --ticks 6 --dialects sqlite,postgres --write docs/BENCHMARKS.md]`:
+// `npm run bench:lifecycle [-- --users 100000,1000000 --ticks 6 --step-minutes 10 --dialects sqlite,postgres --write docs/BENCHMARKS.md]`:
 // seeds N users in one INSERT … SELECT per dialect (limits, periods, expiries spread over 30 days),
 // then times lifecycle ticks (features/users/lifecycle.service.ts, as the job runs them). Before each
-// tick every user gets a fresh traffic delta (used_bytes up to +128 MiB, online_at now: what a
-// collection writes), and the injected clock moves one hour, so each tick limits, expires and resets
-// users; tick 5 crosses midnight (every `day` user starts a new period at once, the worst tick).
+// tick every user gets a fresh traffic delta (used_bytes up to 128 MiB an hour pro rata, online_at now: what a
+// collection writes), and the injected clock moves --step-minutes (10), so each tick limits, expires
+// and notifies users; tick 4 crosses midnight (every `day` user starts a new period at once).
 // PostgreSQL: BENCH_PG_URL (default postgres://root@127.0.0.1:5432/postgres) creates and drops a
 // scratch database.
 import { randomBytes } from "node:crypto";
@@ -28,14 +28,20 @@ const { values } = parseArgs({
   options: {
     users: { type: "string", default: "100000,1000000" },
     ticks: { type: "string", default: "6" },
+    "step-minutes": { type: "string", default: "10" },
     dialects: { type: "string", default: "sqlite,postgres" },
     write: { type: "string" },
   },
 });
 const SIZES = values.users.split(",").map(Number);
 const TICKS = Number(values.ticks);
+/** How far the clock moves per tick; the traffic before each tick is this much time's worth. */
+const STEP_MINUTES = Number(values["step-minutes"]);
 const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? "postgres://root@127.0.0.1:5432/postgres";
-const START = new Date("2026-06-01T20:30:00.000Z");
+/** Three steps before midnight: the fourth tick crosses it. */
+const START = new Date(Date.UTC(2026, 5, 2) - (3 * STEP_MINUTES - 5) * 60_000);
+/** Each user's traffic: up to 128 MiB an hour (36 KB/s on average), pro rata per step. */
+const MAX_DELTA = Math.round((128 * 1024 * 1024 * STEP_MINUTES) / 60);
 const GIB = 1024 ** 3;
 const TARGET_MS: Record<number, number> = { 100000: 250, 1000000: 2500 };
 
@@ -102,8 +108,8 @@ async function freshDeltas(deps: Deps, now: Date): Promise<number> {
   const started = performance.now();
   const delta =
     deps.database.dialect === "postgres"
-      ? sql`floor(random() * 134217728)::bigint`
-      : sql`abs(random()) % 134217728`;
+      ? sql`floor(random() * ${sql.lit(MAX_DELTA)})::bigint`
+      : sql`abs(random()) % ${sql.lit(MAX_DELTA)}`;
   await sql`UPDATE users SET used_bytes = used_bytes + ${delta}, lifetime_used_bytes = lifetime_used_bytes + 1,
     online_at = ${now.toISOString()}`.execute(deps.database.db);
   return performance.now() - started;
@@ -151,7 +157,7 @@ async function measure(
     const ticks: TickRow[] = [];
     const deltas: number[] = [];
     for (let i = 0; i < TICKS; i++) {
-      clock = new Date(START.getTime() + i * 3_600_000);
+      clock = new Date(START.getTime() + i * STEP_MINUTES * 60_000);
       deltas.push(await freshDeltas(deps, clock));
       const started = performance.now();
       const result = await lifecycle.tick();
@@ -205,7 +211,7 @@ const out: string[] = [
   `Run of ${startedAt}: \`npm run bench:lifecycle${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\``,
   "",
   ...describeMachine([describeCode(join(import.meta.dirname, ".."))]).map((line) => `- ${line}`),
-  `- ${TICKS} ticks per run, the clock one hour further each (from ${START.toISOString()}); tick 5 crosses midnight`,
+  `- ${TICKS} ticks per run, the clock ${STEP_MINUTES} minutes further each (from ${START.toISOString()}), each user up to ${(MAX_DELTA / 1024 / 1024).toFixed(1)} MiB of fresh traffic before each tick; tick 4 crosses midnight`,
   "",
   "| dialect | users | tick 1 ms | median tick ms | worst tick ms (which) | target | moved per tick (activated/limited/expired/resets/notices, median tick) | deltas written (not in the tick) ms |",
   "|---|---|---|---|---|---|---|---|",

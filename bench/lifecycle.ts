@@ -15,7 +15,7 @@ import { Kysely, type LogEvent, PostgresDialect, SqliteDialect, sql } from "kyse
 import pg from "pg";
 import pino from "pino";
 import { loadConfig } from "../src/config/config.ts";
-import { SqliteBooleanPlugin } from "../src/db/dialect.ts";
+import { SqliteBooleanPlugin, timestampParam } from "../src/db/dialect.ts";
 import type { Database } from "../src/db/types.ts";
 import { createDeps, type Deps } from "../src/deps.ts";
 import { LifecycleRepository } from "../src/features/users/lifecycle.repository.ts";
@@ -95,12 +95,19 @@ async function seed(deps: Deps, users: number): Promise<void> {
   }
 }
 
-/** Users who have been around: the usage notices their usage reached were sent, the next one is armed. */
+/**
+ * Users who have been around: the usage notices their usage reached were sent (the next one is
+ * armed), and those expiring within the notice window were told so.
+ */
 async function settleNotices(deps: Deps): Promise<void> {
   await sql`UPDATE users SET notified_usage_percent = (CASE WHEN used_bytes * 100 >= data_limit_bytes * 95 THEN 95
       WHEN used_bytes * 100 >= data_limit_bytes * 80 THEN 80 ELSE 0 END)`.execute(deps.database.db);
   await sql`UPDATE users SET next_notice_percent = (CASE notified_usage_percent WHEN 0 THEN 80 WHEN 80 THEN 95
       ELSE NULL END)`.execute(deps.database.db);
+  const window = new Date(START.getTime() + 3 * 86_400_000).toISOString();
+  const ts = (iso: string) => timestampParam(deps.database.dialect, iso);
+  await sql`UPDATE users SET expiring_notified_at = ${ts(START.toISOString())}
+    WHERE expire_at IS NOT NULL AND expire_at <= ${ts(window)}`.execute(deps.database.db);
 }
 
 /** What a traffic collection writes for every user: a delta on used_bytes, online_at now. */

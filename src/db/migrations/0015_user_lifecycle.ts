@@ -62,6 +62,8 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
   await sql`CREATE INDEX users_next_reset ON users (next_reset_at) WHERE data_limit_reset <> 'no_reset'`.execute(
     db,
   );
+  await sql`CREATE INDEX users_next_reset_unset ON users (id)
+    WHERE data_limit_reset <> 'no_reset' AND next_reset_at IS NULL`.execute(db);
   await sql`CREATE INDEX users_on_hold_timeout ON users (on_hold_timeout_at) WHERE status = 'on_hold'`.execute(
     db,
   );

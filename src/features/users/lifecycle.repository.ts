@@ -48,6 +48,8 @@ export class LifecycleRepository {
   async #tick(now: Date, options: TickOptions): Promise<TickResult> {
     const at = now.toISOString();
     const nowTs = timestampParam(this.dialect, at);
+    // Constants are SQL literals, not parameters: PostgreSQL proves a partial index's predicate only
+    // from literals.
     const result: TickResult = {
       activated: [],
       limited: [],
@@ -61,7 +63,7 @@ export class LifecycleRepository {
     const started = await this.db
       .updateTable("users")
       .set({ status: "active", expire_at: plusSeconds(this.dialect, at, "on_hold_duration_seconds") })
-      .where("status", "=", "on_hold")
+      .where("status", "=", sql.lit("on_hold"))
       .where("on_hold_timeout_at", "<=", nowTs)
       .returning(RETURNED)
       .execute();
@@ -80,22 +82,22 @@ export class LifecycleRepository {
     };
     const due = this.db
       .updateTable("users")
-      .where("data_limit_reset", "<>", "no_reset")
+      .where("data_limit_reset", "<>", sql.lit("no_reset"))
       .where("next_reset_at", "<=", nowTs);
     const readmitted = await due
       .set({ ...reset, status: "active" })
-      .where("status", "=", "limited")
+      .where("status", "=", sql.lit("limited"))
       .returning(RETURNED)
       .execute();
     result.activated.push(...readmitted.map((row) => ({ ...toRow(row), from: "limited" as const })));
-    const others = await due.set(reset).where("status", "<>", "limited").executeTakeFirst();
+    const others = await due.set(reset).where("status", "<>", sql.lit("limited")).executeTakeFirst();
     result.resets = readmitted.length + Number(others.numUpdatedRows);
     await this.#fillNextResets(now);
     // 3. expiry
     const expired = await this.db
       .updateTable("users")
       .set({ status: "expired" })
-      .where("status", "in", ["active", "limited"])
+      .where(sql<boolean>`status IN ('active', 'limited')`)
       .where("expire_at", "is not", null)
       .where("expire_at", "<=", nowTs)
       .returning(RETURNED)
@@ -208,7 +210,7 @@ export class LifecycleRepository {
       const rows = await this.db
         .selectFrom("users")
         .select(["id", "data_limit_reset", "created_at"])
-        .where("data_limit_reset", "<>", "no_reset")
+        .where("data_limit_reset", "<>", sql.lit("no_reset"))
         .where("next_reset_at", "is", null)
         .limit(5000)
         .execute();

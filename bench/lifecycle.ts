@@ -239,4 +239,7 @@ for (const dialect of values.dialects.split(",") as Dialect[]) {
   }
 }
 console.log(out.join("\n"));
-if (values.write !== undefined) writeBetweenMarkers(values.write, "bench:lifecycle results", out.join("\n"));
+// One marker pair per dialect list, so the dialects may be run (and recorded) apart.
+if (values.write !== undefined) {
+  writeBetweenMarkers(values.write, `bench:lifecycle results, ${values.dialects}`, out.join("\n"));
+}

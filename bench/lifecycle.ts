@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Kysely, type LogEvent, PostgresDialect, SqliteDialect, sql } from "kysely";
+import { Kysely, type LogEvent, PostgresDialect, type RawBuilder, SqliteDialect, sql } from "kysely";
 import pg from "pg";
 import pino from "pino";
 import { loadConfig } from "../src/config/config.ts";
@@ -55,13 +55,27 @@ type TickRow = {
   notices: number;
 };
 
+/** A statement over every user: PostgreSQL's connections stop statements after 30 s, not this one. */
+async function big(deps: Deps, query: RawBuilder<unknown>): Promise<void> {
+  if (deps.database.dialect === "sqlite") {
+    await query.execute(deps.database.db);
+    return;
+  }
+  await deps.database.db.transaction().execute(async (trx) => {
+    await sql`SET LOCAL statement_timeout = 0`.execute(trx);
+    await query.execute(trx);
+  });
+}
+
 /** Every user in one statement: 10 GiB limits, used 0-10 GiB, a period mix, expiries over 30 days. */
 async function seed(deps: Deps, users: number): Promise<void> {
   const base = START.toISOString();
   const db = deps.database.db;
   const limit = sql.lit(10 * GIB);
   if (deps.database.dialect === "postgres") {
-    await sql`INSERT INTO users (id, name, created_at, updated_at, status, data_limit_bytes, data_limit_reset,
+    await big(
+      deps,
+      sql`INSERT INTO users (id, name, created_at, updated_at, status, data_limit_bytes, data_limit_reset,
         used_bytes, expire_at, next_reset_at)
       SELECT gen_random_uuid(), 'bench user ' || n, ts, ts, 'active', ${limit},
         (CASE WHEN n % 20 = 0 THEN 'day' WHEN n % 20 < 5 THEN 'month' WHEN n % 20 = 5 THEN 'month_rolling'
@@ -72,13 +86,16 @@ async function seed(deps: Deps, users: number): Promise<void> {
           WHEN n % 20 < 5 THEN timestamptz '2026-07-01T00:00:00Z'
           WHEN n % 20 = 5 THEN cast(${base} as timestamptz) + random() * interval '30 days' END)
       FROM (SELECT n, cast(${base} as timestamptz) - n * interval '10 seconds' AS ts
-        FROM generate_series(1, ${users}) AS n) AS s`.execute(db);
+        FROM generate_series(1, ${users}) AS n) AS s`,
+    );
     await settleNotices(deps);
-    await sql`VACUUM ANALYZE users`.execute(db);
+    await big(deps, sql`ANALYZE users`);
     await sql`CHECKPOINT`.execute(db).catch(() => undefined);
   } else {
     const at = (offset: string) => sql`strftime('%Y-%m-%dT%H:%M:%fZ', ${base}, ${sql.raw(offset)})`;
-    await sql`INSERT INTO users (id, name, created_at, updated_at, status, data_limit_bytes, data_limit_reset,
+    await big(
+      deps,
+      sql`INSERT INTO users (id, name, created_at, updated_at, status, data_limit_bytes, data_limit_reset,
         used_bytes, expire_at, next_reset_at)
       WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ${users})
       SELECT lower(hex(randomblob(16))), 'bench user ' || n, ${at("'-' || (n * 10) || ' seconds'")},
@@ -89,7 +106,8 @@ async function seed(deps: Deps, users: number): Promise<void> {
         (CASE WHEN n % 10 = 0 THEN NULL ELSE ${at("'+' || (abs(random()) % 2592000) || ' seconds'")} END),
         (CASE WHEN n % 20 = 0 THEN '2026-06-02T00:00:00.000Z' WHEN n % 20 < 5 THEN '2026-07-01T00:00:00.000Z'
           WHEN n % 20 = 5 THEN ${at("'+' || (abs(random()) % 2592000) || ' seconds'")} END)
-      FROM s`.execute(db);
+      FROM s`,
+    );
     await settleNotices(deps);
     await sql`ANALYZE`.execute(db);
   }
@@ -100,14 +118,23 @@ async function seed(deps: Deps, users: number): Promise<void> {
  * armed), and those expiring within the notice window were told so.
  */
 async function settleNotices(deps: Deps): Promise<void> {
-  await sql`UPDATE users SET notified_usage_percent = (CASE WHEN used_bytes * 100 >= data_limit_bytes * 95 THEN 95
-      WHEN used_bytes * 100 >= data_limit_bytes * 80 THEN 80 ELSE 0 END)`.execute(deps.database.db);
-  await sql`UPDATE users SET next_notice_percent = (CASE notified_usage_percent WHEN 0 THEN 80 WHEN 80 THEN 95
-      ELSE NULL END)`.execute(deps.database.db);
+  await big(
+    deps,
+    sql`UPDATE users SET notified_usage_percent = (CASE WHEN used_bytes * 100 >= data_limit_bytes * 95 THEN 95
+      WHEN used_bytes * 100 >= data_limit_bytes * 80 THEN 80 ELSE 0 END)`,
+  );
+  await big(
+    deps,
+    sql`UPDATE users SET next_notice_percent = (CASE notified_usage_percent WHEN 0 THEN 80 WHEN 80 THEN 95
+      ELSE NULL END)`,
+  );
   const window = new Date(START.getTime() + 3 * 86_400_000).toISOString();
   const ts = (iso: string) => timestampParam(deps.database.dialect, iso);
-  await sql`UPDATE users SET expiring_notified_at = ${ts(START.toISOString())}
-    WHERE expire_at IS NOT NULL AND expire_at <= ${ts(window)}`.execute(deps.database.db);
+  await big(
+    deps,
+    sql`UPDATE users SET expiring_notified_at = ${ts(START.toISOString())}
+    WHERE expire_at IS NOT NULL AND expire_at <= ${ts(window)}`,
+  );
 }
 
 /** What a traffic collection writes for every user: a delta on used_bytes, online_at now. */
@@ -117,8 +144,11 @@ async function freshDeltas(deps: Deps, now: Date): Promise<number> {
     deps.database.dialect === "postgres"
       ? sql`floor(random() * ${sql.lit(MAX_DELTA)})::bigint`
       : sql`abs(random()) % ${sql.lit(MAX_DELTA)}`;
-  await sql`UPDATE users SET used_bytes = used_bytes + ${delta}, lifetime_used_bytes = lifetime_used_bytes + 1,
-    online_at = ${now.toISOString()}`.execute(deps.database.db);
+  await big(
+    deps,
+    sql`UPDATE users SET used_bytes = used_bytes + ${delta}, lifetime_used_bytes = lifetime_used_bytes + 1,
+    online_at = ${timestampParam(deps.database.dialect, now.toISOString())}`,
+  );
   return performance.now() - started;
 }
 

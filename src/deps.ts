@@ -53,6 +53,8 @@ import { TrafficService } from "./features/traffic/traffic.service.ts";
 import { UsageRepository } from "./features/traffic/usage.repository.ts";
 import { UsageService } from "./features/traffic/usage.service.ts";
 import { UserBulkActions } from "./features/users/bulk-actions.service.ts";
+import { LifecycleRepository } from "./features/users/lifecycle.repository.ts";
+import { LifecycleService } from "./features/users/lifecycle.service.ts";
 import { UserFiltersRepository } from "./features/users/user-filters.repository.ts";
 import { UserListService } from "./features/users/user-list.service.ts";
 import { UsersRepository } from "./features/users/users.repository.ts";
@@ -90,7 +92,10 @@ export type Deps = {
     reconciler: Reconciler;
     traffic: TrafficService;
     usage: UsageService;
+    lifecycle: LifecycleService;
   };
+  /** What changed, for listeners outside the services (jobs, tests). */
+  events: Changes;
   cores: CorePool;
   /** Which servers this instance reconciles: all of them on SQLite, leased ones on PostgreSQL. */
   leases: ServerLeases;
@@ -200,6 +205,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     notifier.emit,
     // Read per request: the subscription settings' public URL, as the subscriptions feature holds it.
     () => subscriptions.settings.page.publicUrl ?? "",
+    events,
   );
   const userFilters = new UserFiltersRepository(database.db, database.dialect);
   const userLists = new UserListService(userFilters, () => subscriptions.settings.page.publicUrl ?? "");
@@ -221,8 +227,26 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     leases,
     logger,
   });
+  const lifecycle = new LifecycleService(
+    new LifecycleRepository(database.db, database.dialect),
+    {
+      thresholds: config.lifecycle.usagePercents,
+      expiringNoticeSeconds: config.lifecycle.expiringDays * 86_400,
+    },
+    () => new Date(),
+    (type, datas) => notifier.emitMany(type, datas),
+    events,
+  );
   const trafficRepository = new TrafficRepository(database.db, database.dialect);
-  const traffic = new TrafficService(trafficRepository, sync, servers, users, logger, () => new Date());
+  const traffic = new TrafficService(
+    trafficRepository,
+    sync,
+    servers,
+    users,
+    logger,
+    () => new Date(),
+    (ids) => lifecycle.clocksStarted(ids),
+  );
   const usage = new UsageService(
     new UsageRepository(database.db, database.dialect),
     users,
@@ -256,6 +280,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   // After the link parameters above: a renewal in the background answers no API request to catch up.
   events.on("certificateChanged", () => subscriptions.catchUp());
   events.on("serverRenamed", (id) => inbounds.refreshServer(id));
+  // The users' grants were marked pending by a trigger (migration 0015): the reconcile job ticks now.
+  events.on("userStatusChanged", async () => reconciler.wake());
   events.on("serverDeleting", (id) =>
     sync.removeServerInbounds(id).catch((error: unknown) => {
       logger.warn({ server_id: id, err: error }, "inbounds of a deleted server not removed from its core");
@@ -290,7 +316,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       reconciler,
       traffic,
       usage,
+      lifecycle,
     },
+    events,
     cores,
     leases,
     close: async () => {

@@ -7,6 +7,7 @@ import type { Deps } from "../deps.ts";
 import { scheduledBackupJob } from "../jobs/backup.ts";
 import { collectTrafficJob } from "../jobs/collect-traffic.ts";
 import { deliverNotificationsJob } from "../jobs/deliver-notifications.ts";
+import { lifecycleJob } from "../jobs/lifecycle.ts";
 import { pruneAuditJob } from "../jobs/prune-audit.ts";
 import { pruneUsageJob } from "../jobs/prune-usage.ts";
 import { reconcileJob } from "../jobs/reconcile.ts";
@@ -141,7 +142,9 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
     collectTrafficJob({
       ...{ traffic: deps.services.traffic, leases, logger },
       ...{ intervalMs: trafficIntervalMs, concurrency: reconcileConcurrency },
+      afterCollect: () => deps.services.lifecycle.tick(),
     }),
+    lifecycleJob(deps.services.lifecycle, logger, config.lifecycle.intervalMs),
     subscriptionCacheJob({
       ...{ subscriptions: deps.services.subscriptions, logger, warm: !isWarm },
       intervalMs: config.subscriptions.syncIntervalMs,

@@ -36,6 +36,7 @@ export type Config = {
   shutdownTimeoutMs: number;
   backups: BackupsConfig;
   convergence: ConvergenceConfig;
+  lifecycle: LifecycleConfig;
   subscriptions: SubscriptionsConfig;
   certificates: CertificatesConfig;
   dashboard: DashboardConfig;
@@ -59,6 +60,16 @@ export type ConvergenceConfig = {
   leaseTtlMs: number;
   /** How often traffic counters are read (with reset) and added to the totals. */
   trafficIntervalMs: number;
+};
+
+/** The user lifecycle job (docs/LIFECYCLE.md). */
+export type LifecycleConfig = {
+  /** How often limits, expiries, on-hold timeouts and period resets are applied (also after every traffic collection). */
+  intervalMs: number;
+  /** user.usage_threshold at these percentages of the data limit, each once per period. */
+  usagePercents: number[];
+  /** user.expiring this many days before expire_at (0: never). */
+  expiringDays: number;
 };
 
 /** Scheduled backups by `serve` (docs/DEPLOY.md, Backups); off while `dir` is undefined. */
@@ -189,6 +200,26 @@ function readConvergence(read: EnvReader): ConvergenceConfig {
   };
 }
 
+function readLifecycle(read: EnvReader): LifecycleConfig {
+  const raw = read.string("PORTCULLIS_NOTIFY_USAGE_PERCENTS", "80,95").trim();
+  const parts = raw === "off" ? [] : raw.split(",").map((part) => part.trim());
+  const usagePercents = parts.map(Number);
+  if (
+    parts.some(
+      (part, i) => !/^\d{1,3}$/.test(part) || (usagePercents[i] ?? 0) < 1 || (usagePercents[i] ?? 0) > 100,
+    )
+  ) {
+    read.problems.push(
+      `PORTCULLIS_NOTIFY_USAGE_PERCENTS must be "off" or comma-separated integers from 1 to 100, got "${raw}"`,
+    );
+  }
+  return {
+    intervalMs: read.integer("PORTCULLIS_LIFECYCLE_INTERVAL_MS", 10_000, 100, 3_600_000),
+    usagePercents: [...new Set(usagePercents)].sort((a, b) => a - b),
+    expiringDays: read.integer("PORTCULLIS_NOTIFY_EXPIRING_DAYS", 3, 0, 365),
+  };
+}
+
 function readSubscriptions(read: EnvReader): SubscriptionsConfig {
   return {
     cacheBytes: read.integer("PORTCULLIS_SUB_CACHE_MB", 256, 0, 2047) * 1024 * 1024,
@@ -313,6 +344,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: read.integer("PORTCULLIS_SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
     backups: readBackups(read),
     convergence: readConvergence(read),
+    lifecycle: readLifecycle(read),
     subscriptions: readSubscriptions(read),
     certificates: readCertificates(read),
     dashboard: readDashboard(read),

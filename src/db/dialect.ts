@@ -2,10 +2,12 @@
 // share one code base.
 import {
   type ColumnDataType,
+  type Kysely,
   type KyselyPlugin,
   OperationNodeTransformer,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
+  PostgresAdapter,
   type PrimitiveValueListNode,
   type QueryResult,
   type RawBuilder,
@@ -118,4 +120,21 @@ export function typedValue(
   type: CastType,
 ): RawBuilder<unknown> {
   return dialect === "sqlite" ? sql`${value}` : sql`cast(${value} as ${sql.raw(PG_TYPES[type])})`;
+}
+
+/** Which dialect a Kysely instance (or transaction) speaks. */
+export function dialectOf(db: Pick<Kysely<unknown>, "getExecutor">): DialectName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
+}
+
+/** A timestamp parameter as the column type (PostgreSQL would take a bare parameter for text in CASE). */
+export function timestampParam(dialect: DialectName, iso: string): RawBuilder<string> {
+  return dialect === "postgres" ? sql<string>`cast(${iso} as timestamptz)` : sql<string>`${iso}`;
+}
+
+/** `iso` plus a number of seconds held in a column, as the dialect stores timestamps (toISOString on SQLite). */
+export function plusSeconds(dialect: DialectName, iso: string, secondsColumn: string): RawBuilder<string> {
+  return dialect === "postgres"
+    ? sql<string>`(cast(${iso} as timestamptz) + ${sql.ref(secondsColumn)} * interval '1 second')`
+    : sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', ${iso}, '+' || ${sql.ref(secondsColumn)} || ' seconds')`;
 }

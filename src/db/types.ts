@@ -92,6 +92,14 @@ export interface UsersTable {
   online_at: Timestamp | null;
   sub_updated_at: Timestamp | null;
   sub_last_user_agent: string | null;
+  /** Internal to the lifecycle job (migration 0015): when used_bytes starts over next. */
+  next_reset_at: Timestamp | null;
+  /** The highest usage threshold (percent) notified in the current period; 0: none. */
+  notified_usage_percent: Generated<number>;
+  /** The next usage threshold to look for (null: none left; 0: judge again). */
+  next_notice_percent: ColumnType<number | null, number | null | undefined, number | null>;
+  /** user.expiring was sent for the current expire_at. */
+  expiring_notified_at: Timestamp | null;
 }
 
 export type UserStatus = "active" | "disabled" | "limited" | "expired" | "on_hold";

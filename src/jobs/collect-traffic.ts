@@ -14,6 +14,8 @@ export type CollectTrafficOptions = {
   logger: Logger;
   intervalMs: number;
   concurrency: number;
+  /** Run after each collection (the lifecycle tick, so limits bite within one traffic interval). */
+  afterCollect?: () => Promise<unknown>;
 };
 
 export function collectTrafficJob(options: CollectTrafficOptions): Job {
@@ -38,6 +40,7 @@ export function collectTrafficJob(options: CollectTrafficOptions): Job {
           "traffic not collected",
         );
       });
+      if (!signal.aborted && options.afterCollect !== undefined) await options.afterCollect();
     },
   };
 }

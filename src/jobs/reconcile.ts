@@ -25,11 +25,19 @@ export type ReconcileJob = Job & {
   readonly inFlight: number;
   /** Ticks finished since the start, whatever their outcome. */
   readonly finished: number;
+  /**
+   * A tick now for every held server (a user's status changed: their grants wait as 'pending'); a
+   * server whose tick runs gets another one right after it.
+   */
+  wake(): void;
 };
 
 export function reconcileJob(options: ReconcileJobOptions): ReconcileJob {
   const { reconciler, servers, leases, logger } = options;
   const running = new Map<string, Promise<void>>();
+  /** Servers woken while their tick ran: one more tick when it ends. */
+  const again = new Set<string>();
+  let shutdownSignal: AbortSignal | undefined;
   let finished = 0;
   const limit = limiter(options.concurrency);
 
@@ -48,11 +56,12 @@ export function reconcileJob(options: ReconcileJobOptions): ReconcileJob {
         running.delete(serverId);
         finished += 1;
         options.onTick?.(serverId, ok);
+        if (again.delete(serverId) && !shutdown.aborted && leases.holds(serverId)) start(serverId, shutdown);
       });
     running.set(serverId, tick);
   };
 
-  return {
+  const job: ReconcileJob = {
     name: "reconcile",
     intervalMs: options.intervalMs,
     get inFlight() {
@@ -61,7 +70,16 @@ export function reconcileJob(options: ReconcileJobOptions): ReconcileJob {
     get finished() {
       return finished;
     },
+    wake() {
+      const signal = shutdownSignal;
+      if (signal === undefined || signal.aborted) return;
+      for (const id of running.keys()) again.add(id);
+      job.run({ signal }).catch((error: unknown) => {
+        if (!signal.aborted) logger.error({ job: "reconcile", err: error }, "woken run failed");
+      });
+    },
     async run({ signal }) {
+      shutdownSignal = signal;
       const ids = (await servers.list()).map((server) => server.id);
       leases.retain(ids);
       const held = await leases.claim(ids);
@@ -77,4 +95,6 @@ export function reconcileJob(options: ReconcileJobOptions): ReconcileJob {
       });
     },
   };
+  reconciler.onWake(() => job.wake());
+  return job;
 }

@@ -8,6 +8,7 @@ import { GrpcCoreClient } from "../../src/cores/grpc-core-client.ts";
 import { buildUser } from "../../src/cores/inbound-builder/build.ts";
 import type { Deps } from "../../src/deps.ts";
 import { collectTrafficJob } from "../../src/jobs/collect-traffic.ts";
+import { lifecycleJob } from "../../src/jobs/lifecycle.ts";
 import { type ReconcileJob, reconcileJob } from "../../src/jobs/reconcile.ts";
 import { type Job, type RunningJobs, startJobs } from "../../src/jobs/runner.ts";
 import { CoreConflictError } from "../../src/lib/errors.ts";
@@ -47,7 +48,7 @@ export async function bulkGrant(t: TestApp, serverId: string, inboundId: string,
 export function startConvergence(
   deps: Deps,
   logger: Logger,
-  intervals: { reconcileMs: number; trafficMs?: number },
+  intervals: { reconcileMs: number; trafficMs?: number; lifecycleMs?: number },
 ): { running: RunningJobs; reconcile: ReconcileJob } {
   const { leases } = deps;
   const reconcile = reconcileJob({
@@ -58,8 +59,16 @@ export function startConvergence(
   if (intervals.trafficMs !== undefined) {
     const traffic = deps.services.traffic;
     jobs.push(
-      collectTrafficJob({ traffic, leases, logger, intervalMs: intervals.trafficMs, concurrency: 4 }),
+      collectTrafficJob({
+        ...{ traffic, leases, logger, intervalMs: intervals.trafficMs, concurrency: 4 },
+        ...(intervals.lifecycleMs === undefined
+          ? {}
+          : { afterCollect: () => deps.services.lifecycle.tick() }),
+      }),
     );
+  }
+  if (intervals.lifecycleMs !== undefined) {
+    jobs.push(lifecycleJob(deps.services.lifecycle, logger, intervals.lifecycleMs));
   }
   return { running: startJobs(jobs, logger), reconcile };
 }

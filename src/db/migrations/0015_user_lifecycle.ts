@@ -8,6 +8,16 @@
 // - online_at: the last collection that saw traffic; sub_updated_at / sub_last_user_agent: the last
 //   /sub fetch, written in batches (never one write per request).
 // - servers.usage_coefficient: a server's bytes count × this towards a user's used_bytes.
+// Internal columns of the lifecycle job (docs/LIFECYCLE.md), never shown by the API:
+// - next_reset_at: when used_bytes starts over (null: no_reset, or not computed yet: the job fills it);
+// - notified_usage_percent: the highest usage threshold notified in this period (0: none);
+// - next_notice_percent: the next threshold to look for (null: none left; 0: judge again), so the
+//   partial index users_usage_notice holds only the users a usage notice may be due for;
+// - expiring_notified_at: user.expiring was sent for the current expire_at (null: not yet).
+// Triggers: a status change across "admitted" (active, on_hold) and not admitted marks the user's
+// active grants 'pending', so the reconciler adds or removes them on the cores; a change of status,
+// limit, reset period or expiry adds a subscription_changes row (the header and placeholders show
+// them). used_bytes, online_at and the internal columns feed neither.
 import { type Kysely, sql } from "kysely";
 import { columnTypes, type DialectName } from "../dialect.ts";
 
@@ -40,4 +50,63 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
     NOT NULL DEFAULT 1 CHECK (usage_coefficient >= 0)`.execute(db);
   await db.schema.createIndex("users_status").on("users").columns(["status", "created_at", "id"]).execute();
   await db.schema.createIndex("users_expire_at").on("users").column("expire_at").execute();
+
+  await add("next_reset_at", ts);
+  await add("notified_usage_percent", "integer", "NOT NULL DEFAULT 0");
+  await add("next_notice_percent", "integer", "DEFAULT 0");
+  await add("expiring_notified_at", ts);
+  // What each statement of a lifecycle tick looks for, so a tick reads only the users it changes.
+  await sql`CREATE INDEX users_status_expire ON users (status, expire_at) WHERE expire_at IS NOT NULL`.execute(
+    db,
+  );
+  await sql`CREATE INDEX users_next_reset ON users (next_reset_at) WHERE data_limit_reset <> 'no_reset'`.execute(
+    db,
+  );
+  await sql`CREATE INDEX users_next_reset_unset ON users (id)
+    WHERE data_limit_reset <> 'no_reset' AND next_reset_at IS NULL`.execute(db);
+  await sql`CREATE INDEX users_on_hold_timeout ON users (on_hold_timeout_at) WHERE status = 'on_hold'`.execute(
+    db,
+  );
+  await sql`CREATE INDEX users_over_limit ON users (id)
+    WHERE status = 'active' AND data_limit_bytes IS NOT NULL AND used_bytes >= data_limit_bytes`.execute(db);
+  await sql`CREATE INDEX users_limited ON users (id) WHERE status IN ('limited', 'expired')`.execute(db);
+  await sql`CREATE INDEX users_expiring ON users (expire_at)
+    WHERE status = 'active' AND expiring_notified_at IS NULL AND expire_at IS NOT NULL`.execute(db);
+  await sql`CREATE INDEX users_usage_notice ON users (id)
+    WHERE data_limit_bytes > 0 AND used_bytes * 100 >= data_limit_bytes * next_notice_percent`.execute(db);
+  if (dialect === "sqlite") await lifecycleTriggersSqlite(db);
+  else await lifecycleTriggersPostgres(db);
+}
+
+const ADMITTED = "('active', 'on_hold')";
+
+async function lifecycleTriggersSqlite(db: Kysely<unknown>): Promise<void> {
+  await sql`CREATE TRIGGER users_admission_changed AFTER UPDATE OF status ON users
+    WHEN (OLD.status IN ${sql.raw(ADMITTED)}) IS NOT (NEW.status IN ${sql.raw(ADMITTED)})
+    BEGIN
+      UPDATE user_access SET sync_state = 'pending', sync_error = NULL
+        WHERE user_id = NEW.id AND is_active = 1;
+    END`.execute(db);
+  await sql`CREATE TRIGGER subscription_changes_user_lifecycle
+    AFTER UPDATE OF status, data_limit_bytes, data_limit_reset, expire_at ON users
+    WHEN OLD.status IS NOT NEW.status OR OLD.data_limit_bytes IS NOT NEW.data_limit_bytes
+      OR OLD.data_limit_reset IS NOT NEW.data_limit_reset OR OLD.expire_at IS NOT NEW.expire_at
+    BEGIN INSERT INTO subscription_changes (user_id) VALUES (NEW.id); END`.execute(db);
+}
+
+async function lifecycleTriggersPostgres(db: Kysely<unknown>): Promise<void> {
+  await sql`CREATE FUNCTION users_admission_changed() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$ BEGIN
+      UPDATE user_access SET sync_state = 'pending', sync_error = NULL
+        WHERE user_id = NEW.id AND is_active;
+      RETURN NULL;
+    END $$`.execute(db);
+  await sql`CREATE TRIGGER users_admission_changed AFTER UPDATE OF status ON users FOR EACH ROW
+    WHEN ((OLD.status IN ${sql.raw(ADMITTED)}) IS DISTINCT FROM (NEW.status IN ${sql.raw(ADMITTED)}))
+    EXECUTE FUNCTION users_admission_changed()`.execute(db);
+  await sql`CREATE TRIGGER subscription_changes_user_lifecycle
+    AFTER UPDATE OF status, data_limit_bytes, data_limit_reset, expire_at ON users FOR EACH ROW
+    WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.data_limit_bytes IS DISTINCT FROM NEW.data_limit_bytes
+      OR OLD.data_limit_reset IS DISTINCT FROM NEW.data_limit_reset OR OLD.expire_at IS DISTINCT FROM NEW.expire_at)
+    EXECUTE FUNCTION subscription_changes_row()`.execute(db);
 }

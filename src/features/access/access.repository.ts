@@ -31,11 +31,47 @@ export class CredentialTakenError extends Error {}
 export class AccessRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async listByInbound(inboundId: string, onlyActive = false): Promise<AccessRow[]> {
-    let query = this.db.selectFrom("user_access").selectAll().where("server_inbound_id", "=", inboundId);
-    if (onlyActive) query = query.where("is_active", "=", true);
-    const rows = await query.orderBy("created_at").orderBy("id").execute();
+  /** onlyOnCore: active grants of admitted users (active, on_hold): what the inbound's core holds. */
+  async listByInbound(inboundId: string, onlyOnCore = false): Promise<AccessRow[]> {
+    let query = this.#withAdmission().where("a.server_inbound_id", "=", inboundId);
+    if (onlyOnCore) query = query.where("a.is_active", "=", true).where("u.status", "in", ADMITTED);
+    const rows = await query.orderBy("a.created_at").orderBy("a.id").execute();
     return rows.map(toRow);
+  }
+
+  /** Grants with whether their user is admitted to cores (the reconciler's and applyInbound's reads). */
+  #withAdmission() {
+    return this.db
+      .selectFrom("user_access as a")
+      .innerJoin("users as u", "u.id", "a.user_id")
+      .selectAll("a")
+      .select(sql<boolean | number>`u.status in ('active', 'on_hold')`.as("is_user_admitted"));
+  }
+
+  async listOnCoreIds(inboundId: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom("user_access as a")
+      .innerJoin("users as u", "u.id", "a.user_id")
+      .select("a.id")
+      .where("a.server_inbound_id", "=", inboundId)
+      .where("a.is_active", "=", true)
+      .where("u.status", "in", ADMITTED)
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
+  async listUnadmittedUserIds(userIds: readonly string[]): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (const part of chunks([...new Set(userIds)], IDS_PER_STATEMENT)) {
+      const rows = await this.db
+        .selectFrom("users")
+        .select("id")
+        .where("id", "in", part)
+        .where("status", "not in", ADMITTED)
+        .execute();
+      for (const row of rows) out.add(row.id);
+    }
+    return out;
   }
 
   async listByUser(userId: string): Promise<AccessRow[]> {
@@ -141,12 +177,10 @@ export class AccessRepository {
 
   /** Every grant on the server's inbounds: the desired state of a full reconcile. */
   async listByServer(serverId: string): Promise<AccessRow[]> {
-    const rows = await this.db
-      .selectFrom("user_access")
-      .selectAll()
-      .where("server_id", "=", serverId)
-      .orderBy("created_at")
-      .orderBy("id")
+    const rows = await this.#withAdmission()
+      .where("a.server_id", "=", serverId)
+      .orderBy("a.created_at")
+      .orderBy("a.id")
       .execute();
     return rows.map(toRow);
   }
@@ -154,13 +188,11 @@ export class AccessRepository {
   /** The server's grants that have not reached its core: pending, and error too when asked. */
   async listUnsyncedByServer(serverId: string, withErrors: boolean): Promise<AccessRow[]> {
     const states: SyncState[] = withErrors ? ["pending", "error"] : ["pending"];
-    const rows = await this.db
-      .selectFrom("user_access")
-      .selectAll()
-      .where("server_id", "=", serverId)
-      .where("sync_state", "in", states)
-      .orderBy("created_at")
-      .orderBy("id")
+    const rows = await this.#withAdmission()
+      .where("a.server_id", "=", serverId)
+      .where("a.sync_state", "in", states)
+      .orderBy("a.created_at")
+      .orderBy("a.id")
       .execute();
     return rows.map(toRow);
   }
@@ -267,12 +299,16 @@ export class AccessRepository {
   }
 }
 
+/** Statuses whose users hold credentials on cores (features/users/lifecycle.ts isAdmitted). */
+const ADMITTED = ["active", "on_hold"] as const;
+
 export function accessExists(userId: string): ConflictError {
   return new ConflictError(`user ${userId} already has access to this inbound`, "access_exists");
 }
 
-function toRow(row: Selectable<UserAccessTable>): AccessRow {
+function toRow(row: Selectable<UserAccessTable> & { is_user_admitted?: boolean | number }): AccessRow {
   return {
+    ...(row.is_user_admitted === undefined ? {} : { is_user_admitted: read.bool(row.is_user_admitted) }),
     id: row.id,
     user_id: row.user_id,
     server_inbound_id: row.server_inbound_id,

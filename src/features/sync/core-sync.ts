@@ -48,7 +48,7 @@ import {
   type UserPush,
 } from "./push.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
-import type { GrantStore, InboundStore, SyncGrant, SyncInbound } from "./stores.ts";
+import { type GrantStore, type InboundStore, isOnCore, type SyncGrant, type SyncInbound } from "./stores.ts";
 import { SyncRecorder } from "./sync-recorder.ts";
 
 export type SyncStatus = { state: SyncState; error: string | null };
@@ -143,7 +143,7 @@ export class CoreSync {
 
   /**
    * Puts the inbound on its core exactly as stored (or takes it off when inactive), with every active
-   * grant, `limit` user adds in flight. Grants added or revoked meanwhile (by another instance) are
+   * grant of an admitted user (docs/LIFECYCLE.md), `limit` user adds in flight. Grants added or revoked meanwhile (by another instance) are
    * caught up before it returns.
    */
   async applyInbound(
@@ -151,7 +151,11 @@ export class CoreSync {
     limit: Limiter = limiter(USER_PUSH_PARALLELISM),
   ): Promise<SyncStatus> {
     const inbound = await this.#inbound(inboundId);
-    const grants = inbound.is_active ? await this.deps.grants.listByInbound(inbound.id, true) : [];
+    // Active grants of users who are not admitted are settled too: a replaced inbound holds none of them.
+    const active = inbound.is_active
+      ? (await this.deps.grants.listByInbound(inbound.id)).filter((grant) => grant.is_active)
+      : [];
+    const grants = active.filter(isOnCore);
     const perGrant = new Map<string, SyncStatus>();
     const status = await this.#whenReachable(inbound, async (connected) => {
       if (!inbound.is_active) return removeInboundIfPresent(connected.client, inbound.tag);
@@ -162,7 +166,7 @@ export class CoreSync {
     });
     const stamp = status.state === "synced" ? this.#now().toISOString() : undefined;
     await this.deps.inbounds.setSyncState(inbound.id, status.state, status.error, stamp);
-    const settled = grants.map((grant) => ({ id: grant.id, status: perGrant.get(grant.id) ?? status }));
+    const settled = active.map((grant) => ({ id: grant.id, status: perGrant.get(grant.id) ?? status }));
     await this.#recorder.grants(settled);
     if (status.state === "synced") await this.deps.removals.clearTag(inbound.server_id, inbound.tag);
     return status;
@@ -185,7 +189,7 @@ export class CoreSync {
     if (outcome.isInboundMissing)
       throw new CoreUnavailableError(`the core lost inbound ${ref.tag} while it was applied`);
     for (const [id, status] of statusesOf(outcome)) perGrant.set(id, status);
-    const current = new Set(await this.deps.grants.listActiveIds(inbound.id));
+    const current = new Set(await this.deps.grants.listOnCoreIds(inbound.id));
     const known = new Set(grants.map((grant) => grant.id));
     for (const grant of grants.filter((g) => !current.has(g.id))) {
       await removeUserIfPresent(connected.client, ref.tag, grant.proxy_user_id);
@@ -223,8 +227,11 @@ export class CoreSync {
     limit: Limiter,
     options: { replaceFirst?: ReadonlySet<string>; signal?: AbortSignal } = {},
   ): Promise<Map<string, SyncStatus>> {
-    const live = grants.filter((grant) => inbound.is_active && grant.is_active);
-    const idle = grants.filter((grant) => !(inbound.is_active && grant.is_active));
+    const unadmitted = await this.deps.grants.listUnadmittedUserIds(grants.map((grant) => grant.user_id));
+    const onCore = (grant: SyncGrant) =>
+      inbound.is_active && grant.is_active && !unadmitted.has(grant.user_id);
+    const live = grants.filter(onCore);
+    const idle = grants.filter((grant) => !onCore(grant));
     await this.#recorder.grants(idle.map((grant) => ({ id: grant.id, status: SYNCED })));
     if (live.length === 0) return new Map(grants.map((grant) => [grant.id, SYNCED]));
     if (inbound.sync_state !== "synced") return this.#applyFor(inbound, grants, limit);

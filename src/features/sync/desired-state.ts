@@ -7,7 +7,7 @@ import type { Limiter } from "../../lib/limiter.ts";
 import { holdsUserInline } from "./desired.ts";
 import type { DesiredGrant, DesiredServer, ObservedInbound } from "./plan.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
-import type { GrantStore, InboundStore, SyncGrant, SyncInbound } from "./stores.ts";
+import { type GrantStore, type InboundStore, isOnCore, type SyncGrant, type SyncInbound } from "./stores.ts";
 
 export type DesiredSnapshot = {
   server: DesiredServer;
@@ -69,7 +69,8 @@ function planGrant(grant: SyncGrant): DesiredGrant {
     email: grant.proxy_user_id,
     credential: grant.credential,
     level: grant.level,
-    isActive: grant.is_active,
+    // A grant of a limited, expired or disabled user is planned as inactive: off the core, kept in the database.
+    isActive: isOnCore(grant),
     syncState: grant.sync_state,
   };
 }

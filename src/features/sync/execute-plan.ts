@@ -121,7 +121,7 @@ class Run {
       if (status.state !== "synced") return;
       // Read first, then add: `x += await y` would read x before the await and lose the count of
       // an inbound applied concurrently.
-      const users = row.is_active ? (await this.ctx.grants.listActiveIds(row.id)).length : 0;
+      const users = row.is_active ? (await this.ctx.grants.listOnCoreIds(row.id)).length : 0;
       this.result.inbounds += 1;
       this.result.users += users;
     });

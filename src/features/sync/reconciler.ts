@@ -67,9 +67,20 @@ export class Reconciler {
   readonly #lock = new KeyedLock();
   readonly #last = new Map<string, ReconcileSummary>();
   readonly #now: () => Date;
+  readonly #wakeListeners: (() => void)[] = [];
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.#now = deps.now ?? (() => new Date());
+  }
+
+  /** Who runs the ticks (the reconcile job) asks to be told when a tick is wanted before its interval. */
+  onWake(listener: () => void): void {
+    this.#wakeListeners.push(listener);
+  }
+
+  /** Grants were marked pending outside the API's own pushes (a user's status changed): tick soon. */
+  wake(): void {
+    for (const listener of this.#wakeListeners) listener();
   }
 
   /** One background tick; undefined when nothing was due (or the core did not answer). */

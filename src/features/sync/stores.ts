@@ -34,7 +34,17 @@ export type SyncGrant = {
   is_active: boolean;
   sync_state: SyncState;
   sync_error: string | null;
+  /**
+   * The user's status lets them onto cores (active or on_hold; docs/LIFECYCLE.md). Read by the
+   * reconciler's queries; absent on rows built in memory, where pushGrants asks the store instead.
+   */
+  is_user_admitted?: boolean;
 };
+
+/** Whether the grant's user belongs on its core: the grant is active and its user admitted. */
+export function isOnCore(grant: Pick<SyncGrant, "is_active" | "is_user_admitted">): boolean {
+  return grant.is_active && grant.is_user_admitted !== false;
+}
 
 export interface InboundStore {
   findInboundById(id: string): Promise<SyncInbound | undefined>;
@@ -52,8 +62,14 @@ export interface InboundStore {
 export interface GrantStore {
   findById(id: string): Promise<SyncGrant | undefined>;
   findByIds(ids: readonly string[]): Promise<SyncGrant[]>;
-  listByInbound(inboundId: string, onlyActive?: boolean): Promise<SyncGrant[]>;
+  /** onlyOnCore: active grants of admitted users only (what the core should hold). */
+  listByInbound(inboundId: string, onlyOnCore?: boolean): Promise<SyncGrant[]>;
+  /** Active grants, whatever their users' status (capacity: a limited user keeps their place). */
   listActiveIds(inboundId: string): Promise<string[]>;
+  /** Active grants of admitted users: what the core holds once synced. */
+  listOnCoreIds(inboundId: string): Promise<string[]>;
+  /** Which of these users are not admitted to cores (limited, expired, disabled). */
+  listUnadmittedUserIds(userIds: readonly string[]): Promise<Set<string>>;
   listByUser(userId: string): Promise<SyncGrant[]>;
   listByServer(serverId: string): Promise<SyncGrant[]>;
   /** Pending grants, and those in error too when asked. */

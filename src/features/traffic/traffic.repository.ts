@@ -3,8 +3,12 @@
 // server are added to their first grant there (oldest), so the sum over a user's grants is their
 // total and the subscription reads it from the rows it already reads. The same bytes go into the
 // usage history (usage.repository.ts) in the same transaction.
+// In the same transaction each user's bytes × the server's usage_coefficient go to users.used_bytes
+// (this period) and lifetime_used_bytes, online_at becomes now, and an on_hold user's expiry clock
+// starts (status active, expire_at = now + on_hold_duration_seconds): two more statements per
+// batch, whatever the number of users (the lifecycle job judges the new numbers, docs/LIFECYCLE.md).
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { type DialectName, read } from "../../db/dialect.ts";
+import { type DialectName, plusSeconds, read } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
 import type { Bytes, TrafficDeltas } from "./traffic.ts";
@@ -17,6 +21,13 @@ export type ServerUsage = {
   downlink_bytes: number;
 };
 
+export type AddTrafficOptions = {
+  /** The collection's time (online_at, the start of on-hold clocks); default: now. */
+  now?: Date;
+  /** Filled with the ids of on_hold users whose clock this traffic started. */
+  started?: string[];
+};
+
 export class TrafficRepository {
   constructor(
     private readonly db: Kysely<Database>,
@@ -25,23 +36,51 @@ export class TrafficRepository {
 
   /**
    * All of it or nothing (a failed write is retried with the next deltas, never counted twice),
-   * the usage history included: its buckets are those of `at`.
+   * the usage history included: its buckets are those of `options.now`.
    */
-  async addTraffic(serverId: string, deltas: TrafficDeltas, at: Date): Promise<number> {
+  async addTraffic(
+    serverId: string,
+    deltas: TrafficDeltas,
+    options: AddTrafficOptions = {},
+  ): Promise<number> {
+    const at = options.now ?? new Date();
+    const now = at.toISOString();
     return this.db.transaction().execute(async (trx) => {
       const repository = new TrafficRepository(trx, this.dialect);
-      const byUser = await repository.#addUserTraffic(serverId, deltas.users);
+      const coefficient = await repository.#coefficientOf(serverId);
+      const byUser = await repository.#addUserTraffic(
+        serverId,
+        deltas.users,
+        coefficient,
+        now,
+        options.started,
+      );
       await repository.#addInboundTraffic(serverId, deltas.inbounds);
       await new UsageRepository(trx, this.dialect).addBuckets(serverId, byUser, at);
       return byUser.size;
     });
   }
 
+  async #coefficientOf(serverId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom("servers")
+      .select("usage_coefficient")
+      .where("id", "=", serverId)
+      .executeTakeFirst();
+    return row === undefined ? 1 : Number(row.usage_coefficient);
+  }
+
   /**
-   * Adds each email's bytes to the first grant of that proxy user on the server; unknown emails are
-   * skipped. Returns the bytes written per user.
+   * Adds each email's bytes to the first grant of that proxy user on the server, and × coefficient
+   * to the user's counters; unknown emails are skipped. Returns the bytes written per user.
    */
-  async #addUserTraffic(serverId: string, deltas: ReadonlyMap<string, Bytes>): Promise<Map<string, Bytes>> {
+  async #addUserTraffic(
+    serverId: string,
+    deltas: ReadonlyMap<string, Bytes>,
+    coefficient: number,
+    now: string,
+    started: string[] | undefined,
+  ): Promise<Map<string, Bytes>> {
     const byUser = new Map<string, Bytes>();
     for (const part of chunks([...deltas.keys()])) {
       const rows = await this.db
@@ -53,6 +92,7 @@ export class TrafficRepository {
         .orderBy("id")
         .execute();
       const targets = new Map<string, Bytes>();
+      const counted = new Map<string, number>();
       const seen = new Set<string>();
       for (const row of rows) {
         const bytes = deltas.get(row.proxy_user_id);
@@ -60,8 +100,11 @@ export class TrafficRepository {
         seen.add(row.proxy_user_id);
         targets.set(row.id, bytes);
         addBytes(byUser, row.user_id, bytes);
+        const weighted = Math.round((bytes.uplinkBytes + bytes.downlinkBytes) * coefficient);
+        counted.set(row.user_id, (counted.get(row.user_id) ?? 0) + weighted);
       }
       if (targets.size === 0) continue;
+      await this.#countForUsers(counted, now, started);
       await this.db
         .updateTable("user_access")
         .set({
@@ -72,6 +115,31 @@ export class TrafficRepository {
         .execute();
     }
     return byUser;
+  }
+
+  /** used_bytes, lifetime_used_bytes, online_at, and the start of on-hold clocks: two statements. */
+  async #countForUsers(counted: ReadonlyMap<string, number>, now: string, started: string[] | undefined) {
+    const ids = [...counted.keys()];
+    const dialect = this.dialect;
+    const clocks = await this.db
+      .updateTable("users")
+      .set({ status: "active", expire_at: plusSeconds(dialect, now, "on_hold_duration_seconds") })
+      .where("id", "in", ids)
+      .where("status", "=", "on_hold")
+      .returning("id")
+      .execute();
+    started?.push(...clocks.map((row) => row.id));
+    const whens = [...counted].map(([id, bytes]) => sql`when ${id} then cast(${bytes} as bigint)`);
+    const delta = sql<number>`(case ${sql.ref("id")} ${sql.join(whens, sql` `)} else 0 end)`;
+    await this.db
+      .updateTable("users")
+      .set({
+        used_bytes: sql`used_bytes + ${delta}`,
+        lifetime_used_bytes: sql`lifetime_used_bytes + ${delta}`,
+        online_at: now,
+      })
+      .where("id", "in", ids)
+      .execute();
   }
 
   async #addInboundTraffic(serverId: string, deltas: ReadonlyMap<string, Bytes>): Promise<void> {

@@ -22,8 +22,10 @@ export class TrafficService {
     private readonly servers: ServersService,
     private readonly users: UsersService,
     private readonly logger: Logger,
-    /** When bytes are written: the usage history's buckets follow it (tests move it). */
+    /** When bytes are written: the usage history's buckets and online_at follow it (tests move it). */
     private readonly now: () => Date,
+    /** Told of on_hold users whose expiry clock this collection started (user.activated). */
+    private readonly clocksStarted: (userIds: string[]) => Promise<void> = async () => {},
   ) {}
 
   async collect(serverId: string): Promise<Collected> {
@@ -37,8 +39,10 @@ export class TrafficService {
     const all = carried === undefined ? deltas : mergeTraffic(carried, deltas);
     if (isEmpty(all)) return { users: 0, inbounds: 0 };
     this.#unwritten.set(serverId, all);
-    const users = await this.traffic.addTraffic(serverId, all, this.now());
+    const started: string[] = [];
+    const users = await this.traffic.addTraffic(serverId, all, { now: this.now(), started });
     this.#unwritten.delete(serverId);
+    if (started.length > 0) await this.clocksStarted(started);
     this.logger.debug({ server_id: serverId, users, inbounds: all.inbounds.size }, "traffic collected");
     return { users, inbounds: all.inbounds.size };
   }
@@ -50,7 +54,7 @@ export class TrafficService {
   async flush(): Promise<number> {
     let written = 0;
     for (const [serverId, deltas] of this.#unwritten) {
-      await this.traffic.addTraffic(serverId, deltas, this.now());
+      await this.traffic.addTraffic(serverId, deltas, { now: this.now() });
       this.#unwritten.delete(serverId);
       written += 1;
     }

@@ -64,14 +64,14 @@ describe("writing traffic totals", () => {
     const inbounds = new Map([[first.tag, { uplinkBytes: 7, downlinkBytes: 8 }]]);
     const repository = new TrafficRepository(t.deps.database.db, t.deps.database.dialect);
     const at = new Date();
-    assert.equal(await repository.addTraffic(server.id, { users: users1, inbounds }, at), 1200);
+    assert.equal(await repository.addTraffic(server.id, { users: users1, inbounds }, { now: at }), 1200);
     await repository.addTraffic(
       server.id,
       {
         users: new Map([[emailOf.get(users[0] ?? "") ?? "", { uplinkBytes: 100, downlinkBytes: 0 }]]),
         inbounds: new Map(),
       },
-      at,
+      { now: at },
     );
 
     const records = (await request(t, "GET", `/api/users/${users[0]}/access`)).json();
@@ -115,7 +115,7 @@ describe("writing traffic totals", () => {
     await new TrafficRepository(t.deps.database.db, t.deps.database.dialect).addTraffic(
       server.id,
       { users: bytes, inbounds: new Map() },
-      new Date(),
+      { now: new Date() },
     );
     const revoke = await request(
       t,
@@ -132,6 +132,67 @@ describe("writing traffic totals", () => {
       [[second.id, 5]],
     );
     assert.equal((await request(t, "GET", `/api/users/${carrier.user_id}/usage`)).json().downlink_bytes, 6);
+  });
+
+  test("users count bytes × the server's usage_coefficient, online_at is set, and the change feed stays quiet", async () => {
+    const server = await registerServer(t, 9, { usage_coefficient: 1.5 });
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const inbound = await createInbound(t, server.id, { template_id: template.id, port: 20_021 });
+    const counted = await grant(t, server.id, inbound.id, { name: "weighted" });
+    const held = await request(t, "POST", "/api/users", {
+      name: "held",
+      status: "on_hold",
+      on_hold_duration_seconds: 86_400,
+    });
+    const heldAccess = await grant(t, server.id, inbound.id, { user_id: held.json().id });
+    const feed = () =>
+      t.deps.database.db
+        .selectFrom("subscription_changes")
+        .select((eb) => eb.fn.countAll<number | string>().as("n"))
+        .executeTakeFirstOrThrow()
+        .then((row) => Number(row.n));
+    const before = await feed();
+    const repository = new TrafficRepository(t.deps.database.db, t.deps.database.dialect);
+    const now = new Date("2026-05-01T12:00:00.000Z");
+    const started: string[] = [];
+    const bytes = (up: number, down: number) => ({ uplinkBytes: up, downlinkBytes: down });
+    await repository.addTraffic(
+      server.id,
+      {
+        users: new Map([
+          [counted.proxy_user_id, bytes(100, 1000)],
+          [heldAccess.proxy_user_id, bytes(1, 1)],
+        ]),
+        inbounds: new Map(),
+      },
+      { now, started },
+    );
+    await repository.addTraffic(server.id, {
+      users: new Map([[counted.proxy_user_id, bytes(0, 2)]]),
+      inbounds: new Map(),
+    });
+    const user = (await request(t, "GET", `/api/users/${counted.user_id}`)).json();
+    assert.deepEqual(
+      [user.used_bytes, user.lifetime_used_bytes],
+      [1653, 1653],
+      "(1100 + 2) × 1.5, rounded per write",
+    );
+    assert.ok(Date.parse(user.online_at) > now.getTime(), "the second write's time");
+    const access = (await request(t, "GET", `/api/users/${counted.user_id}/access`)).json();
+    assert.deepEqual(
+      [access[0].uplink_bytes, access[0].downlink_bytes],
+      [100, 1002],
+      "grant totals stay raw bytes",
+    );
+    const heldNow = (await request(t, "GET", `/api/users/${held.json().id}`)).json();
+    assert.deepEqual(
+      [heldNow.status, heldNow.expire_at, heldNow.used_bytes],
+      ["active", "2026-05-02T12:00:00.000Z", 3],
+      "the first traffic starts an on-hold clock",
+    );
+    assert.deepEqual(started, [held.json().id]);
+    // The on-hold start changed status and expire_at (one row); counting alone adds none.
+    assert.equal(await feed(), before + 1);
   });
 
   test("usage of an unknown user is 404", async () => {
@@ -164,11 +225,11 @@ describe("collecting from a core", () => {
     const usage = (await request(t, "GET", `/api/users/${access.user_id}/usage`)).json();
     assert.deepEqual([usage.uplink_bytes, usage.downlink_bytes], [300, 4000]);
     // Subscription-Userinfo tells the period's used_bytes (the lifecycle's share of a collection),
-    // split in the proportion of the grant's counters (300:4000). TODO(merge with the lifecycle
-    // branch): the collection counts into used_bytes there; then assert used_bytes === 4300 here.
+    // split in the proportion of the grant's counters (300:4000).
     const { used_bytes: used } = (await request(t, "GET", `/api/users/${access.user_id}`)).json() as {
       used_bytes: number;
     };
+    assert.equal(used, 4300, "the collection counts into the period's used_bytes (coefficient 1)");
     const upload = Math.round((used * 300) / 4300);
     const sub = await t.app.inject({ method: "GET", url: `/sub/${access.user_id}` });
     assert.equal(

@@ -202,9 +202,16 @@ export class UsersRepository {
 
   /** Applies only the given fields; returns the updated user or undefined when the id is unknown. */
   async updateUser(id: string, patch: UserPatch, updatedAt: string): Promise<User | undefined> {
+    // The lifecycle job's bookkeeping follows the new numbers: a new period is counted from its next
+    // tick, a new limit re-arms the usage thresholds, a new expiry the expiring notice.
+    const internal = {
+      ...(patch.data_limit_reset === undefined ? {} : { next_reset_at: null }),
+      ...(patch.data_limit_bytes === undefined ? {} : { notified_usage_percent: 0, next_notice_percent: 0 }),
+      ...(patch.expire_at === undefined ? {} : { expiring_notified_at: null }),
+    };
     const result = await this.db
       .updateTable("users")
-      .set({ ...patch, updated_at: updatedAt })
+      .set({ ...patch, ...internal, updated_at: updatedAt })
       .where("id", "=", id)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 0 ? undefined : this.findUser(id);

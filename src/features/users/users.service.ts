@@ -2,6 +2,7 @@
 // (through the provisioning feature's revoker), then deletes the user and, by cascade, its grants.
 import { randomBytes, randomUUID } from "node:crypto";
 import { NotFoundError, ValidationError } from "../../lib/errors.ts";
+import type { Changes } from "../../lib/events.ts";
 import { trimName } from "../../lib/names.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { statusAfterWrite } from "./status.ts";
@@ -29,6 +30,8 @@ export class UsersService {
     private readonly notify: NotifyUser = async () => {},
     /** The public base URL subscription URLs start with ("" for a path alone). */
     private readonly publicUrl: () => string = () => "",
+    /** userStatusChanged when a write moves a user's status (provisioning follows at once). */
+    private readonly changes?: Changes,
   ) {}
 
   /** The user as the API shows them: subscription_url absolute when a public URL is set. */
@@ -150,6 +153,7 @@ export class UsersService {
     }
     const updated = await this.users.updateUser(id, patch, this.now().toISOString());
     if (updated === undefined) throw new NotFoundError("user", id);
+    if (patch.status !== undefined) await this.changes?.emit("userStatusChanged", [id]);
     await this.notify("user.updated", { user: this.#event(updated), changed: Object.keys(patch) });
     return this.#shown(updated);
   }

@@ -1,0 +1,130 @@
+// The set-based tick (lifecycle.repository.ts) against the pure decision (lifecycle.ts), on whichever
+// dialect DATABASE_URL selects: random users in every status, period and clock position go through
+// one SQL tick and through decide(); every user's numbers and every notification must agree.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { read } from "../../db/dialect.ts";
+import { LifecycleRepository, type TickResult } from "./lifecycle.repository.ts";
+import { decide, type LifecycleEvent, type LifecycleUser } from "./lifecycle.ts";
+import type { DataLimitReset, UserStatus } from "./users.schemas.ts";
+
+let t: TestApp;
+before(async () => {
+  t = await createTestApp();
+});
+after(async () => {
+  await t.close();
+});
+
+const OPTIONS = { thresholds: [80, 95], expiringNoticeSeconds: 3 * 86_400 };
+const STATUSES: UserStatus[] = ["active", "disabled", "limited", "expired", "on_hold"];
+const PERIODS: DataLimitReset[] = ["no_reset", "day", "week", "month", "month_rolling", "year"];
+const HOUR = 3_600_000;
+
+/** A small seeded generator, so a failure can be replayed. */
+function random(seed: number) {
+  let state = seed;
+  const next = () => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return state / 2_147_483_648;
+  };
+  return {
+    int: (n: number) => Math.floor(next() * n),
+    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
+    chance: (p: number) => next() < p,
+  };
+}
+
+function randomUser(r: ReturnType<typeof random>, now: Date): LifecycleUser & { id: string; name: string } {
+  const around = (spreadHours: number) =>
+    new Date(
+      now.getTime() + (r.int(2 * spreadHours * 60) - spreadHours * 60) * 60_000 + r.int(1000),
+    ).toISOString();
+  const limit = r.chance(0.3) ? null : r.int(1000);
+  const status = r.pick(STATUSES);
+  return {
+    id: randomUUID(),
+    name: `lifecycle ${r.int(1e9)}`,
+    status,
+    data_limit_bytes: limit,
+    data_limit_reset: r.pick(PERIODS),
+    used_bytes: r.int(1300),
+    created_at: new Date(now.getTime() - r.int(700 * 24) * HOUR - r.int(HOUR)).toISOString(),
+    last_reset_at: r.chance(0.5) ? null : around(24 * 40),
+    next_reset_at: r.chance(0.3) ? null : around(24 * 3),
+    expire_at: r.chance(0.3) ? null : around(24 * 6),
+    on_hold_duration_seconds: status === "on_hold" || r.chance(0.2) ? 60 + r.int(86_400 * 30) : null,
+    on_hold_timeout_at: r.chance(0.4) ? null : around(12),
+    notified_usage_percent: r.pick([0, 0, 80, 95]),
+    next_notice_percent: r.pick([0, 0, 80, 95, null]),
+    expiring_notified_at: r.chance(0.7) ? null : around(24),
+  };
+}
+
+function eventsOf(result: TickResult): Map<string, LifecycleEvent[]> {
+  const out = new Map<string, LifecycleEvent[]>();
+  const add = (id: string, event: LifecycleEvent) => out.set(id, [...(out.get(id) ?? []), event]);
+  for (const row of result.activated) add(row.id, { type: "user.activated", from: row.from });
+  for (const row of result.limited) add(row.id, { type: "user.limited" });
+  for (const row of result.expired) add(row.id, { type: "user.expired" });
+  for (const row of result.thresholds) add(row.id, { type: "user.usage_threshold", percent: row.percent });
+  for (const row of result.expiring) add(row.id, { type: "user.expiring" });
+  return out;
+}
+
+const sortEvents = (events: readonly LifecycleEvent[]) => events.map((e) => JSON.stringify(e)).sort();
+
+describe("the SQL tick agrees with the pure decision", () => {
+  for (const seed of [1, 2, 3]) {
+    test(`2,000 random users, seed ${seed}`, async () => {
+      const r = random(seed);
+      const now = new Date(Date.UTC(2026, 2 + seed, 10 + seed, 7, 30, 15, 250 * seed));
+      const users = Array.from({ length: 2000 }, () => randomUser(r, now));
+      const db = t.deps.database.db;
+      await db.deleteFrom("users").execute();
+      for (let i = 0; i < users.length; i += 200) {
+        await db
+          .insertInto("users")
+          .values(users.slice(i, i + 200).map((u) => ({ ...u, updated_at: u.created_at })))
+          .execute();
+      }
+      const repository = new LifecycleRepository(db, t.deps.database.dialect);
+      const result = await repository.tick(now, OPTIONS);
+      const rows = await db.selectFrom("users").selectAll().execute();
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      const events = eventsOf(result);
+      let moved = 0;
+      let resets = 0;
+      for (const before of users) {
+        const { id: _id, name: _name, ...numbers } = before;
+        const decided = decide(numbers, now, OPTIONS);
+        const row = byId.get(before.id);
+        assert.ok(row !== undefined);
+        const stored: LifecycleUser = {
+          status: row.status,
+          data_limit_bytes: read.optionalBigint(row.data_limit_bytes),
+          data_limit_reset: row.data_limit_reset,
+          used_bytes: read.bigint(row.used_bytes),
+          created_at: read.timestamp(row.created_at),
+          last_reset_at: read.optionalTimestamp(row.last_reset_at),
+          next_reset_at: read.optionalTimestamp(row.next_reset_at),
+          expire_at: read.optionalTimestamp(row.expire_at),
+          on_hold_duration_seconds: read.optionalBigint(row.on_hold_duration_seconds),
+          on_hold_timeout_at: read.optionalTimestamp(row.on_hold_timeout_at),
+          notified_usage_percent: Number(row.notified_usage_percent),
+          next_notice_percent: row.next_notice_percent === null ? null : Number(row.next_notice_percent),
+          expiring_notified_at: read.optionalTimestamp(row.expiring_notified_at),
+        };
+        const context = JSON.stringify(before);
+        assert.deepEqual(stored, decided.user, context);
+        assert.deepEqual(sortEvents(events.get(before.id) ?? []), sortEvents(decided.events), context);
+        if (decided.user.status !== before.status) moved += 1;
+        if (decided.isReset) resets += 1;
+      }
+      assert.equal(result.resets, resets);
+      assert.ok(moved > 100 && resets > 50, `a mix worth comparing: ${moved} moved, ${resets} resets`);
+    });
+  }
+});

@@ -15,9 +15,9 @@
 //   partial index users_usage_notice holds only the users a usage notice may be due for;
 // - expiring_notified_at: user.expiring was sent for the current expire_at (null: not yet).
 // Triggers: a status change across "admitted" (active, on_hold) and not admitted marks the user's
-// active grants 'pending', so the reconciler adds or removes them on the cores; a change of status,
-// limit, reset period or expiry adds a subscription_changes row (the header and placeholders show
-// them). used_bytes, online_at and the internal columns feed neither.
+// active grants 'pending', so the reconciler adds or removes them on the cores. The subscription's
+// change feed for these columns is migration 0017's trigger. used_bytes growing, online_at and the
+// internal columns feed neither.
 import { type Kysely, sql } from "kysely";
 import { columnTypes, type DialectName } from "../dialect.ts";
 
@@ -87,11 +87,6 @@ async function lifecycleTriggersSqlite(db: Kysely<unknown>): Promise<void> {
       UPDATE user_access SET sync_state = 'pending', sync_error = NULL
         WHERE user_id = NEW.id AND is_active = 1;
     END`.execute(db);
-  await sql`CREATE TRIGGER subscription_changes_user_lifecycle
-    AFTER UPDATE OF status, data_limit_bytes, data_limit_reset, expire_at ON users
-    WHEN OLD.status IS NOT NEW.status OR OLD.data_limit_bytes IS NOT NEW.data_limit_bytes
-      OR OLD.data_limit_reset IS NOT NEW.data_limit_reset OR OLD.expire_at IS NOT NEW.expire_at
-    BEGIN INSERT INTO subscription_changes (user_id) VALUES (NEW.id); END`.execute(db);
 }
 
 async function lifecycleTriggersPostgres(db: Kysely<unknown>): Promise<void> {
@@ -104,9 +99,4 @@ async function lifecycleTriggersPostgres(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE TRIGGER users_admission_changed AFTER UPDATE OF status ON users FOR EACH ROW
     WHEN ((OLD.status IN ${sql.raw(ADMITTED)}) IS DISTINCT FROM (NEW.status IN ${sql.raw(ADMITTED)}))
     EXECUTE FUNCTION users_admission_changed()`.execute(db);
-  await sql`CREATE TRIGGER subscription_changes_user_lifecycle
-    AFTER UPDATE OF status, data_limit_bytes, data_limit_reset, expire_at ON users FOR EACH ROW
-    WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.data_limit_bytes IS DISTINCT FROM NEW.data_limit_bytes
-      OR OLD.data_limit_reset IS DISTINCT FROM NEW.data_limit_reset OR OLD.expire_at IS DISTINCT FROM NEW.expire_at)
-    EXECUTE FUNCTION subscription_changes_row()`.execute(db);
 }

@@ -24,16 +24,11 @@ import { createInbound, grant, registerServer, templateFor } from "../../../test
 import { expectProblem, request } from "../../../test/support/templates.ts";
 import { startJobs } from "../../jobs/runner.ts";
 import { subscriptionCacheJob } from "../../jobs/subscription-cache.ts";
+import { nextResetAt } from "../../lib/periods.ts";
 import { SINGBOX_SCHEMA } from "../../links/formats/singbox-schema.ts";
 import { withCacheFastPath } from "./fast-path.ts";
 import { FetchLog, type FetchRecord, MAX_USER_AGENT } from "./fetch-log.ts";
-import {
-  DEFAULT_PLACEHOLDER_TEXTS,
-  NIL_UUID,
-  nextResetAt,
-  placeholderText,
-  splitUsage,
-} from "./placeholders.ts";
+import { DEFAULT_PLACEHOLDER_TEXTS, NIL_UUID, placeholderText, splitUsage } from "./placeholders.ts";
 import { SubscriptionsRepository } from "./subscriptions.repository.ts";
 import { parseUuid } from "./user-record.ts";
 
@@ -130,7 +125,9 @@ describe("pure: the next reset, the usage split, the placeholder's text", () => 
         texts,
         now,
       ),
-      "data limit reached, resets on 2026-12-20",
+      // month_rolling counts whole months from creation, as the lifecycle job resets: a reset by an
+      // admin on the 20th does not move the user's day.
+      "data limit reached, resets on 2026-12-10",
     );
   });
 });

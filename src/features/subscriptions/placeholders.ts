@@ -6,6 +6,7 @@
 // mihomo, sing-box, xray-json) renders and caches it like any other user, and groups stay valid. on_hold users get their real links: their clock starts
 // with their first traffic (Marzban's behaviour). Pure functions, no I/O.
 import type { DataLimitReset, UserStatus } from "../../db/types.ts";
+import { nextResetAt } from "../../lib/periods.ts";
 import { NIL_UUID } from "../../links/formats/entries.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
 import type { InboundRef } from "./layouts.ts";
@@ -61,7 +62,8 @@ export function placeholderText(
     case "expired":
       return withDate(texts.expired, user.expireAt === null ? undefined : new Date(user.expireAt));
     case "limited": {
-      const next = nextResetAt(user.dataLimitReset, user.lastResetAt ?? user.createdAt, now);
+      // The same boundary the lifecycle job resets at (month_rolling: whole months from creation).
+      const next = nextResetAt(user.dataLimitReset, user.createdAt, now);
       return next === null ? texts.limited : withDate(texts.limitedUntil, next);
     }
   }
@@ -71,59 +73,6 @@ export function placeholderText(
 function withDate(text: string, date: Date | undefined): string {
   const day = date === undefined || Number.isNaN(date.getTime()) ? "?" : date.toISOString().slice(0, 10);
   return text.replaceAll("{date}", day);
-}
-
-/**
- * When used_bytes next starts over, after `now`; null for no_reset. day/week/month/year are calendar
- * boundaries in UTC (00:00, Monday, the 1st, 1 January); month_rolling is a month after `anchor`
- * (the last reset, else the user's creation), on the anchor's day (the month's last day when it is
- * shorter) and time, the first such moment after `now`.
- */
-export function nextResetAt(reset: DataLimitReset, anchor: string | Date, now: Date): Date | null {
-  const y = now.getUTCFullYear();
-  const m = now.getUTCMonth();
-  const d = now.getUTCDate();
-  switch (reset) {
-    case "no_reset":
-      return null;
-    case "day":
-      return new Date(Date.UTC(y, m, d + 1));
-    case "week": {
-      const untilMonday = (8 - now.getUTCDay()) % 7 || 7;
-      return new Date(Date.UTC(y, m, d + untilMonday));
-    }
-    case "month":
-      return new Date(Date.UTC(y, m + 1, 1));
-    case "year":
-      return new Date(Date.UTC(y + 1, 0, 1));
-    case "month_rolling": {
-      const start = anchor instanceof Date ? anchor : new Date(anchor);
-      if (Number.isNaN(start.getTime())) return null;
-      // The first anchor + k months (k ≥ 1) after now; a guess of k from the months between, then a step.
-      let k = Math.max(1, (y - start.getUTCFullYear()) * 12 + (m - start.getUTCMonth()));
-      while (k > 1 && addMonths(start, k - 1).getTime() > now.getTime()) k--;
-      while (addMonths(start, k).getTime() <= now.getTime()) k++;
-      return addMonths(start, k);
-    }
-  }
-}
-
-/** `date` + n months, on the same day and time, or the target month's last day when it has fewer days. */
-function addMonths(date: Date, n: number): Date {
-  const year = date.getUTCFullYear();
-  const month = date.getUTCMonth() + n;
-  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
-  return new Date(
-    Date.UTC(
-      year,
-      month,
-      Math.min(date.getUTCDate(), lastDay),
-      date.getUTCHours(),
-      date.getUTCMinutes(),
-      date.getUTCSeconds(),
-      date.getUTCMilliseconds(),
-    ),
-  );
 }
 
 /** The link parameters of a placeholder entry named `text`. */

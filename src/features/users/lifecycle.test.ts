@@ -4,7 +4,8 @@
 // period, the expiring notice once.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { decide, type LifecycleUser, monthsAfter, nextResetAt, reachedThreshold } from "./lifecycle.ts";
+import { monthsAfter, nextResetAt } from "../../lib/periods.ts";
+import { decide, type LifecycleUser, reachedThreshold } from "./lifecycle.ts";
 
 const OPTIONS = { thresholds: [80, 95], expiringNoticeSeconds: 3 * 86_400 };
 const NOW = new Date("2026-03-15T12:00:00.000Z");

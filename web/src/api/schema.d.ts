@@ -2249,7 +2249,7 @@ export type paths = {
                                 updated_at: string;
                                 /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                                 subscription_url: string;
-                                /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                                /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock) */
                                 status: "active" | "disabled" | "limited" | "expired" | "on_hold";
                                 /** @description bytes per period; null = unlimited */
                                 data_limit_bytes: number | null;
@@ -2362,7 +2362,7 @@ export type paths = {
                             updated_at: string;
                             /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                             subscription_url: string;
-                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock) */
                             status: "active" | "disabled" | "limited" | "expired" | "on_hold";
                             /** @description bytes per period; null = unlimited */
                             data_limit_bytes: number | null;
@@ -2575,7 +2575,7 @@ export type paths = {
                             updated_at: string;
                             /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                             subscription_url: string;
-                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock) */
                             status: "active" | "disabled" | "limited" | "expired" | "on_hold";
                             /** @description bytes per period; null = unlimited */
                             data_limit_bytes: number | null;
@@ -2677,7 +2677,7 @@ export type paths = {
                             updated_at: string;
                             /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                             subscription_url: string;
-                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock) */
                             status: "active" | "disabled" | "limited" | "expired" | "on_hold";
                             /** @description bytes per period; null = unlimited */
                             data_limit_bytes: number | null;
@@ -2794,7 +2794,7 @@ export type paths = {
                             updated_at: string;
                             /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                             subscription_url: string;
-                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock) */
                             status: "active" | "disabled" | "limited" | "expired" | "on_hold";
                             /** @description bytes per period; null = unlimited */
                             data_limit_bytes: number | null;
@@ -5214,7 +5214,7 @@ export type paths = {
                                 updated_at: string;
                                 /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
                                 subscription_url: string;
-                                /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active users have credentials on any core */
+                                /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock) */
                                 status: "active" | "disabled" | "limited" | "expired" | "on_hold";
                                 /** @description bytes per period; null = unlimited */
                                 data_limit_bytes: number | null;

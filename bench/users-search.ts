@@ -3,18 +3,15 @@
 // through the HTTP layer (in-process inject), and a full-scan baseline of the same name queries
 // measured in the same run. PostgreSQL: BENCH_PG_URL (default postgres://root@127.0.0.1:5432/postgres)
 // is used to create and drop a scratch database.
-import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { randomUUID } from "node:crypto";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "kysely";
-import pg from "pg";
-import pino from "pino";
 import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config/config.ts";
 import { escapeLike } from "../src/db/dialect.ts";
-import { createDeps, type Deps } from "../src/deps.ts";
+import type { Deps } from "../src/deps.ts";
+import { openBenchDeps } from "./lib/bench-deps.ts";
 import { describeCode, describeMachine } from "./lib/machine.ts";
 import { writeBetweenMarkers } from "./lib/markers.ts";
 import { fmt, prng, type Summary, summarize, timeEach } from "./lib/stats.ts";
@@ -29,7 +26,6 @@ const { values } = parseArgs({
 });
 const USERS = Number(values.users);
 const SAMPLES = Number(values.samples);
-const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? "postgres://root@127.0.0.1:5432/postgres";
 
 // 21 consonants x 6 vowels = 126 syllables; names of 2-3 syllables per part. A 4-7 character
 // substring of such names matches tens to thousands of the 1M users, like real name fragments do.
@@ -148,25 +144,7 @@ function scanOf(plan: PlanNode | undefined): string {
 }
 
 async function measure(dialect: "sqlite" | "postgres"): Promise<{ rows: Row[]; tail: string[] }> {
-  const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-"));
-  let dbName: string | undefined;
-  let databaseUrl: string | undefined;
-  if (dialect === "postgres") {
-    dbName = `portcullis_bench_${randomBytes(4).toString("hex")}`;
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    await admin.end();
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${dbName}`;
-    databaseUrl = url.toString();
-  }
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    PORTCULLIS_SECRET_KEY: "00".repeat(32),
-  });
-  const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
+  const { deps, close } = await openBenchDeps(dialect);
   try {
     console.error(`${dialect}:`);
     const { ids, names } = await seed(deps);
@@ -242,14 +220,7 @@ async function measure(dialect: "sqlite" | "postgres"): Promise<{ rows: Row[]; t
     await app.close();
     return { rows, tail };
   } finally {
-    await deps.close();
-    rmSync(dataDir, { recursive: true, force: true });
-    if (dbName !== undefined) {
-      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await admin.end();
-    }
+    await close();
   }
 }
 

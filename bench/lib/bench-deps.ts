@@ -1,0 +1,39 @@
+// The service's dependencies on a scratch database for one benchmark run: a temporary DATA_DIR (SQLite)
+// or a throwaway PostgreSQL database (pg-scratch.ts), a fixed secret key, a silent logger. close()
+// stops them and removes both.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { loadConfig } from "../../src/config/config.ts";
+import { createDeps, type Deps } from "../../src/deps.ts";
+import { createScratchDatabase } from "./pg-scratch.ts";
+
+export type BenchDeps = { deps: Deps; close(): Promise<void> };
+
+export async function openBenchDeps(dialect: "sqlite" | "postgres"): Promise<BenchDeps> {
+  const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-"));
+  const scratch = dialect === "postgres" ? await createScratchDatabase("portcullis_bench") : undefined;
+  const removeAll = async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    await scratch?.drop();
+  };
+  try {
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      DATABASE_URL: scratch?.url,
+      PORTCULLIS_SECRET_KEY: "00".repeat(32),
+    });
+    const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
+    return {
+      deps,
+      close: async () => {
+        await deps.close();
+        await removeAll();
+      },
+    };
+  } catch (error) {
+    await removeAll();
+    throw error;
+  }
+}

@@ -43,7 +43,7 @@ export type TickOptions = LifecycleOptions & {
 };
 
 export const RESET_BATCH = 500;
-export const RESET_BUDGET_MS = 100;
+export const RESET_BUDGET_MS = 50;
 
 const RETURNED = ["id", "name", "status", "used_bytes", "data_limit_bytes", "expire_at"] as const;
 

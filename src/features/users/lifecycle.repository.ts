@@ -1,7 +1,8 @@
 // One lifecycle tick in set-based SQL: the steps of lifecycle.ts's decide(), each one UPDATE … WHERE
 // … RETURNING over the users it changes (partial indexes of migration 0015 find them), in one
-// transaction. The only per-user work in JavaScript is the next boundary of a period that has none
-// yet (a write set the period) or a rolling month, written back with one UPDATE … CASE per 500 users.
+// transaction; period resets in batches within a time budget (TickOptions). The only per-user work
+// in JavaScript is the next boundary of a period that has none yet (a write set the period) or a
+// rolling month, written back with one UPDATE … CASE per 500 users.
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type DialectName, plusSeconds, read, timestampParam } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";

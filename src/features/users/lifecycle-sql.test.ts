@@ -91,7 +91,8 @@ describe("the SQL tick agrees with the pure decision", () => {
           .execute();
       }
       const repository = new LifecycleRepository(db, t.deps.database.dialect);
-      const result = await repository.tick(now, OPTIONS);
+      // No budget for resets here: decide() resets every due user (batches are tested below).
+      const result = await repository.tick(now, { ...OPTIONS, resetBatch: 100, resetBudgetMs: 60_000 });
       const rows = await db.selectFrom("users").selectAll().execute();
       const byId = new Map(rows.map((row) => [row.id, row]));
       const events = eventsOf(result);
@@ -127,4 +128,58 @@ describe("the SQL tick agrees with the pure decision", () => {
       assert.ok(moved > 100 && resets > 50, `a mix worth comparing: ${moved} moved, ${resets} resets`);
     });
   }
+});
+
+describe("period resets are spread over ticks (resetBatch, resetBudgetMs)", () => {
+  test("batches of resetBatch, the limited first, until the budget is spent; the rest keep their usage until their turn", async () => {
+    const db = t.deps.database.db;
+    await db.deleteFrom("users").execute();
+    const now = new Date("2026-06-02T00:00:05.000Z");
+    const users = Array.from({ length: 35 }, (_, i) => ({
+      id: randomUUID(),
+      name: `reset batch ${i}`,
+      created_at: "2026-01-01T00:00:00.000Z",
+      updated_at: "2026-01-01T00:00:00.000Z",
+      status: (i % 5 === 4 ? "limited" : "active") as UserStatus,
+      data_limit_bytes: 1000,
+      data_limit_reset: "day" as const,
+      used_bytes: i % 5 === 4 ? 1000 : 500,
+      // the most overdue first: a day late for users 0-4
+      next_reset_at: i < 5 ? "2026-06-01T00:00:00.000Z" : "2026-06-02T00:00:00.000Z",
+      notified_usage_percent: 0,
+      next_notice_percent: 80,
+    }));
+    await db.insertInto("users").values(users).execute();
+    const repository = new LifecycleRepository(db, t.deps.database.dialect);
+    // A spent budget: one batch of limited users (7, under the batch size), then one of the others.
+    const options = { ...OPTIONS, resetBatch: 10, resetBudgetMs: 0 };
+    const keptUsage = async () =>
+      (await db.selectFrom("users").select("name").where("used_bytes", ">", 0).execute()).map(
+        (row) => row.name,
+      );
+
+    const first = await repository.tick(now, options);
+    assert.equal(first.resets, 17);
+    assert.equal(first.activated.length, 7, "all 7 limited users are reset first");
+    assert.ok(first.activated.every((row) => row.from === "limited" && row.used_bytes === 0));
+    const kept = await keptUsage();
+    assert.equal(kept.length, 18, "the others keep their usage until their turn");
+    assert.ok(
+      [0, 1, 2, 3].every((i) => !kept.includes(`reset batch ${i}`)),
+      "the most overdue went first",
+    );
+    assert.equal((await repository.tick(now, options)).resets, 10);
+    assert.equal((await repository.tick(now, options)).resets, 8);
+    assert.equal((await repository.tick(now, options)).resets, 0);
+    assert.deepEqual(await keptUsage(), []);
+    const next = await db.selectFrom("users").select("next_reset_at").distinct().execute();
+    assert.deepEqual(
+      next.map((row) => read.optionalTimestamp(row.next_reset_at)),
+      ["2026-06-03T00:00:00.000Z"],
+    );
+    // With a budget, batches go on until all due users are reset.
+    await db.updateTable("users").set({ next_reset_at: "2026-06-02T00:00:00.000Z", used_bytes: 1 }).execute();
+    const all = await repository.tick(now, { ...OPTIONS, resetBatch: 10, resetBudgetMs: 60_000 });
+    assert.equal(all.resets, 35);
+  });
 });

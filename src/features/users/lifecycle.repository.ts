@@ -1,7 +1,8 @@
 // One lifecycle tick in set-based SQL: the steps of lifecycle.ts's decide(), each one UPDATE … WHERE
 // … RETURNING over the users it changes (partial indexes of migration 0015 find them), in one
-// transaction. The only per-user work in JavaScript is the next boundary of a period that has none
-// yet (a write set the period) or a rolling month, written back with one UPDATE … CASE per 500 users.
+// transaction; period resets in batches within a time budget (TickOptions). The only per-user work
+// in JavaScript is the next boundary of a period that has none yet (a write set the period) or a
+// rolling month, written back with one UPDATE … CASE per 500 users.
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type DialectName, plusSeconds, read, timestampParam } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
@@ -30,7 +31,20 @@ export type TickResult = {
   resets: number;
 };
 
-export type TickOptions = LifecycleOptions;
+export type TickOptions = LifecycleOptions & {
+  /** Period resets per statement (default RESET_BATCH). */
+  resetBatch?: number;
+  /**
+   * A tick resets in batches until it has spent this long on them (default RESET_BUDGET_MS; at least
+   * one batch), the limited first, then the most overdue; the rest follow in the next ticks. The
+   * users of a period all reset at the same boundary (midnight for `day`), and each reset rewrites the
+   * row in every index of users: 50,000 of them in one statement would hold the tick for seconds.
+   */
+  resetBudgetMs?: number;
+};
+
+export const RESET_BATCH = 500;
+export const RESET_BUDGET_MS = 50;
 
 const RETURNED = ["id", "name", "status", "used_bytes", "data_limit_bytes", "expire_at"] as const;
 
@@ -81,18 +95,44 @@ export class LifecycleRepository {
         when 'week' then ${boundary("week")} when 'month' then ${boundary("month")}
         when 'year' then ${boundary("year")} else null end)`,
     };
-    const due = this.db
-      .updateTable("users")
-      .where("data_limit_reset", "<>", sql.lit("no_reset"))
-      .where("next_reset_at", "<=", nowTs);
-    const readmitted = await due
-      .set({ ...reset, status: "active" })
-      .where("status", "=", sql.lit("limited"))
-      .returning(RETURNED)
-      .execute();
-    result.activated.push(...readmitted.map((row) => ({ ...toRow(row), from: "limited" as const })));
-    const others = await due.set(reset).where("status", "<>", sql.lit("limited")).executeTakeFirst();
-    result.resets = readmitted.length + Number(others.numUpdatedRows);
+    // A batch is chosen in a subquery (users_next_reset, in boundary order: on PostgreSQL as an array
+    // the outer UPDATE looks up by primary key, not a second scan of the due rows); the outer WHERE
+    // repeats the conditions, so a row another instance reset meanwhile is left alone.
+    const dueWhere = sql<boolean>`data_limit_reset <> 'no_reset' AND next_reset_at <= ${nowTs}`;
+    const size = Math.max(1, Math.floor(options.resetBatch ?? RESET_BATCH));
+    const inBatch = (status: RawBuilder<boolean>) => {
+      const ids = sql`SELECT id FROM users WHERE ${dueWhere} AND ${status}
+        ORDER BY next_reset_at LIMIT ${sql.lit(size)}`;
+      return this.dialect === "postgres"
+        ? sql<boolean>`id = ANY(ARRAY(${ids}))`
+        : sql<boolean>`id IN (${ids})`;
+    };
+    const due = this.db.updateTable("users").where(dueWhere);
+    const resetStarted = performance.now();
+    const budget = options.resetBudgetMs ?? RESET_BUDGET_MS;
+    let isSpent = false;
+    while (!isSpent) {
+      const readmitted = await due
+        .set({ ...reset, status: "active" })
+        .where("status", "=", sql.lit("limited"))
+        .where(inBatch(sql`status = 'limited'`))
+        .returning(RETURNED)
+        .execute();
+      result.activated.push(...readmitted.map((row) => ({ ...toRow(row), from: "limited" as const })));
+      result.resets += readmitted.length;
+      if (readmitted.length < size) break;
+      isSpent = performance.now() - resetStarted >= budget;
+    }
+    while (!isSpent) {
+      const others = await due
+        .set(reset)
+        .where("status", "<>", sql.lit("limited"))
+        .where(inBatch(sql`status <> 'limited'`))
+        .executeTakeFirst();
+      result.resets += Number(others.numUpdatedRows);
+      if (Number(others.numUpdatedRows) < size) break;
+      isSpent = performance.now() - resetStarted >= budget;
+    }
     await this.#fillNextResets(now);
     // 3. expiry
     const expired = await this.db
@@ -161,10 +201,12 @@ export class LifecycleRepository {
     result.thresholds.push(
       ...noticed.map((row) => ({ ...toRow(row), percent: Number(row.notified_usage_percent) })),
     );
+    // The rest of the index (no notice due: not active or limited, or nothing new reached): only the
+    // rows whose next notice moves are rewritten (a row in the index has one, so never null here).
     await this.#update(
       "users_usage_notice",
       sql`next_notice_percent = ${above("notified_usage_percent")}`,
-      noticeDue,
+      sql`${noticeDue} AND coalesce(${above("notified_usage_percent")}, -1) <> next_notice_percent`,
       [],
     );
     // 7. expiring (the partial index users_expiring: active users not told about this expiry yet)

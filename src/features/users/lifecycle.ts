@@ -6,7 +6,8 @@
 // One tick, in order:
 //  1. on-hold timeout: on_hold and on_hold_timeout_at <= now → active, expire_at = now + duration;
 //  2. period reset: data_limit_reset ≠ no_reset and next_reset_at <= now → used_bytes 0,
-//     last_reset_at now, thresholds re-armed, limited → active, next_reset_at the next boundary;
+//     last_reset_at now, thresholds re-armed, limited → active, next_reset_at the next boundary
+//     (the SQL tick resets at most a time budget's worth and leaves the rest due for the next ticks);
 //  3. expiry: active or limited and expire_at <= now → expired;
 //  4. limit: active and used_bytes >= data_limit_bytes → limited;
 //  5. re-admission: limited with room again → active; expired with a later (or no) expire_at →

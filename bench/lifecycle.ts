@@ -1,26 +1,14 @@
-// `npm run bench:lifecycle [-- --users 100000,1000000 --ticks 6 --step-minutes 10 --dialects sqlite,postgres --write docs/BENCHMARKS.md]`:
-// seeds N users in one INSERT … SELECT per dialect (limits, periods, expiries spread over 30 days),
-// then times lifecycle ticks (features/users/lifecycle.service.ts, as the job runs them). Before each
-// tick every user gets a fresh traffic delta (used_bytes up to 128 MiB an hour pro rata, online_at now: what a
-// collection writes), and the injected clock moves --step-minutes (10), so each tick limits, expires
-// and notifies users; tick 4 crosses midnight (every `day` user starts a new period at once).
-// PostgreSQL: BENCH_PG_URL (default postgres://root@127.0.0.1:5432/postgres) creates and drops a
-// scratch database (BENCH_KEEP=1 keeps it, for EXPLAIN afterwards). BENCH_PROFILE=1 prints each
-// statement of each tick with its duration.
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Kysely, type LogEvent, PostgresDialect, type RawBuilder, SqliteDialect, sql } from "kysely";
 import pg from "pg";
-import pino from "pino";
-import { loadConfig } from "../src/config/config.ts";
 import { SqliteBooleanPlugin, timestampParam } from "../src/db/dialect.ts";
 import type { Database } from "../src/db/types.ts";
-import { createDeps, type Deps } from "../src/deps.ts";
+import type { Deps } from "../src/deps.ts";
 import { LifecycleRepository } from "../src/features/users/lifecycle.repository.ts";
 import { LifecycleService } from "../src/features/users/lifecycle.service.ts";
+import { openBenchDeps } from "./lib/bench-deps.ts";
 import { describeCode, describeMachine } from "./lib/machine.ts";
 import { writeBetweenMarkers } from "./lib/markers.ts";
 import { fmt } from "./lib/stats.ts";
@@ -38,7 +26,6 @@ const SIZES = values.users.split(",").map(Number);
 const TICKS = Number(values.ticks);
 /** How far the clock moves per tick; the traffic before each tick is this much time's worth. */
 const STEP_MINUTES = Number(values["step-minutes"]);
-const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? "postgres://root@127.0.0.1:5432/postgres";
 /** Three steps before midnight: the fourth tick crosses it. */
 const START = new Date(Date.UTC(2026, 5, 2) - (3 * STEP_MINUTES - 5) * 60_000);
 /** Each user's traffic: up to 128 MiB an hour (36 KB/s on average), pro rata per step. */
@@ -164,25 +151,7 @@ async function measure(
   dialect: Dialect,
   users: number,
 ): Promise<{ seedS: number; deltasMs: number; ticks: TickRow[] }> {
-  const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-"));
-  let dbName: string | undefined;
-  let databaseUrl: string | undefined;
-  if (dialect === "postgres") {
-    dbName = `portcullis_bench_${randomBytes(4).toString("hex")}`;
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    await admin.end();
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${dbName}`;
-    databaseUrl = url.toString();
-  }
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    PORTCULLIS_SECRET_KEY: "00".repeat(32),
-  });
-  const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
+  const { deps, databaseUrl, close } = await openBenchDeps(dialect);
   try {
     const seeded = performance.now();
     await seed(deps, users);
@@ -192,8 +161,8 @@ async function measure(
     const lifecycle = new LifecycleService(
       new LifecycleRepository(profiled(deps, databaseUrl), deps.database.dialect),
       {
-        thresholds: config.lifecycle.usagePercents,
-        expiringNoticeSeconds: config.lifecycle.expiringDays * 86_400,
+        thresholds: deps.config.lifecycle.usagePercents,
+        expiringNoticeSeconds: deps.config.lifecycle.expiringDays * 86_400,
       },
       () => clock,
       (type, datas) => deps.services.notifier.emitMany(type, datas),
@@ -220,15 +189,7 @@ async function measure(
     }
     return { seedS, deltasMs: deltas.reduce((a, b) => a + b, 0) / deltas.length, ticks };
   } finally {
-    await deps.close();
-    rmSync(dataDir, { recursive: true, force: true });
-    if (dbName !== undefined && process.env.BENCH_KEEP === "1") console.error(`kept database ${dbName}`);
-    else if (dbName !== undefined) {
-      const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await admin.end();
-    }
+    await close();
   }
 }
 

@@ -1,6 +1,6 @@
 // The service's dependencies on a scratch database for one benchmark run: a temporary DATA_DIR (SQLite)
 // or a throwaway PostgreSQL database (pg-scratch.ts), a fixed secret key, a silent logger. close()
-// stops them and removes both.
+// stops them and removes both (the PostgreSQL database is kept, and named, with BENCH_KEEP=1).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,14 +9,21 @@ import { loadConfig } from "../../src/config/config.ts";
 import { createDeps, type Deps } from "../../src/deps.ts";
 import { createScratchDatabase } from "./pg-scratch.ts";
 
-export type BenchDeps = { deps: Deps; close(): Promise<void> };
+export type BenchDeps = {
+  deps: Deps;
+  /** The scratch PostgreSQL database's URL; undefined on SQLite. */
+  databaseUrl: string | undefined;
+  close(): Promise<void>;
+};
 
 export async function openBenchDeps(dialect: "sqlite" | "postgres"): Promise<BenchDeps> {
   const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-"));
   const scratch = dialect === "postgres" ? await createScratchDatabase("portcullis_bench") : undefined;
   const removeAll = async () => {
     rmSync(dataDir, { recursive: true, force: true });
-    await scratch?.drop();
+    if (scratch !== undefined && process.env.BENCH_KEEP === "1")
+      console.error(`kept database ${scratch.name}`);
+    else await scratch?.drop();
   };
   try {
     const config = loadConfig({
@@ -27,6 +34,7 @@ export async function openBenchDeps(dialect: "sqlite" | "postgres"): Promise<Ben
     const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
     return {
       deps,
+      databaseUrl: scratch?.url,
       close: async () => {
         await deps.close();
         await removeAll();

@@ -49,7 +49,7 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
   await sql`ALTER TABLE servers ADD COLUMN usage_coefficient ${sql.raw(dialect === "postgres" ? "double precision" : "real")}
     NOT NULL DEFAULT 1 CHECK (usage_coefficient >= 0)`.execute(db);
   await db.schema.createIndex("users_status").on("users").columns(["status", "created_at", "id"]).execute();
-  await db.schema.createIndex("users_expire_at").on("users").column("expire_at").execute();
+  // expire_at ranges: users_expire_at_id of migration 0018 (expire_at, id) serves them.
 
   await add("next_reset_at", ts);
   await add("notified_usage_percent", "integer", "NOT NULL DEFAULT 0");

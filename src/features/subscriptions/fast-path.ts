@@ -111,7 +111,7 @@ export function answerFromMemory(
   }
   const address = subscriptions.findKey(url, PREFIX.length, shape.length);
   if (address < 0) return false;
-  subscriptions.noteFetch(address, userAgent); // a Map set: written in batches (fetch-log.ts)
+  subscriptions.noteFetch(address, userAgent); // into preallocated typed arrays: written in batches (fetch-log.ts)
   if (format !== "base64" || !settings.isPlain) {
     const key = url.slice(PREFIX.length, PREFIX.length + shape.length);
     const answer = subscriptions.answerFormat(address, key, format, ifNoneMatch);

@@ -1,16 +1,50 @@
 // The last /sub fetch of each user (users.sub_updated_at, sub_last_user_agent) without a database
 // write per request: a fetch is noted in memory (fast-path hits included) and what was noted is
 // written in batches (flush(): the subscription-cache job every few seconds, and once at shutdown),
-// one set-based UPDATE per 1,000 users. Only fetches of known users are noted (after their record or
+// one set-based UPDATE per FETCHES_PER_WRITE users. Fetches of one user by one client (User-Agent)
+// within FETCH_RESOLUTION_S of the last one noted are not noted again (markFetch: two numbers in the
+// user's record), so a client that polls in a loop, or a million users polled at benchmark speed,
+// costs the database at most one row per user and minute. Only fetches of known users are noted (after their record or
 // row was found), so an unknown token never reaches the database. A failed write keeps the fetches
 // for the next flush (unless a later fetch of the same user came meanwhile).
 import { setImmediate as yieldToRequests } from "node:timers/promises";
-import { parseUuid, writeUuidText } from "./user-record.ts";
+import { FETCH_AGENT, FETCH_NOTED_AT, parseUuid, writeUuidText } from "./user-record.ts";
 
 /** Longer User-Agents are cut to this many characters. */
 export const MAX_USER_AGENT = 256;
-/** Users per write (and per piece of work between two yields to requests). */
-export const FETCHES_PER_WRITE = 1000;
+/** Users per write (and per piece of work between two yields to requests: a few ms at most). */
+export const FETCHES_PER_WRITE = 250;
+/** sub_updated_at is the first fetch of a client after at least this many seconds without one. */
+export const FETCH_RESOLUTION_S = 60;
+
+/**
+ * Whether a fetch at `nowS` (unix seconds) by `userAgent` of the record at page[at] is to be noted:
+ * yes unless the record's last noted fetch is less than FETCH_RESOLUTION_S old and came from the same
+ * User-Agent (by a 32-bit hash). Marks the record when it says yes. A stored record starts unmarked.
+ */
+export function markFetch(page: Buffer, at: number, nowS: number, userAgent: string | undefined): boolean {
+  const agent = agentHash(userAgent);
+  const last = page.readUInt32LE(at + FETCH_NOTED_AT);
+  if (
+    last !== 0 &&
+    nowS >= last &&
+    nowS - last < FETCH_RESOLUTION_S &&
+    page.readUInt32LE(at + FETCH_AGENT) === agent
+  )
+    return false;
+  page.writeUInt32LE(nowS >>> 0, at + FETCH_NOTED_AT);
+  page.writeUInt32LE(agent, at + FETCH_AGENT);
+  return true;
+}
+
+/** FNV-1a over the User-Agent's first MAX_USER_AGENT UTF-16 units (what is written); 0 for none or "". */
+function agentHash(userAgent: string | undefined): number {
+  if (userAgent === undefined || userAgent === "") return 0;
+  let h = 0x811c9dc5;
+  const end = Math.min(userAgent.length, MAX_USER_AGENT);
+  for (let i = 0; i < end; i++) h = Math.imul(h ^ userAgent.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
 const INITIAL_USERS = 1024;
 
 export type FetchRecord = { userId: string; at: string; userAgent: string | null };

@@ -27,10 +27,23 @@ import { subscriptionCacheJob } from "../../jobs/subscription-cache.ts";
 import { nextResetAt } from "../../lib/periods.ts";
 import { SINGBOX_SCHEMA } from "../../links/formats/singbox-schema.ts";
 import { withCacheFastPath } from "./fast-path.ts";
-import { FetchLog, type FetchRecord, MAX_USER_AGENT } from "./fetch-log.ts";
+import {
+  FETCH_RESOLUTION_S,
+  FETCHES_PER_WRITE,
+  FetchLog,
+  type FetchRecord,
+  MAX_USER_AGENT,
+  markFetch,
+} from "./fetch-log.ts";
 import { DEFAULT_PLACEHOLDER_TEXTS, NIL_UUID, placeholderText, splitUsage } from "./placeholders.ts";
 import { SubscriptionsRepository } from "./subscriptions.repository.ts";
-import { parseUuid } from "./user-record.ts";
+import {
+  type PreparedRecord,
+  parseUuid,
+  prepareRecord,
+  type RecordInput,
+  writeRecord,
+} from "./user-record.ts";
 
 const require = createRequire(import.meta.url);
 const ajv = new Ajv({ strict: false, allErrors: true });
@@ -133,7 +146,7 @@ describe("pure: the next reset, the usage split, the placeholder's text", () => 
 });
 
 describe("pure: the fetch log", () => {
-  test("the latest fetch per user wins; growth keeps every user; writes of 1,000; a failed write is kept", async () => {
+  test("the latest fetch per user wins; growth keeps every user; writes of FETCHES_PER_WRITE; a failed write is kept", async () => {
     let clock = 1_000;
     const log = new FetchLog(() => clock);
     const ids = Array.from({ length: 5000 }, () => randomUUID());
@@ -154,7 +167,9 @@ describe("pure: the fetch log", () => {
     );
     assert.deepEqual(
       batches.map((rows) => rows.length),
-      [1000, 1000, 1000, 1000, 1000],
+      Array.from({ length: Math.ceil(5000 / FETCHES_PER_WRITE) }, (_, i) =>
+        Math.min(FETCHES_PER_WRITE, 5000 - i * FETCHES_PER_WRITE),
+      ),
     );
     const byId = new Map(batches.flat().map((row) => [row.userId, row]));
     assert.deepEqual([...byId.keys()].sort(), [...ids].sort());
@@ -178,13 +193,55 @@ describe("pure: the fetch log", () => {
       }),
       /database down/,
     );
-    assert.equal(log.size, 500, "the unwritten rest is kept");
+    assert.equal(log.size, 1500 - FETCHES_PER_WRITE, "the unwritten rest is kept");
     const retried: FetchRecord[] = [];
     await log.flush(async (rows) => {
       retried.push(...rows);
     });
-    assert.deepEqual(retried.map((row) => row.userId).sort(), ids.slice(1000, 1500).sort());
+    assert.deepEqual(retried.map((row) => row.userId).sort(), ids.slice(FETCHES_PER_WRITE, 1500).sort());
     assert.equal(retried.find((row) => row.userId === ids[1200])?.userAgent, "meanwhile/1");
+  });
+
+  test("markFetch: a client's fetches within FETCH_RESOLUTION_S are noted once; another agent, a later minute or a new record are noted", () => {
+    const page = Buffer.alloc(256);
+    const at = 8;
+    const record = (): RecordInput => ({
+      userId: randomUUID(),
+      userName: "Fetcher",
+      disposition: undefined,
+      layoutSlot: 0,
+      credentials: [],
+      uploadBytes: 0,
+      downloadBytes: 0,
+      loadedAtS: 1,
+    });
+    const prepared = prepareRecord(record()) as PreparedRecord;
+    writeRecord(page, at, prepared);
+    const t0 = 1_800_000_000;
+    assert.equal(markFetch(page, at, t0, "v2rayNG/1.9"), true, "the first fetch");
+    assert.equal(
+      markFetch(page, at, t0 + FETCH_RESOLUTION_S - 1, "v2rayNG/1.9"),
+      false,
+      "the same client within the minute",
+    );
+    assert.equal(markFetch(page, at, t0 + 5, "Happ/3.1"), true, "another client");
+    assert.equal(
+      markFetch(page, at, t0 + 6, "v2rayNG/1.9"),
+      true,
+      "back to the first: the agent changed again",
+    );
+    assert.equal(markFetch(page, at, t0 + 7, "v2rayNG/1.9"), false);
+    assert.equal(markFetch(page, at, t0 + 6 + FETCH_RESOLUTION_S, "v2rayNG/1.9"), true, "a minute later");
+    assert.equal(markFetch(page, at, t0, "v2rayNG/1.9"), true, "a clock that went back notes");
+    assert.equal(markFetch(page, at, t0 + 1, undefined), true, "no agent is an agent of its own");
+    assert.equal(
+      markFetch(page, at, t0 + 2, ""),
+      false,
+      "an empty one is the same as none (both written as null)",
+    );
+    writeRecord(page, at, prepared);
+    assert.equal(markFetch(page, at, t0 + 3, ""), true, "a record stored again starts unmarked");
+    assert.equal(page.readUInt32LE(at), prepared.length, "the record's own header is untouched");
   });
 });
 
@@ -600,6 +657,9 @@ describe("sub_updated_at and sub_last_user_agent", () => {
       .where("sub_last_user_agent", "=", "scanner/0.1")
       .execute();
     assert.deepEqual(scanned, []);
+    const again = await get(`/sub/${token}/mihomo`, { "user-agent": "clash.meta/1.19" });
+    assert.equal(again.viaFastify, false);
+    assert.equal(subscriptions.fetches.size, 0, "the same client again within the minute: not noted again");
 
     await get(`/sub/${user.id}`, { "user-agent": `Happ/${"9".repeat(1000)}` });
     await subscriptions.flushFetches();

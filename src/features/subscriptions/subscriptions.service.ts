@@ -19,7 +19,7 @@ import {
   okHeaders,
 } from "./answer.ts";
 import { type Change, ChangeFeed } from "./change-feed.ts";
-import { FetchLog } from "./fetch-log.ts";
+import { FetchLog, markFetch } from "./fetch-log.ts";
 import { compileRules, FormatChooser } from "./formats.ts";
 import type { InboundRef, Layout } from "./layouts.ts";
 import {
@@ -456,15 +456,14 @@ export class SubscriptionsService {
 
   /**
    * Records a fetch of the record at `address`, just found by findKey() (fast path and route): no
-   * allocation, no clock read, written in batches (fetch-log.ts).
+   * allocation, no clock read, written in batches; a client's repeated fetches within
+   * FETCH_RESOLUTION_S are noted once (fetch-log.ts).
    */
   noteFetch(address: number, userAgent: string | undefined): void {
-    this.fetches.noteBytes(
-      this.index.page(address),
-      this.index.offset(address) + KEY,
-      this.#lookupMs,
-      userAgent,
-    );
+    const page = this.index.page(address);
+    const at = this.index.offset(address);
+    if (markFetch(page, at, Math.floor(this.#lookupMs / 1000), userAgent))
+      this.fetches.noteBytes(page, at + KEY, this.#lookupMs, userAgent);
   }
 
   /** Writes the fetches noted since the last flush (the job every few seconds, and at shutdown). */

@@ -21,7 +21,7 @@ export const FLAG_PLAIN_DISPOSITION = 2;
 
 // Header offsets (bytes): length u32 | flags u8, unused u8, grant count u16 | loaded at u32 |
 // layout slot u32 | upload f64 | download f64 | total f64 | expire f64 | user id 16 | tag 14 |
-// sub token 16 | name length u16 | name…
+// sub token 16 | name length u16 | unused u16 | fetch noted at u32 | fetch agent u32 | name…
 export const LENGTH = 0;
 export const FLAGS = 4;
 export const GRANTS = 6;
@@ -39,7 +39,13 @@ export const TAG_LENGTH = 14;
 /** The user's sub_token (32 hex characters) as 16 bytes; zeros when the record was stored without one. */
 export const TOKEN = 78;
 export const NAME_LENGTH = 94;
-export const NAME = 96;
+/**
+ * When the last /sub fetch of this record was noted (unix seconds; 0: none since it was stored) and a
+ * hash of its User-Agent: fetches of one client within FETCH_RESOLUTION_S are noted once (fetch-log.ts).
+ */
+export const FETCH_NOTED_AT = 96;
+export const FETCH_AGENT = 100;
+export const NAME = 104;
 /** Records start at multiples of this. */
 const ALIGN = 8;
 const MAX_GRANTS = 0xffff;
@@ -194,6 +200,7 @@ export function writeRecord(page: Buffer, at: number, record: PreparedRecord): v
   if (record.token === undefined) page.fill(0, at + TOKEN, at + TOKEN + 16);
   else page.set(record.token, at + TOKEN);
   page.writeUInt16LE(record.nameBytes, at + NAME_LENGTH);
+  page.fill(0, at + NAME_LENGTH + 2, at + NAME);
   page.write(input.userName, at + NAME, record.nameBytes, "utf8");
   let offset = at + NAME + record.nameBytes;
   page.writeUInt16LE(record.dispositionBytes, offset);

@@ -4,7 +4,9 @@
 // one set-based UPDATE per FETCHES_PER_WRITE users. Fetches of one user by one client (User-Agent)
 // within FETCH_RESOLUTION_S of the last one noted are not noted again (markFetch: two numbers in the
 // user's record), so a client that polls in a loop, or a million users polled at benchmark speed,
-// costs the database at most one row per user and minute. Only fetches of known users are noted (after their record or
+// costs the database at most one row per user and minute. The job's flushes have a time budget
+// (FETCHES_FLUSH_BUDGET_MS a flush): beyond about a thousand new fetches a second the columns fall
+// behind and catch up when the load drops, instead of taking the event loop from the requests. Only fetches of known users are noted (after their record or
 // row was found), so an unknown token never reaches the database. A failed write keeps the fetches
 // for the next flush (unless a later fetch of the same user came meanwhile).
 import { setImmediate as yieldToRequests } from "node:timers/promises";
@@ -82,8 +84,8 @@ class Fetches {
     return this.times.length;
   }
 
-  /** Keeps the fetch unless the user has a later one (or, `older`: one as late). */
-  put(bytes: Uint8Array, at: number, atMs: number, userAgent: string | undefined, older = false): void {
+  /** Keeps the fetch unless the user has a later one. */
+  put(bytes: Uint8Array, at: number, atMs: number, userAgent: string | undefined): void {
     if (this.count * 2 >= this.table.length) this.#grow();
     const { table, ids } = this;
     const mask = table.length - 1;
@@ -102,7 +104,7 @@ class Fetches {
       const slot = entry - 1;
       if (sameId(ids, slot * 16, bytes, at)) {
         const known = this.times[slot] as number;
-        if (older ? atMs > known : atMs >= known) {
+        if (atMs >= known) {
           this.times[slot] = atMs;
           this.agents[slot] = userAgent;
         }
@@ -169,26 +171,47 @@ export class FetchLog {
 
   /**
    * Hands what was noted to `write`, FETCHES_PER_WRITE users at a time with a yield to requests
-   * between, and forgets it; how many users were written. Fetches noted meanwhile wait for the next
-   * flush. On a failed write the rest is kept (a later fetch of a user wins) and the error thrown.
+   * between, until everything is written or `budgetMs` is spent (at least one batch per flush); how
+   * many users were written. What was not written, and fetches noted meanwhile, wait for the next
+   * flush, the unwritten first (so under a sustained overload nothing waits forever). On a failed
+   * write the rest is kept (a later fetch of a user wins) and the error thrown.
    */
-  async flush(write: (fetches: FetchRecord[]) => Promise<void>): Promise<number> {
+  async flush(
+    write: (fetches: FetchRecord[]) => Promise<void>,
+    budgetMs = Number.POSITIVE_INFINITY,
+  ): Promise<number> {
     const taken = this.#current;
     if (taken.count === 0) return 0;
     this.#current = new Fetches(taken.capacity);
+    const started = performance.now();
     for (let from = 0; from < taken.count; from += FETCHES_PER_WRITE) {
       const to = Math.min(taken.count, from + FETCHES_PER_WRITE);
       try {
         await write(taken.rows(from, to));
       } catch (error) {
-        for (let slot = from; slot < taken.count; slot++) {
-          this.#current.put(taken.ids, slot * 16, taken.times[slot] as number, taken.agents[slot], true);
-        }
+        this.#requeue(taken, from);
         throw error;
       }
-      if (to < taken.count) await yieldToRequests();
+      if (to < taken.count) {
+        if (performance.now() - started >= budgetMs) {
+          this.#requeue(taken, to);
+          return to;
+        }
+        await yieldToRequests();
+      }
     }
     return taken.count;
+  }
+
+  /** The slots of `taken` from `from` on, ahead of what was noted since (a later fetch of a user wins). */
+  #requeue(taken: Fetches, from: number): void {
+    const meanwhile = this.#current;
+    const next = new Fetches(Math.max(taken.capacity, meanwhile.capacity));
+    for (let slot = from; slot < taken.count; slot++)
+      next.put(taken.ids, slot * 16, taken.times[slot] as number, taken.agents[slot]);
+    for (let slot = 0; slot < meanwhile.count; slot++)
+      next.put(meanwhile.ids, slot * 16, meanwhile.times[slot] as number, meanwhile.agents[slot]);
+    this.#current = next;
   }
 }
 

@@ -202,6 +202,38 @@ describe("pure: the fetch log", () => {
     assert.equal(retried.find((row) => row.userId === ids[1200])?.userAgent, "meanwhile/1");
   });
 
+  test("a flush within a budget writes at least one batch; the rest goes first next time, a later fetch winning", async () => {
+    let clock = 1_000;
+    const log = new FetchLog(() => clock);
+    const ids = Array.from({ length: 3 * FETCHES_PER_WRITE }, () => randomUUID());
+    for (const id of ids) log.note(id, "first/1");
+    const written: FetchRecord[][] = [];
+    const write = async (rows: FetchRecord[]) => {
+      written.push(rows);
+    };
+    assert.equal(await log.flush(write, 0), FETCHES_PER_WRITE, "a budget of 0: one batch");
+    assert.equal(log.size, 2 * FETCHES_PER_WRITE);
+    clock = 2_000;
+    const late = ids.at(-1) as string;
+    const fresh = randomUUID();
+    log.note(late, "later/2"); // noted after the flush: replaces the waiting fetch
+    log.note(fresh, "fresh/1");
+    assert.equal(log.size, 2 * FETCHES_PER_WRITE + 1);
+    assert.equal(await log.flush(write, 0), FETCHES_PER_WRITE);
+    assert.deepEqual(
+      written[1]?.map((row) => row.userId),
+      ids.slice(FETCHES_PER_WRITE, 2 * FETCHES_PER_WRITE),
+      "the unwritten rest goes first",
+    );
+    assert.equal(await log.flush(write), FETCHES_PER_WRITE + 1, "no budget: everything");
+    const rows = written.flat();
+    assert.equal(rows.length, ids.length + 1);
+    assert.deepEqual(new Set(rows.map((row) => row.userId)), new Set([...ids, fresh]));
+    const lateRow = rows.find((row) => row.userId === late);
+    assert.deepEqual(lateRow, { userId: late, at: new Date(2_000).toISOString(), userAgent: "later/2" });
+    assert.equal(log.size, 0);
+  });
+
   test("markFetch: a client's fetches within FETCH_RESOLUTION_S are noted once; another agent, a later minute or a new record are noted", () => {
     const page = Buffer.alloc(256);
     const at = 8;

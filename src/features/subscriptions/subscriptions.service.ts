@@ -466,9 +466,12 @@ export class SubscriptionsService {
       this.fetches.noteBytes(page, at + KEY, this.#lookupMs, userAgent);
   }
 
-  /** Writes the fetches noted since the last flush (the job every few seconds, and at shutdown). */
-  flushFetches(): Promise<number> {
-    return this.fetches.flush((rows) => this.subscriptions.recordFetches(rows));
+  /**
+   * Writes the fetches noted since the last flush (the job every few seconds, within `budgetMs`: the
+   * rest waits for the next; at shutdown all of them); how many users were written.
+   */
+  flushFetches(budgetMs?: number): Promise<number> {
+    return this.fetches.flush((rows) => this.subscriptions.recordFetches(rows), budgetMs);
   }
 
   /** Keeps each user's record unless something was invalidated since `generation`; how many were kept. */

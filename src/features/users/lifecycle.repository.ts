@@ -255,6 +255,10 @@ export class LifecycleRepository {
         .select(["id", "data_limit_reset", "created_at"])
         .where("data_limit_reset", "<>", sql.lit("no_reset"))
         .where("next_reset_at", "is", null)
+        // In the index's order: users_next_reset_unset is then the plan whatever the statistics say
+        // (after a bulk change they may claim 40 % of the rows match, and a sequential scan read all
+        // 1,000,000 rows to find none: 250 ms a tick on PostgreSQL).
+        .orderBy("id")
         .limit(5000)
         .execute();
       if (rows.length === 0) return;

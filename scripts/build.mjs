@@ -2,7 +2,9 @@
 // dist/portcullis.mjs (packages stay in node_modules), with a source map for stack traces; and the
 // web dashboard (web/dist) when its sources changed since it was last built (build-dashboard.mjs).
 // Running the bundle instead of the sources through tsx spares the service tsx's loader thread and
-// its compiled-source caches (about 35 MB of RSS) and the compile work at every start.
+// its compiled-source caches (about 35 MB of RSS) and the compile work at every start. The source map
+// carries mappings only, not the sources' text (`sourcesContent: false`): stack traces need nothing
+// more, and `--enable-source-maps` holds the whole map in memory (19 MB less RSS without the text).
 import { rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -20,6 +22,7 @@ await build({
   target: "node20",
   packages: "external",
   sourcemap: true,
+  sourcesContent: false,
   logLevel: "warning",
 });
 await buildDashboardIfStale();

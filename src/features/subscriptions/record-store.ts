@@ -1,11 +1,21 @@
 // Where the subscription index keeps its user records: fixed-size pages outside the JS heap, written
-// like a log, and an open-addressing hash table from a user's id (the uuid's 16 bytes) to where the
-// record is. Neither is seen by V8's garbage collector: a million users add a few typed arrays to the
+// like a log, and two open-addressing hash tables to where a record is: from the user's id (the
+// uuid's 16 bytes) and from the user's sub token (16 bytes), both keys read from the record itself,
+// so a slot is 8 bytes (the address and the key's first word) and a token costs no more than that. Neither is seen by V8's garbage collector: a million users add a few typed arrays to the
 // heap, not a million keys. A record that is replaced or dropped becomes garbage in its page; when no
 // page can be added within the budget, the page with the most garbage is compacted in place. Nothing
 // is evicted: when even that does not make room, the record is not stored (the caller renders it once
 // and says so in the statistics).
-import { FLAG_LIVE, FLAGS, KEY, LENGTH, type PreparedRecord, parseUuid, writeRecord } from "./user-record.ts";
+import {
+  FLAG_LIVE,
+  FLAGS,
+  KEY,
+  LENGTH,
+  type PreparedRecord,
+  parseUuid,
+  TOKEN,
+  writeRecord,
+} from "./user-record.ts";
 
 const DEFAULT_PAGE_BYTES = 1 << 20;
 const MIN_PAGE_BYTES = 1 << 12;
@@ -24,6 +34,146 @@ function hashOf(w0: number, w1: number, w2: number, w3: number): number {
   return Math.imul(w0 ^ Math.imul(w1, 0x85ebca6b) ^ Math.imul(w2, 0xc2b2ae35) ^ w3, 0x9e3779b1) >>> 0;
 }
 
+/** The record at an address as 32-bit words: the page's words and the record's first word in it. */
+type WordsOf = (address: number) => { words: Uint32Array; at: number };
+
+/**
+ * Open addressing (linear probing, no tombstones) from a 16-byte key that every record in it holds
+ * at `keyOffset` (4-aligned) to the record's address. Per slot, side by side so one probe touches
+ * one cache line: the address + 1 (0: empty) at 2i, the key's first word at 2i + 1.
+ */
+class AddressTable {
+  table = new Uint32Array(2 * INITIAL_SLOTS);
+  capacity = INITIAL_SLOTS;
+  count = 0;
+
+  constructor(
+    private readonly wordsOf: WordsOf,
+    private readonly keyOffset: number,
+  ) {}
+
+  find(w0: number, w1: number, w2: number, w3: number): number {
+    const mask = this.capacity - 1;
+    const table = this.table;
+    for (let i = hashOf(w0, w1, w2, w3) & mask; ; i = (i + 1) & mask) {
+      const value = table[2 * i] as number;
+      if (value === 0) return -1;
+      if (table[2 * i + 1] === w0 && this.#keyIs(value - 1, w1, w2, w3)) return value - 1;
+    }
+  }
+
+  #keyIs(address: number, w1: number, w2: number, w3: number): boolean {
+    const { words, at } = this.wordsOf(address);
+    const k = at + (this.keyOffset >>> 2);
+    return words[k + 1] === w1 && words[k + 2] === w2 && words[k + 3] === w3;
+  }
+
+  #homeOf(address: number): number {
+    const { words, at } = this.wordsOf(address);
+    const k = at + (this.keyOffset >>> 2);
+    return hashOf(words[k] as number, words[k + 1] as number, words[k + 2] as number, words[k + 3] as number);
+  }
+
+  /** The slot of the entry for the key (w0..w3), or -1. */
+  slotOf(w0: number, w1: number, w2: number, w3: number): number {
+    const mask = this.capacity - 1;
+    for (let i = hashOf(w0, w1, w2, w3) & mask; ; i = (i + 1) & mask) {
+      const value = this.table[2 * i] as number;
+      if (value === 0) return -1;
+      if (this.table[2 * i + 1] === w0 && this.#keyIs(value - 1, w1, w2, w3)) return i;
+    }
+  }
+
+  /** The slot that points at `address` (the record there holds the key), or -1. */
+  slotAt(address: number): number {
+    const mask = this.capacity - 1;
+    for (let i = this.#homeOf(address) & mask; ; i = (i + 1) & mask) {
+      const value = this.table[2 * i] as number;
+      if (value === 0) return -1;
+      if (value === address + 1) return i;
+    }
+  }
+
+  /** Adds an entry for the record at `address` (its key not in the table: the caller made sure). */
+  place(address: number): void {
+    const { words, at } = this.wordsOf(address);
+    const w0 = words[at + (this.keyOffset >>> 2)] as number;
+    const mask = this.capacity - 1;
+    let i = this.#homeOf(address) & mask;
+    while (this.table[2 * i] !== 0) i = (i + 1) & mask;
+    this.table[2 * i] = address + 1;
+    this.table[2 * i + 1] = w0;
+    this.count++;
+  }
+
+  /** Empties the slot and moves later entries of its probe run back. */
+  clearSlot(slot: number): void {
+    const mask = this.capacity - 1;
+    let hole = slot;
+    const table = this.table;
+    for (let j = (slot + 1) & mask; table[2 * j] !== 0; j = (j + 1) & mask) {
+      const home = this.#homeOf((table[2 * j] as number) - 1) & mask;
+      // j's entry may move to the hole if its home is not cyclically within (hole, j].
+      const between = hole <= j ? home > hole && home <= j : home > hole || home <= j;
+      if (between) continue;
+      table[2 * hole] = table[2 * j] as number;
+      table[2 * hole + 1] = table[2 * j + 1] as number;
+      hole = j;
+    }
+    table[2 * hole] = 0;
+    table[2 * hole + 1] = 0;
+    this.count--;
+  }
+
+  /** Whether one more entry fits without growing. */
+  hasRoom(): boolean {
+    return this.count + 1 <= this.capacity * MAX_LOAD;
+  }
+
+  /** Doubles the table (every entry placed again). */
+  grow(): void {
+    const old = this.table;
+    this.capacity *= 2;
+    this.table = new Uint32Array(2 * this.capacity);
+    this.count = 0;
+    for (let i = 0; i < old.length; i += 2) {
+      const value = old[i] as number;
+      if (value !== 0) this.place(value - 1);
+    }
+  }
+
+  /** The entry pointing at `from` (its record now copied to `to`) points at `to`. */
+  repoint(from: number, to: number): void {
+    const mask = this.capacity - 1;
+    let i = this.#homeOf(to) & mask;
+    while (this.table[2 * i] !== from + 1) {
+      if (this.table[2 * i] === 0) throw new Error("subscription index: a live record without a slot");
+      i = (i + 1) & mask;
+    }
+    this.table[2 * i] = to + 1;
+  }
+
+  clear(): void {
+    this.table = new Uint32Array(2 * INITIAL_SLOTS);
+    this.capacity = INITIAL_SLOTS;
+    this.count = 0;
+  }
+}
+
+const NO_TOKEN = new Uint8Array(16);
+
+/** Whether the record's sub token is set (16 bytes, not all zero). */
+function hasToken(words: Uint32Array, at: number): boolean {
+  const k = at + (TOKEN >>> 2);
+  return (
+    ((words[k] as number) |
+      (words[k + 1] as number) |
+      (words[k + 2] as number) |
+      (words[k + 3] as number)) !==
+    0
+  );
+}
+
 export class RecordStore {
   readonly pageBytes: number;
   readonly #pageShift: number;
@@ -33,13 +183,16 @@ export class RecordStore {
   readonly #used: number[] = [];
   readonly #garbage: number[] = [];
   #head = -1;
-  /**
-   * Per slot, side by side so one probe touches one cache line: the record's address + 1 (0: empty)
-   * at 2i, the key's first word at 2i + 1.
-   */
-  #table = new Uint32Array(2 * INITIAL_SLOTS);
-  #capacity = INITIAL_SLOTS;
-  #count = 0;
+  readonly #wordsOf: WordsOf = (address) => {
+    this.#at.words = this.#words[address >>> this.#pageShift] as Uint32Array;
+    this.#at.at = (address & (this.pageBytes - 1)) >>> 2;
+    return this.#at;
+  };
+  readonly #at: { words: Uint32Array; at: number } = { words: new Uint32Array(0), at: 0 };
+  /** By user id: every record. */
+  readonly #ids = new AddressTable(this.#wordsOf, KEY);
+  /** By sub token: the records that have one. */
+  readonly #tokens = new AddressTable(this.#wordsOf, TOKEN);
 
   constructor(
     private readonly budgetBytes: number,
@@ -55,12 +208,17 @@ export class RecordStore {
   }
 
   get entries(): number {
-    return this.#count;
+    return this.#ids.count;
   }
 
-  /** Pages and table: what this store takes of the budget. */
+  /** Records that have a sub token. */
+  get tokens(): number {
+    return this.#tokens.count;
+  }
+
+  /** Pages and tables: what this store takes of the budget. */
   get bytes(): number {
-    return this.#pages.length * this.pageBytes + this.#capacity * SLOT_BYTES;
+    return this.#pages.length * this.pageBytes + (this.#ids.capacity + this.#tokens.capacity) * SLOT_BYTES;
   }
 
   /** The page an address is in. */
@@ -75,7 +233,7 @@ export class RecordStore {
   /** Where the record of this lowercase uuid (text[from, from + 36)) is, or -1. */
   findText(text: string, from = 0): number {
     if (!parseUuid(text, from, keyBytes, 0)) return -1;
-    return this.#find(
+    return this.#ids.find(
       keyWords[0] as number,
       keyWords[1] as number,
       keyWords[2] as number,
@@ -86,7 +244,7 @@ export class RecordStore {
   /** Where the record of the user whose id is these 16 bytes is, or -1. */
   findBytes(key: Uint8Array): number {
     keyBytes.set(key);
-    return this.#find(
+    return this.#ids.find(
       keyWords[0] as number,
       keyWords[1] as number,
       keyWords[2] as number,
@@ -94,126 +252,74 @@ export class RecordStore {
     );
   }
 
-  #find(w0: number, w1: number, w2: number, w3: number): number {
-    const mask = this.#capacity - 1;
-    for (let i = hashOf(w0, w1, w2, w3) & mask; ; i = (i + 1) & mask) {
-      const value = this.#table[2 * i] as number;
-      if (value === 0) return -1;
-      if (this.#table[2 * i + 1] === w0 && this.#keyIs(value - 1, w1, w2, w3)) return value - 1;
-    }
+  /** Where the record holding this sub token (16 bytes, not all zero) is, or -1. */
+  findToken(token: Uint8Array): number {
+    keyBytes.set(token);
+    return this.#tokens.find(
+      keyWords[0] as number,
+      keyWords[1] as number,
+      keyWords[2] as number,
+      keyWords[3] as number,
+    );
   }
 
-  #keyIs(address: number, w1: number, w2: number, w3: number): boolean {
-    const words = this.#words[address >>> this.#pageShift] as Uint32Array;
-    const at = ((address & (this.pageBytes - 1)) + KEY) >>> 2;
-    return words[at + 1] === w1 && words[at + 2] === w2 && words[at + 3] === w3;
-  }
-
-  /** Stores the record of a user who has none (removeText first); its address, or -1 when it does not fit. */
+  /**
+   * Stores the record of a user who has none (removeText first); its address, or -1 when it does not
+   * fit. A token another record holds (there should be none: tokens are unique) stays with that one.
+   */
   insert(record: PreparedRecord): number {
     if (record.length > this.pageBytes || !parseUuid(record.input.userId, 0, keyBytes, 0)) return -1;
-    const [w0, w1, w2, w3] = keyWords as unknown as [number, number, number, number];
-    if (!this.#reserveSlot()) return -1;
+    const token = record.token ?? NO_TOKEN;
+    let withToken = false;
+    if (token.some((byte) => byte !== 0)) {
+      keyBytes.set(token);
+      withToken =
+        this.#tokens.slotOf(
+          keyWords[0] as number,
+          keyWords[1] as number,
+          keyWords[2] as number,
+          keyWords[3] as number,
+        ) < 0;
+    }
+    if (!this.#reserveSlot(this.#ids) || (withToken && !this.#reserveSlot(this.#tokens))) return -1;
     const address = this.#allocate(record.length);
     if (address < 0) return -1;
     writeRecord(this.page(address), this.offset(address), record);
-    this.#place(w0, w1, w2, w3, address);
+    this.#ids.place(address);
+    if (withToken) this.#tokens.place(address);
     return address;
   }
 
   /** Drops the user's record; the address it had (readable until the next insert), or -1. */
   removeText(text: string): number {
     if (!parseUuid(text, 0, keyBytes, 0)) return -1;
-    return this.#remove(
+    const slot = this.#ids.slotOf(
       keyWords[0] as number,
       keyWords[1] as number,
       keyWords[2] as number,
       keyWords[3] as number,
     );
-  }
-
-  #remove(w0: number, w1: number, w2: number, w3: number): number {
-    const mask = this.#capacity - 1;
-    let i = hashOf(w0, w1, w2, w3) & mask;
-    for (; ; i = (i + 1) & mask) {
-      const value = this.#table[2 * i] as number;
-      if (value === 0) return -1;
-      if (this.#table[2 * i + 1] === w0 && this.#keyIs(value - 1, w1, w2, w3)) break;
-    }
-    const address = (this.#table[2 * i] as number) - 1;
+    if (slot < 0) return -1;
+    const address = (this.#ids.table[2 * slot] as number) - 1;
     const page = this.page(address);
     const at = this.offset(address);
     page[at + FLAGS] = (page[at + FLAGS] as number) & ~FLAG_LIVE;
     const pageIndex = address >>> this.#pageShift;
     this.#garbage[pageIndex] = (this.#garbage[pageIndex] ?? 0) + page.readUInt32LE(at + LENGTH);
-    this.#clearSlot(i);
-    this.#count--;
+    this.#ids.clearSlot(slot);
+    const { words, at: word } = this.#wordsOf(address);
+    if (hasToken(words, word)) {
+      const tokenSlot = this.#tokens.slotAt(address);
+      if (tokenSlot >= 0) this.#tokens.clearSlot(tokenSlot);
+    }
     return address;
   }
 
-  /** Empties slot i and moves later entries of its probe run back (no tombstones). */
-  #clearSlot(slot: number): void {
-    const mask = this.#capacity - 1;
-    let hole = slot;
-    const table = this.#table;
-    for (let j = (slot + 1) & mask; table[2 * j] !== 0; j = (j + 1) & mask) {
-      const home = this.#homeOf((table[2 * j] as number) - 1) & mask;
-      // j's entry may move to the hole if its home is not cyclically within (hole, j].
-      const between = hole <= j ? home > hole && home <= j : home > hole || home <= j;
-      if (between) continue;
-      table[2 * hole] = table[2 * j] as number;
-      table[2 * hole + 1] = table[2 * j + 1] as number;
-      hole = j;
-    }
-    table[2 * hole] = 0;
-    table[2 * hole + 1] = 0;
-  }
-
-  #homeOf(address: number): number {
-    const words = this.#words[address >>> this.#pageShift] as Uint32Array;
-    const at = ((address & (this.pageBytes - 1)) + KEY) >>> 2;
-    return hashOf(
-      words[at] as number,
-      words[at + 1] as number,
-      words[at + 2] as number,
-      words[at + 3] as number,
-    );
-  }
-
-  #place(w0: number, w1: number, w2: number, w3: number, address: number): void {
-    const mask = this.#capacity - 1;
-    let i = hashOf(w0, w1, w2, w3) & mask;
-    while (this.#table[2 * i] !== 0) i = (i + 1) & mask;
-    this.#table[2 * i] = address + 1;
-    this.#table[2 * i + 1] = w0;
-    this.#count++;
-  }
-
   /** Room in the table for one more entry: doubles it when the budget allows. */
-  #reserveSlot(): boolean {
-    if (this.#count + 1 <= this.#capacity * MAX_LOAD) return true;
-    const grown = this.#capacity * 2;
-    if (this.bytes + this.otherBytes() + (grown - this.#capacity) * SLOT_BYTES > this.budgetBytes) {
-      return false;
-    }
-    const old = this.#table;
-    this.#table = new Uint32Array(2 * grown);
-    this.#capacity = grown;
-    this.#count = 0;
-    for (let i = 0; i < old.length; i += 2) {
-      const value = old[i] as number;
-      if (value === 0) continue;
-      const address = value - 1;
-      const words = this.#words[address >>> this.#pageShift] as Uint32Array;
-      const at = ((address & (this.pageBytes - 1)) + KEY) >>> 2;
-      this.#place(
-        words[at] as number,
-        words[at + 1] as number,
-        words[at + 2] as number,
-        words[at + 3] as number,
-        address,
-      );
-    }
+  #reserveSlot(table: AddressTable): boolean {
+    if (table.hasRoom()) return true;
+    if (this.bytes + this.otherBytes() + table.capacity * SLOT_BYTES > this.budgetBytes) return false;
+    table.grow();
     return true;
   }
 
@@ -266,8 +372,14 @@ export class RecordStore {
       const length = page.readUInt32LE(read + LENGTH);
       if (((page[read + FLAGS] as number) & FLAG_LIVE) !== 0) {
         if (write !== read) {
+          const from = pageIndex * this.pageBytes + read;
+          const to = pageIndex * this.pageBytes + write;
+          // The token slot is found from the record where it still is (its key words are read there).
+          const { words, at } = this.#wordsOf(from);
+          const tokenSlot = hasToken(words, at) ? this.#tokens.slotAt(from) : -1;
           page.copyWithin(write, read, read + length);
-          this.#repoint(pageIndex * this.pageBytes + read, pageIndex * this.pageBytes + write);
+          this.#ids.repoint(from, to);
+          if (tokenSlot >= 0) this.#tokens.table[2 * tokenSlot] = to + 1;
         }
         write += length;
       }
@@ -277,28 +389,13 @@ export class RecordStore {
     this.#garbage[pageIndex] = 0;
   }
 
-  /** The slot that pointed at `from` (its record now copied to `to`) points at `to`. */
-  #repoint(from: number, to: number): void {
-    const words = this.#words[to >>> this.#pageShift] as Uint32Array;
-    const at = ((to & (this.pageBytes - 1)) + KEY) >>> 2;
-    const w0 = words[at] as number;
-    const mask = this.#capacity - 1;
-    let i = hashOf(w0, words[at + 1] as number, words[at + 2] as number, words[at + 3] as number) & mask;
-    while (this.#table[2 * i] !== from + 1) {
-      if (this.#table[2 * i] === 0) throw new Error("subscription index: a live record without a slot");
-      i = (i + 1) & mask;
-    }
-    this.#table[2 * i] = to + 1;
-  }
-
   clear(): void {
     this.#pages.length = 0;
     this.#words.length = 0;
     this.#used.length = 0;
     this.#garbage.length = 0;
     this.#head = -1;
-    this.#table = new Uint32Array(2 * INITIAL_SLOTS);
-    this.#capacity = INITIAL_SLOTS;
-    this.#count = 0;
+    this.#ids.clear();
+    this.#tokens.clear();
   }
 }

@@ -301,34 +301,54 @@ describe("base64 stream", () => {
 });
 
 describe("record store", () => {
-  test("finds what it keeps, forgets what is removed, through table growth and compaction", () => {
+  test("finds what it keeps by id and by token, forgets what is removed, through table growth and compaction", () => {
     const store = new RecordStore(256 * 1024, () => 0, 16 * 1024);
-    const kept = new Map<string, string>();
-    const record = (id: string, name: string) =>
-      prepareRecord({ ...inputOf(name, [randomUUID(), "token"]), userId: id, layoutSlot: 1 });
+    const kept = new Map<string, { name: string; token: string | null }>();
+    const gone = new Set<string>();
+    const record = (id: string, name: string, token: string | null) =>
+      prepareRecord({
+        ...inputOf(name, [randomUUID(), "token"]),
+        userId: id,
+        layoutSlot: 1,
+        subToken: token,
+      });
     for (let round = 0; round < 3000; round++) {
       const id =
         round % 3 === 2 && kept.size > 0 ? ([...kept.keys()][round % kept.size] as string) : randomUUID();
       const old = store.removeText(id);
-      if (old >= 0) kept.delete(id);
+      if (old >= 0) {
+        const was = kept.get(id)?.token;
+        if (was) gone.add(was);
+        kept.delete(id);
+      }
       if (round % 5 === 4) continue; // removed only
       const name = "n".repeat(1 + (round % 90));
-      const prepared = record(id, name);
+      // A new token each time (a rotation stores the record again), none for one record in seven.
+      const token = round % 7 === 3 ? null : randomBytes(16).toString("hex");
+      const prepared = record(id, name, token);
       assert.ok(prepared);
       const address = store.insert(prepared);
-      if (address >= 0) kept.set(id, name);
+      if (address >= 0) kept.set(id, { name, token });
+      else if (token) gone.add(token);
       assert.ok(store.bytes <= 256 * 1024, `${store.bytes} bytes`);
     }
     assert.ok(kept.size > 100, `${kept.size} kept`);
+    assert.ok(gone.size > 100, `${gone.size} tokens gone`);
     assert.equal(store.entries, kept.size);
-    for (const [id, name] of kept) {
+    assert.equal(store.tokens, [...kept.values()].filter((k) => k.token !== null).length);
+    for (const [id, { name, token }] of kept) {
       const address = store.findText(id);
       assert.ok(address >= 0, id);
       const page = store.page(address);
       const at = store.offset(address);
       assert.equal(page.toString("hex", at + KEY, at + KEY + 16), id.replaceAll("-", ""));
       assert.equal(page.toString("utf8", at + NAME, at + NAME + name.length), name);
+      if (token !== null)
+        assert.equal(store.findToken(Buffer.from(token, "hex")), address, "by token: the same record");
     }
+    for (const token of gone)
+      assert.equal(store.findToken(Buffer.from(token, "hex")), -1, "a removed record's token");
+    assert.equal(store.findToken(randomBytes(16)), -1);
     assert.equal(store.findText(randomUUID()), -1);
     assert.equal(store.findText("not-a-uuid"), -1);
     assert.equal(store.findText(randomUUID().toUpperCase()), -1, "uppercase ids are the slow path's");

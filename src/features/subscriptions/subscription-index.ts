@@ -6,7 +6,6 @@
 // database before a change from being stored after it.
 import { type InboundRef, Layout, Layouts, layoutKey } from "./layouts.ts";
 import { RecordStore } from "./record-store.ts";
-import { TokenTable } from "./token-table.ts";
 import {
   DOWNLOAD,
   LAYOUT,
@@ -15,9 +14,7 @@ import {
   parseToken,
   prepareRecord,
   type RecordInput,
-  TOKEN,
   UPLOAD,
-  uuidBytes,
   writeRecord,
 } from "./user-record.ts";
 
@@ -36,7 +33,6 @@ export type IndexStats = {
 };
 
 const tokenProbe = new Uint8Array(16);
-const userProbe = new Uint8Array(16);
 
 /** Layouts (with their compiled templates) get up to this share of the budget. */
 const LAYOUT_SHARE = 8;
@@ -44,7 +40,6 @@ const LAYOUT_SHARE = 8;
 export class SubscriptionIndex {
   readonly #layouts: Layouts;
   readonly #records: RecordStore;
-  readonly #tokens = new TokenTable();
   #generation = 0;
   #hits = 0;
   #notStored = 0;
@@ -72,13 +67,11 @@ export class SubscriptionIndex {
 
   /** As find(), for the user whose sub_token is the 32 hex characters at text[from, from + 32). */
   findToken(text: string, from: number, notBeforeS: number): number {
-    if (!parseToken(text, from, tokenProbe, 0) || !this.#tokens.get(tokenProbe, userProbe)) return -1;
-    const address = this.#records.findBytes(userProbe);
+    if (!parseToken(text, from, tokenProbe, 0)) return -1;
+    // The record store's token table is keyed by the token the record holds: a rotation, which
+    // stores the record again, leaves nothing behind that reaches it by the old token.
+    const address = this.#records.findToken(tokenProbe);
     if (address < 0) return -1;
-    // The record's own token must be this one: an entry a rotation left behind reaches nothing.
-    const page = this.#records.page(address);
-    const at = this.#records.offset(address) + TOKEN;
-    for (let i = 0; i < 16; i++) if (page[at + i] !== tokenProbe[i]) return -1;
     const current = this.#isCurrent(address, notBeforeS);
     if (current) this.#hits++;
     return current ? address : -1;
@@ -146,7 +139,6 @@ export class SubscriptionIndex {
       this.#layouts.release(layout.slot);
       return this.#refused(undefined);
     }
-    if (record.token !== undefined) this.#tokens.set(record.token, uuidBytes(input.userId) as Uint8Array);
     return address;
   }
 
@@ -189,8 +181,6 @@ export class SubscriptionIndex {
   #remove(userId: string): void {
     const address = this.#records.removeText(userId);
     if (address < 0) return;
-    const token = this.#records.page(address).subarray(this.#records.offset(address) + TOKEN);
-    if (token.subarray(0, 16).some((byte) => byte !== 0)) this.#tokens.delete(token.subarray(0, 16));
     this.#layouts.release(this.#records.page(address).readUInt32LE(this.#records.offset(address) + LAYOUT));
   }
 
@@ -219,7 +209,6 @@ export class SubscriptionIndex {
     this.#generation++;
     this.#layouts.clear();
     this.#records.clear();
-    this.#tokens.clear();
   }
 
   /** Whether a record was refused for want of room (the warm-up stops there). */
@@ -230,7 +219,7 @@ export class SubscriptionIndex {
   stats(): IndexStats {
     return {
       entries: this.#records.entries,
-      bytes: this.#records.bytes + this.#layouts.bytes + this.#tokens.bytes,
+      bytes: this.#records.bytes + this.#layouts.bytes,
       budgetBytes: this.budgetBytes,
       hits: this.#hits,
       layouts: this.#layouts.count,

@@ -20,8 +20,9 @@ export const FLAG_LIVE = 1;
 export const FLAG_PLAIN_DISPOSITION = 2;
 
 // Header offsets (bytes): length u32 | flags u8, unused u8, grant count u16 | loaded at u32 |
-// layout slot u32 | upload f64 | download f64 | total f64 | expire f64 | user id 16 | tag 14 |
-// sub token 16 | name length u16 | unused u16 | fetch noted at u32 | fetch agent u32 | name…
+// layout slot u32 | upload f64 | download f64 | total f64 | expire f64 | user id 16 | sub token 16 |
+// tag 14 | name length u16 | fetch noted at u32 | fetch agent u32 | name… (the two keys 4-aligned:
+// the record store's tables read them as words)
 export const LENGTH = 0;
 export const FLAGS = 4;
 export const GRANTS = 6;
@@ -34,10 +35,10 @@ export const TOTAL = 32;
 /** Subscription-Userinfo's expire: unix seconds, 0 = never. */
 export const EXPIRE = 40;
 export const KEY = 48;
-export const TAG = 64;
-export const TAG_LENGTH = 14;
 /** The user's sub_token (32 hex characters) as 16 bytes; zeros when the record was stored without one. */
-export const TOKEN = 78;
+export const TOKEN = 64;
+export const TAG = 80;
+export const TAG_LENGTH = 14;
 export const NAME_LENGTH = 94;
 /**
  * When the last /sub fetch of this record was noted (unix seconds; 0: none since it was stored) and a
@@ -200,7 +201,7 @@ export function writeRecord(page: Buffer, at: number, record: PreparedRecord): v
   if (record.token === undefined) page.fill(0, at + TOKEN, at + TOKEN + 16);
   else page.set(record.token, at + TOKEN);
   page.writeUInt16LE(record.nameBytes, at + NAME_LENGTH);
-  page.fill(0, at + NAME_LENGTH + 2, at + NAME);
+  page.fill(0, at + FETCH_NOTED_AT, at + NAME);
   page.write(input.userName, at + NAME, record.nameBytes, "utf8");
   let offset = at + NAME + record.nameBytes;
   page.writeUInt16LE(record.dispositionBytes, offset);

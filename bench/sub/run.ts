@@ -93,7 +93,7 @@ const LUA = join(HERE, "rotate.lua");
 const SECRET_KEY = "00".repeat(32);
 const ADMIN_PASSWORD = "bench-password";
 /** As `npm start` runs the service: the bundle scripts/build.mjs makes (built once per run, in main). */
-const START_ARGS = ["--enable-source-maps", join(ROOT, "dist/portcullis.mjs")];
+const START_ARGS = ["--enable-source-maps", "--expose-gc", join(ROOT, "dist/portcullis.mjs")];
 /** For a closer look at the service, e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
 /** How long the service may take to hold every user in memory after it answers /health. */

@@ -75,6 +75,9 @@ async function warm(
   const startedMs = performance.now();
   try {
     const users = await subscriptions.warm(signal);
+    // Reading every user leaves tens of MB of rows behind (100 MB at 100,000 users) that V8 would
+    // hold until its next full collection, which under a load of polls can be minutes away.
+    if (users > 0) collectWarmGarbage();
     const { entries, bytes, budgetBytes } = subscriptions.stats();
     logger.info(
       {
@@ -92,4 +95,12 @@ async function warm(
     logger.warn({ job: "subscription-cache", err: error }, "subscriptions not read into memory");
     return false;
   }
+}
+
+/**
+ * One full garbage collection, when the process runs with `--expose-gc` (`npm start` does): it hands
+ * the warm-up's garbage back before the polls come, instead of keeping it in the RSS. Tens of ms, once.
+ */
+function collectWarmGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
 }

@@ -60,7 +60,7 @@ function cut(userAgent: string | undefined): string | null {
 }
 
 /**
- * The latest fetch per user, kept without allocating per fetch: an open-addressing table (linear
+ * The latest fetch per user (of those noted since the table was started), kept without allocating per fetch: an open-addressing table (linear
  * probing) over the id's 16 bytes points to a slot holding the id bytes, the time and the
  * User-Agent string (a reference). Noting a fetch hashes and compares 16 bytes; ids become strings
  * only when they are written. Doubles when half the table is used.
@@ -150,13 +150,16 @@ class Fetches {
 
 export class FetchLog {
   #current = new Fetches(INITIAL_USERS);
+  /** Fetches taken by a flush and not all written yet (written from #cursor on), or undefined. */
+  #draining: Fetches | undefined;
+  #cursor = 0;
 
   /** `now`: the time of a fetch; the fast path passes the one its lookup read (fetchedAt). */
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Users with a fetch waiting to be written. */
+  /** Fetches waiting to be written (a user noted again while older ones wait counts twice). */
   get size(): number {
-    return this.#current.count;
+    return this.#current.count + (this.#draining === undefined ? 0 : this.#draining.count - this.#cursor);
   }
 
   /** A fetch of the user with this lowercase uuid now (not a uuid: ignored). */
@@ -172,46 +175,36 @@ export class FetchLog {
   /**
    * Hands what was noted to `write`, FETCHES_PER_WRITE users at a time with a yield to requests
    * between, until everything is written or `budgetMs` is spent (at least one batch per flush); how
-   * many users were written. What was not written, and fetches noted meanwhile, wait for the next
-   * flush, the unwritten first (so under a sustained overload nothing waits forever). On a failed
-   * write the rest is kept (a later fetch of a user wins) and the error thrown.
+   * many were written. Fetches are written in the order they were taken: what a flush left, then what
+   * was noted since. A user noted again meanwhile is written twice, the later fetch last (and the
+   * UPDATE never moves sub_updated_at back), so nothing is copied from one table to another: under a
+   * sustained flood a flush costs its budget and one table's allocation now and then, no more. On a
+   * failed write the fetches stay where they were (the next flush starts with the failed batch) and
+   * the error is thrown.
    */
   async flush(
     write: (fetches: FetchRecord[]) => Promise<void>,
     budgetMs = Number.POSITIVE_INFINITY,
   ): Promise<number> {
-    const taken = this.#current;
-    if (taken.count === 0) return 0;
-    this.#current = new Fetches(taken.capacity);
     const started = performance.now();
-    for (let from = 0; from < taken.count; from += FETCHES_PER_WRITE) {
-      const to = Math.min(taken.count, from + FETCHES_PER_WRITE);
-      try {
-        await write(taken.rows(from, to));
-      } catch (error) {
-        this.#requeue(taken, from);
-        throw error;
+    let written = 0;
+    for (;;) {
+      if (this.#draining === undefined) {
+        if (this.#current.count === 0) return written;
+        this.#draining = this.#current;
+        this.#cursor = 0;
+        this.#current = new Fetches(this.#draining.capacity);
       }
-      if (to < taken.count) {
-        if (performance.now() - started >= budgetMs) {
-          this.#requeue(taken, to);
-          return to;
-        }
-        await yieldToRequests();
-      }
+      const taken = this.#draining;
+      const to = Math.min(taken.count, this.#cursor + FETCHES_PER_WRITE);
+      await write(taken.rows(this.#cursor, to));
+      written += to - this.#cursor;
+      this.#cursor = to;
+      if (to === taken.count) this.#draining = undefined;
+      if (this.size === 0) return written;
+      if (performance.now() - started >= budgetMs) return written;
+      await yieldToRequests();
     }
-    return taken.count;
-  }
-
-  /** The slots of `taken` from `from` on, ahead of what was noted since (a later fetch of a user wins). */
-  #requeue(taken: Fetches, from: number): void {
-    const meanwhile = this.#current;
-    const next = new Fetches(Math.max(taken.capacity, meanwhile.capacity));
-    for (let slot = from; slot < taken.count; slot++)
-      next.put(taken.ids, slot * 16, taken.times[slot] as number, taken.agents[slot]);
-    for (let slot = 0; slot < meanwhile.count; slot++)
-      next.put(meanwhile.ids, slot * 16, meanwhile.times[slot] as number, meanwhile.agents[slot]);
-    this.#current = next;
   }
 }
 

@@ -187,22 +187,31 @@ describe("pure: the fetch log", () => {
       log.flush(async () => {
         calls++;
         if (calls === 2) {
-          log.note(ids[1200] as string, "meanwhile/1"); // later than the failed one: wins
+          log.note(ids[1200] as string, "meanwhile/1"); // later than the failed one: written after it
           throw new Error("database down");
         }
       }),
       /database down/,
     );
-    assert.equal(log.size, 1500 - FETCHES_PER_WRITE, "the unwritten rest is kept");
+    assert.equal(log.size, 1500 - FETCHES_PER_WRITE + 1, "the unwritten rest is kept, and the later fetch");
     const retried: FetchRecord[] = [];
     await log.flush(async (rows) => {
       retried.push(...rows);
     });
-    assert.deepEqual(retried.map((row) => row.userId).sort(), ids.slice(FETCHES_PER_WRITE, 1500).sort());
-    assert.equal(retried.find((row) => row.userId === ids[1200])?.userAgent, "meanwhile/1");
+    assert.deepEqual(
+      [...new Set(retried.map((row) => row.userId))].sort(),
+      ids.slice(FETCHES_PER_WRITE, 1500).sort(),
+    );
+    assert.equal(retried.length, 1500 - FETCHES_PER_WRITE + 1);
+    assert.equal(
+      retried.findLast((row) => row.userId === ids[1200])?.userAgent,
+      "meanwhile/1",
+      "the later one last",
+    );
+    assert.equal(log.size, 0);
   });
 
-  test("a flush within a budget writes at least one batch; the rest goes first next time, a later fetch winning", async () => {
+  test("a flush within a budget writes at least one batch; the rest goes first next time, a later fetch after it", async () => {
     let clock = 1_000;
     const log = new FetchLog(() => clock);
     const ids = Array.from({ length: 3 * FETCHES_PER_WRITE }, () => randomUUID());
@@ -216,22 +225,29 @@ describe("pure: the fetch log", () => {
     clock = 2_000;
     const late = ids.at(-1) as string;
     const fresh = randomUUID();
-    log.note(late, "later/2"); // noted after the flush: replaces the waiting fetch
+    log.note(late, "later/2"); // noted after the flush: written after the waiting one
     log.note(fresh, "fresh/1");
-    assert.equal(log.size, 2 * FETCHES_PER_WRITE + 1);
+    assert.equal(log.size, 2 * FETCHES_PER_WRITE + 2);
     assert.equal(await log.flush(write, 0), FETCHES_PER_WRITE);
     assert.deepEqual(
       written[1]?.map((row) => row.userId),
       ids.slice(FETCHES_PER_WRITE, 2 * FETCHES_PER_WRITE),
       "the unwritten rest goes first",
     );
-    assert.equal(await log.flush(write), FETCHES_PER_WRITE + 1, "no budget: everything");
+    assert.equal(await log.flush(write), FETCHES_PER_WRITE + 2, "no budget: everything");
     const rows = written.flat();
-    assert.equal(rows.length, ids.length + 1);
+    assert.equal(rows.length, ids.length + 2);
     assert.deepEqual(new Set(rows.map((row) => row.userId)), new Set([...ids, fresh]));
-    const lateRow = rows.find((row) => row.userId === late);
-    assert.deepEqual(lateRow, { userId: late, at: new Date(2_000).toISOString(), userAgent: "later/2" });
+    assert.deepEqual(
+      rows.findLast((row) => row.userId === late),
+      {
+        userId: late,
+        at: new Date(2_000).toISOString(),
+        userAgent: "later/2",
+      },
+    );
     assert.equal(log.size, 0);
+    assert.equal(await log.flush(write, 0), 0, "nothing left");
   });
 
   test("markFetch: a client's fetches within FETCH_RESOLUTION_S are noted once; another agent, a later minute or a new record are noted", () => {

@@ -222,7 +222,7 @@ function readLifecycle(read: EnvReader): LifecycleConfig {
 
 function readSubscriptions(read: EnvReader): SubscriptionsConfig {
   return {
-    cacheBytes: read.integer("PORTCULLIS_SUB_CACHE_MB", 256, 0, 2047) * 1024 * 1024,
+    cacheBytes: read.integer("PORTCULLIS_SUB_CACHE_MB", 512, 0, 2047) * 1024 * 1024,
     syncIntervalMs: read.integer("PORTCULLIS_SUB_CACHE_SYNC_MS", 1000, 100, 60_000),
     maxAgeMs: read.integer("PORTCULLIS_SUB_CACHE_MAX_AGE_MS", 300_000, 1000, 86_400_000),
   };

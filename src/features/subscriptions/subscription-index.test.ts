@@ -487,9 +487,9 @@ describe("change feed cursor", () => {
   });
 });
 
-test("settings: PORTCULLIS_SUB_CACHE_MB (256), _SYNC_MS (1000), _MAX_AGE_MS (300000); 0 keeps nothing in memory", () => {
+test("settings: PORTCULLIS_SUB_CACHE_MB (512), _SYNC_MS (1000), _MAX_AGE_MS (300000); 0 keeps nothing in memory", () => {
   assert.deepEqual(loadConfig({}).subscriptions, {
-    cacheBytes: 256 * 2 ** 20,
+    cacheBytes: 512 * 2 ** 20,
     syncIntervalMs: 1000,
     maxAgeMs: 300_000,
   });

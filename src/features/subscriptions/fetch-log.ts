@@ -15,7 +15,7 @@ import { FETCH_AGENT, FETCH_NOTED_AT, parseUuid, writeUuidText } from "./user-re
 /** Longer User-Agents are cut to this many characters. */
 export const MAX_USER_AGENT = 256;
 /** Users per write (and per piece of work between two yields to requests: a few ms at most). */
-export const FETCHES_PER_WRITE = 250;
+export const FETCHES_PER_WRITE = 100;
 /** sub_updated_at is the first fetch of a client after at least this many seconds without one. */
 export const FETCH_RESOLUTION_S = 60;
 

@@ -310,7 +310,7 @@ test("GET /api/subscriptions/cache counts this instance's hits and misses within
   assert.equal(after.misses, before.misses + 1);
   assert.equal(after.hits, before.hits + 1);
   assert.ok(after.entries >= 1 && after.bytes <= after.budget_bytes, JSON.stringify(after));
-  assert.equal(after.budget_bytes, 256 * 2 ** 20);
+  assert.equal(after.budget_bytes, 512 * 2 ** 20);
 });
 
 describe("several instances on one database", () => {

@@ -106,6 +106,11 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
     statement_timeout: 30_000,
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema},public` }),
   });
+  // An idle pooled connection that the server ends (a restart, pg_terminate_backend, DROP DATABASE
+  // … WITH (FORCE)) makes the pool emit 'error'; without a listener that is an uncaught exception that
+  // ends the process. The pool has already dropped the client, and the next query opens a new one
+  // (or fails and is answered as a database error), so there is nothing to do here but not crash.
+  pool.on("error", () => {});
   const db = new Kysely<Database>({ dialect: translatingUniqueViolations(new PostgresDialect({ pool })) });
   if (options.schema !== undefined) {
     await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(options.schema)}`.execute(db);

@@ -1,8 +1,9 @@
 // Where the subscription index keeps its user records: fixed-size pages outside the JS heap, written
 // like a log, and two open-addressing hash tables to where a record is: from the user's id (the
 // uuid's 16 bytes) and from the user's sub token (16 bytes), both keys read from the record itself,
-// so a slot is 8 bytes (the address and the key's first word) and a token costs no more than that. Neither is seen by V8's garbage collector: a million users add a few typed arrays to the
-// heap, not a million keys. A record that is replaced or dropped becomes garbage in its page; when no
+// so a slot is 8 bytes (the address and the key's first word) and a token costs no more than that.
+// Neither is seen by V8's garbage collector: a million users add a few typed arrays to the heap, not
+// a million keys. A record that is replaced or dropped becomes garbage in its page; when no
 // page can be added within the budget, the page with the most garbage is compacted in place. Nothing
 // is evicted: when even that does not make room, the record is not stored (the caller renders it once
 // and says so in the statistics).
@@ -52,14 +53,10 @@ class AddressTable {
     private readonly keyOffset: number,
   ) {}
 
-  find(w0: number, w1: number, w2: number, w3: number): number {
-    const mask = this.capacity - 1;
-    const table = this.table;
-    for (let i = hashOf(w0, w1, w2, w3) & mask; ; i = (i + 1) & mask) {
-      const value = table[2 * i] as number;
-      if (value === 0) return -1;
-      if (table[2 * i + 1] === w0 && this.#keyIs(value - 1, w1, w2, w3)) return value - 1;
-    }
+  /** The address of the record holding the key in `keyWords`, or -1. */
+  find(): number {
+    const slot = this.slotOf();
+    return slot < 0 ? -1 : (this.table[2 * slot] as number) - 1;
   }
 
   #keyIs(address: number, w1: number, w2: number, w3: number): boolean {
@@ -74,13 +71,18 @@ class AddressTable {
     return hashOf(words[k] as number, words[k + 1] as number, words[k + 2] as number, words[k + 3] as number);
   }
 
-  /** The slot of the entry for the key (w0..w3), or -1. */
-  slotOf(w0: number, w1: number, w2: number, w3: number): number {
+  /** The slot of the entry for the key in `keyWords` (set by the caller), or -1. */
+  slotOf(): number {
+    const w0 = keyWords[0] as number;
+    const w1 = keyWords[1] as number;
+    const w2 = keyWords[2] as number;
+    const w3 = keyWords[3] as number;
     const mask = this.capacity - 1;
+    const table = this.table;
     for (let i = hashOf(w0, w1, w2, w3) & mask; ; i = (i + 1) & mask) {
-      const value = this.table[2 * i] as number;
+      const value = table[2 * i] as number;
       if (value === 0) return -1;
-      if (this.table[2 * i + 1] === w0 && this.#keyIs(value - 1, w1, w2, w3)) return i;
+      if (table[2 * i + 1] === w0 && this.#keyIs(value - 1, w1, w2, w3)) return i;
     }
   }
 
@@ -233,34 +235,19 @@ export class RecordStore {
   /** Where the record of this lowercase uuid (text[from, from + 36)) is, or -1. */
   findText(text: string, from = 0): number {
     if (!parseUuid(text, from, keyBytes, 0)) return -1;
-    return this.#ids.find(
-      keyWords[0] as number,
-      keyWords[1] as number,
-      keyWords[2] as number,
-      keyWords[3] as number,
-    );
+    return this.#ids.find();
   }
 
   /** Where the record of the user whose id is these 16 bytes is, or -1. */
   findBytes(key: Uint8Array): number {
     keyBytes.set(key);
-    return this.#ids.find(
-      keyWords[0] as number,
-      keyWords[1] as number,
-      keyWords[2] as number,
-      keyWords[3] as number,
-    );
+    return this.#ids.find();
   }
 
   /** Where the record holding this sub token (16 bytes, not all zero) is, or -1. */
   findToken(token: Uint8Array): number {
     keyBytes.set(token);
-    return this.#tokens.find(
-      keyWords[0] as number,
-      keyWords[1] as number,
-      keyWords[2] as number,
-      keyWords[3] as number,
-    );
+    return this.#tokens.find();
   }
 
   /**
@@ -273,13 +260,7 @@ export class RecordStore {
     let withToken = false;
     if (token.some((byte) => byte !== 0)) {
       keyBytes.set(token);
-      withToken =
-        this.#tokens.slotOf(
-          keyWords[0] as number,
-          keyWords[1] as number,
-          keyWords[2] as number,
-          keyWords[3] as number,
-        ) < 0;
+      withToken = this.#tokens.slotOf() < 0;
     }
     if (!this.#reserveSlot(this.#ids) || (withToken && !this.#reserveSlot(this.#tokens))) return -1;
     const address = this.#allocate(record.length);
@@ -293,12 +274,7 @@ export class RecordStore {
   /** Drops the user's record; the address it had (readable until the next insert), or -1. */
   removeText(text: string): number {
     if (!parseUuid(text, 0, keyBytes, 0)) return -1;
-    const slot = this.#ids.slotOf(
-      keyWords[0] as number,
-      keyWords[1] as number,
-      keyWords[2] as number,
-      keyWords[3] as number,
-    );
+    const slot = this.#ids.slotOf();
     if (slot < 0) return -1;
     const address = (this.#ids.table[2 * slot] as number) - 1;
     const page = this.page(address);

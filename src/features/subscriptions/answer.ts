@@ -61,9 +61,10 @@ export function notModifiedHeaders(extra = 0): string[] {
 
 /**
  * Fills the values of `ok` (for 200) and returns the body, or fills `notModified` and returns
- * undefined (304). The arrays come from okHeaders()/notModifiedHeaders() and may be reused. The
- * body, ETag, title and file name are written into one buffer and become one string, of which the
- * header values are slices.
+ * undefined (304). The arrays come from okHeaders()/notModifiedHeaders() and may be reused. What
+ * the body writes per user, the ETag, title and file name are written into one buffer and become one
+ * string, of which the header values are slices; the body is those slices joined with the layout's
+ * constant text (a rope: the socket write copies it once).
  */
 export function answerInto(
   layout: Layout,
@@ -115,7 +116,7 @@ export function answerInto(
   ok[5] = all.slice(etagEnd, titleEnd);
   ok[9] = all.slice(titleEnd);
   ok[11] = all.slice(bodyEnd, etagEnd);
-  return body ?? all.slice(0, bodyEnd);
+  return body ?? stream.text(0, bodyEnd, all);
 }
 
 /** The record's Subscription-Userinfo (the shared constant when every number is 0). */
@@ -189,7 +190,7 @@ export function formatAnswer(
     if (!layout.template.renderInto(stream, page, at)) {
       stream.reset();
       base64 = layout.template.renderByBuilders(page, at);
-    } else base64 = (stream.out as Buffer).toString("latin1", 0, stream.at);
+    } else base64 = stream.text(0, stream.at);
     body = format === "links" ? Buffer.from(base64, "base64") : base64;
   }
   const nameStart = at + NAME;

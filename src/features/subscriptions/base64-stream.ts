@@ -3,7 +3,9 @@
 // secrets; base64 maps each 3 bytes to 4 characters, so the groups that lie wholly inside constant
 // text are encoded once (per phase: where the text starts relative to a group) and copied, and only
 // the groups that touch a secret are encoded per request, in JavaScript: for a few dozen bytes the
-// call into Buffer#toString costs more than the encoding.
+// call into Buffer#toString costs more than the encoding. Constant text can also be left out of the
+// buffer: the stream then notes where it goes, and text() joins the encoded pieces and the constant
+// strings into one string (a rope) without copying the constants, which the socket write copies once.
 
 export const STANDARD = Buffer.from(
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
@@ -23,6 +25,8 @@ const PAD = 0x3d; // "="
 export type ConstantText = {
   readonly bytes: Uint8Array;
   readonly chunks: readonly [Uint8Array, Uint8Array, Uint8Array];
+  /** The same chunks as strings (ASCII). */
+  readonly texts: readonly [string, string, string];
 };
 
 export function constantText(text: string | Uint8Array, alphabet: Uint8Array = STANDARD): ConstantText {
@@ -34,7 +38,9 @@ export function constantText(text: string | Uint8Array, alphabet: Uint8Array = S
     encodeGroups(bytes, lead, lead + whole, out, 0, alphabet);
     return out;
   };
-  return { bytes, chunks: [chunk(0), chunk(1), chunk(2)] };
+  const chunks = [chunk(0), chunk(1), chunk(2)] as const;
+  const texts = chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.length).toString("latin1"));
+  return { bytes, chunks, texts: texts as [string, string, string] };
 }
 
 /** Two characters per 12 bits, as one little-endian 16-bit word (so a group is one 32-bit store). */
@@ -84,6 +90,10 @@ export class Base64Stream {
   raw: Uint8Array;
   open = 0;
   readonly #pairs: Uint16Array;
+  /** Constant strings left out of `out` (pushConstantText), and where in `out` each goes. */
+  readonly #texts: string[] = [];
+  readonly #marks: number[] = [];
+  #textCount = 0;
 
   constructor(
     private readonly alphabet: Uint8Array,
@@ -115,6 +125,7 @@ export class Base64Stream {
   reset(): void {
     this.at = 0;
     this.open = 0;
+    this.#textCount = 0;
   }
 
   /** Room for `bytes` more output bytes (grows the buffer; never shrinks). */
@@ -134,26 +145,71 @@ export class Base64Stream {
     this.raw = raw;
   }
 
+  /** Constant text, copied into `out`. */
   pushConstant(text: ConstantText): void {
-    const { bytes } = text;
-    let lead = 0;
-    if (this.open > 0) {
-      lead = 3 - this.open;
-      if (bytes.length < lead) {
-        for (let i = 0; i < bytes.length; i++) this.raw[this.open++] = bytes[i] as number;
-        return;
-      }
-      for (let i = 0; i < lead; i++) this.raw[this.open + i] = bytes[i] as number;
-      this.reserve(4);
-      this.#encode(0, 3);
-    }
+    const lead = this.#leadOf(text);
+    if (lead < 0) return;
     const chunk = text.chunks[lead as 0 | 1 | 2];
     this.reserve(chunk.length);
     this.out.set(chunk, this.at);
     this.at += chunk.length;
+    this.#keepRest(text, lead);
+  }
+
+  /** Constant text, left out of `out`: text() puts it in (no copy until the string is written). */
+  pushConstantText(text: ConstantText): void {
+    const lead = this.#leadOf(text);
+    if (lead < 0) return;
+    const chunk = text.texts[lead as 0 | 1 | 2];
+    if (chunk.length > 0) {
+      this.#texts[this.#textCount] = chunk;
+      this.#marks[this.#textCount++] = this.at;
+    }
+    this.#keepRest(text, lead);
+  }
+
+  /**
+   * How many of the text's bytes complete the open group (encoded here), or -1 when the text is too
+   * short to complete it (its bytes then wait in the group).
+   */
+  #leadOf(text: ConstantText): number {
+    const { bytes } = text;
+    if (this.open === 0) return 0;
+    const lead = 3 - this.open;
+    if (bytes.length < lead) {
+      for (let i = 0; i < bytes.length; i++) this.raw[this.open++] = bytes[i] as number;
+      return -1;
+    }
+    for (let i = 0; i < lead; i++) this.raw[this.open + i] = bytes[i] as number;
+    this.reserve(4);
+    this.#encode(0, 3);
+    return lead;
+  }
+
+  /** The text's last bytes that do not fill a group open the next one. */
+  #keepRest(text: ConstantText, lead: number): void {
+    const { bytes } = text;
     const rest = (bytes.length - lead) % 3;
     for (let i = 0; i < rest; i++) this.raw[i] = bytes[bytes.length - rest + i] as number;
     this.open = rest;
+  }
+
+  /**
+   * The output from `from` to `to` (positions in `out`) as one string, with the constant text noted
+   * in that range put in its place: text noted where one range ends and the next begins belongs to
+   * the one that ends there. `written`: out[from, …) as a string, when the caller has it.
+   */
+  text(from: number, to: number, written?: string): string {
+    const all = written ?? this.out.toString("latin1", from, to);
+    let result = "";
+    let position = from;
+    for (let i = 0; i < this.#textCount; i++) {
+      const mark = this.#marks[i] as number;
+      if (mark > to || mark < from || (mark === from && from > 0)) continue;
+      result += all.slice(position - from, mark - from) + (this.#texts[i] as string);
+      position = mark;
+    }
+    return result + all.slice(position - from, to - from);
   }
 
   /** Encodes raw[0, end): the open group's bytes and what the caller wrote after them (at `open`). */

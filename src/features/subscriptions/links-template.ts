@@ -73,15 +73,16 @@ export class LinksTemplate {
   }
 
   /**
-   * Writes the base64 body of the user whose record is at `at` into the stream (reset first), or
-   * returns false: then renderByBuilders() gives it.
+   * Writes the base64 body of the user whose record is at `at` into the stream (reset first; the
+   * constant text noted, not copied: stream.text() joins them), or returns false: then
+   * renderByBuilders() gives it.
    */
   renderInto(stream: Base64Stream, page: Buffer, at: number): boolean {
     this.lastSkipped = this.#alwaysSkipped;
     const count = readCredentials(page, at);
     if (this.#empty !== undefined || this.#allByBuilders || count !== this.params.length) return false;
     stream.reset();
-    stream.pushConstant(this.#first);
+    stream.pushConstantText(this.#first);
     const holes = this.#holes;
     for (let k = 0; k < holes.length; k++) {
       const { grant, writer, after } = holes[k] as Hole;
@@ -97,7 +98,7 @@ export class LinksTemplate {
       );
       if (end < 0) return false;
       stream.pushRaw(end);
-      stream.pushConstant(after[writtenVariant.value] as ConstantText);
+      stream.pushConstantText(after[writtenVariant.value] as ConstantText);
     }
     stream.finish(true);
     return true;

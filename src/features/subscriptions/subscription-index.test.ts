@@ -298,6 +298,39 @@ describe("base64 stream", () => {
       }),
     );
   });
+
+  test("constant text left out of the buffer is put back in its place by text(), also after a reset", () => {
+    const piece = fc.record({
+      kind: fc.constantFrom("copied", "noted", "raw"),
+      bytes: fc.uint8Array({ maxLength: 20 }),
+    });
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 10 }), fc.boolean(), (pieces, urlSafe) => {
+        const alphabet = urlSafe ? URL_SAFE : STANDARD;
+        const stream = new Base64Stream(alphabet, 16);
+        stream.reset();
+        stream.pushConstantText(constantText("left over from an earlier render", alphabet));
+        stream.reset();
+        for (const { kind, bytes } of pieces) {
+          if (kind === "copied") stream.pushConstant(constantText(bytes, alphabet));
+          else if (kind === "noted") stream.pushConstantText(constantText(bytes, alphabet));
+          else {
+            stream.reserveRaw(bytes.length);
+            stream.raw.set(bytes, stream.open);
+            stream.pushRaw(stream.open + bytes.length);
+          }
+        }
+        const end = stream.finish(!urlSafe);
+        const expected = Buffer.concat(pieces.map((p) => p.bytes)).toString(urlSafe ? "base64url" : "base64");
+        assert.equal(stream.text(0, end), expected);
+        // What follows the text (the ETag and title in answerInto) is not part of it.
+        stream.appendBytes(Buffer.from("tail", "latin1"), 0, 4);
+        const written = stream.out.toString("latin1", 0, stream.at);
+        assert.equal(stream.text(0, end, written), expected);
+        assert.equal(stream.text(end, stream.at), "tail");
+      }),
+    );
+  });
 });
 
 describe("record store", () => {

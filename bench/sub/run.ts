@@ -96,6 +96,12 @@ const ADMIN_PASSWORD = "bench-password";
 const START_ARGS = ["--enable-source-maps", "--expose-gc", join(ROOT, "dist/portcullis.mjs")];
 /** For a closer look at the service, e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
+/** The same for the fastify and limit targets, to compare their profiles with the service's. */
+const SAMPLE_NODE_ARGS = (process.env.BENCH_SAMPLE_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
+/** A profiled server writes its profile as it exits: give it time before SIGKILL. */
+const STOP_GRACE_MS = [...SERVICE_NODE_ARGS, ...SAMPLE_NODE_ARGS].some((arg) => arg.endsWith("-prof"))
+  ? 120_000
+  : undefined;
 /** How long the service may take to hold every user in memory after it answers /health. */
 const READY_DEADLINE_MS = 20 * 60_000;
 
@@ -241,7 +247,7 @@ function startService(dataDir: string, databaseUrl: string | undefined) {
 
 function startSampleServer(script: string, bodyFile: string, sample: Sample) {
   return (port: number) =>
-    startPinned(process.execPath, ["--import", "tsx", join(HERE, script)], {
+    startPinned(process.execPath, [...SAMPLE_NODE_ARGS, "--import", "tsx", join(HERE, script)], {
       cpu: SERVER_CPU,
       cwd: ROOT,
       env: {
@@ -344,7 +350,7 @@ async function run(dialect: Dialect): Promise<DialectResult> {
   } finally {
     for (const target of targets) {
       target.rss?.stop();
-      await stop(target.server);
+      await stop(target.server, STOP_GRACE_MS);
     }
     rmSync(dataDir, { recursive: true, force: true });
     await scratch?.drop();

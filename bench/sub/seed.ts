@@ -4,10 +4,9 @@
 // written straight through Kysely in large batches because 5N grants through the API would take hours.
 // Grant secrets and proxy ids come from the access and sync features' own helpers.
 import { randomUUID } from "node:crypto";
-import { createRequire } from "node:module";
 import { join } from "node:path";
-import type BetterSqlite3 from "better-sqlite3";
 import { sql } from "kysely";
+import { loadSqlite } from "../../src/db/connection.ts";
 import type { Deps } from "../../src/deps.ts";
 import type { AccessRow } from "../../src/features/access/access.repository.ts";
 import { newGrantRow } from "../../src/features/access/grant-rows.ts";
@@ -137,8 +136,8 @@ const GRANT_COLUMNS = [
  * and no fsync (a crash only loses the seed).
  */
 function sqliteWriter(file: string): BulkWriter {
-  const require = createRequire(import.meta.url);
-  const SQLite = require("better-sqlite3") as typeof BetterSqlite3;
+  // The service's own choice of driver: better-sqlite3 12 aborts at exit on Node 24 (connection.ts).
+  const SQLite = loadSqlite();
   const db = new SQLite(file);
   db.pragma("foreign_keys = ON");
   db.pragma("busy_timeout = 5000");

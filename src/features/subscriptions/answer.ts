@@ -116,7 +116,7 @@ export function answerInto(
   ok[5] = all.slice(etagEnd, titleEnd);
   ok[9] = all.slice(titleEnd);
   ok[11] = all.slice(bodyEnd, etagEnd);
-  return body ?? stream.text(0, bodyEnd, all);
+  return body ?? stream.text(bodyEnd, all);
 }
 
 /** The record's Subscription-Userinfo (the shared constant when every number is 0). */
@@ -190,7 +190,7 @@ export function formatAnswer(
     if (!layout.template.renderInto(stream, page, at)) {
       stream.reset();
       base64 = layout.template.renderByBuilders(page, at);
-    } else base64 = stream.text(0, stream.at);
+    } else base64 = stream.text(stream.at);
     body = format === "links" ? Buffer.from(base64, "base64") : base64;
   }
   const nameStart = at + NAME;

@@ -195,21 +195,20 @@ export class Base64Stream {
   }
 
   /**
-   * The output from `from` to `to` (positions in `out`) as one string, with the constant text noted
-   * in that range put in its place: text noted where one range ends and the next begins belongs to
-   * the one that ends there. `written`: out[from, …) as a string, when the caller has it.
+   * The output up to `to` (a position in `out`) as one string, with the constant text noted up to
+   * there (at `to` included) put in its place. `written`: out[0, …) as a string, when the caller has it.
    */
-  text(from: number, to: number, written?: string): string {
-    const all = written ?? this.out.toString("latin1", from, to);
+  text(to: number, written?: string): string {
+    const all = written ?? this.out.toString("latin1", 0, to);
     let result = "";
-    let position = from;
+    let position = 0;
     for (let i = 0; i < this.#textCount; i++) {
       const mark = this.#marks[i] as number;
-      if (mark > to || mark < from || (mark === from && from > 0)) continue;
-      result += all.slice(position - from, mark - from) + (this.#texts[i] as string);
+      if (mark > to) break; // noted in order
+      result += all.slice(position, mark) + (this.#texts[i] as string);
       position = mark;
     }
-    return result + all.slice(position - from, to - from);
+    return result + all.slice(position, to);
   }
 
   /** Encodes raw[0, end): the open group's bytes and what the caller wrote after them (at `open`). */

@@ -19,28 +19,24 @@ const PAD = 0x3d; // "="
 
 /**
  * Constant text, encoded ahead for each phase. `lead` is how many of its bytes complete the group
- * that the stream has open when the text begins (0, 1 or 2); the groups after them are in `chunks`,
- * the bytes left over (0-2) open the next group.
+ * that the stream has open when the text begins (0, 1 or 2); the groups after them are `chunks[lead]`
+ * (base64, so one byte a character), the bytes left over (0-2) open the next group.
  */
 export type ConstantText = {
   readonly bytes: Uint8Array;
-  readonly chunks: readonly [Uint8Array, Uint8Array, Uint8Array];
-  /** The same chunks as strings (ASCII). */
-  readonly texts: readonly [string, string, string];
+  readonly chunks: readonly [string, string, string];
 };
 
 export function constantText(text: string | Uint8Array, alphabet: Uint8Array = STANDARD): ConstantText {
   const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
-  const chunk = (lead: number): Uint8Array => {
-    if (bytes.length <= lead) return new Uint8Array(0);
+  const chunk = (lead: number): string => {
+    if (bytes.length <= lead) return "";
     const whole = bytes.length - lead - ((bytes.length - lead) % 3);
-    const out = new Uint8Array((whole / 3) * 4);
+    const out = Buffer.alloc((whole / 3) * 4);
     encodeGroups(bytes, lead, lead + whole, out, 0, alphabet);
-    return out;
+    return out.toString("latin1");
   };
-  const chunks = [chunk(0), chunk(1), chunk(2)] as const;
-  const texts = chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.length).toString("latin1"));
-  return { bytes, chunks, texts: texts as [string, string, string] };
+  return { bytes, chunks: [chunk(0), chunk(1), chunk(2)] };
 }
 
 /** Two characters per 12 bits, as one little-endian 16-bit word (so a group is one 32-bit store). */
@@ -151,8 +147,7 @@ export class Base64Stream {
     if (lead < 0) return;
     const chunk = text.chunks[lead as 0 | 1 | 2];
     this.reserve(chunk.length);
-    this.out.set(chunk, this.at);
-    this.at += chunk.length;
+    this.at += this.out.write(chunk, this.at, "latin1");
     this.#keepRest(text, lead);
   }
 
@@ -160,7 +155,7 @@ export class Base64Stream {
   pushConstantText(text: ConstantText): void {
     const lead = this.#leadOf(text);
     if (lead < 0) return;
-    const chunk = text.texts[lead as 0 | 1 | 2];
+    const chunk = text.chunks[lead as 0 | 1 | 2];
     if (chunk.length > 0) {
       this.#texts[this.#textCount] = chunk;
       this.#marks[this.#textCount++] = this.at;

@@ -8,7 +8,7 @@ import { Base64Stream, constantText, STANDARD } from "./base64-stream.ts";
 import type { DocumentBases } from "./document-template.ts";
 import { CONTENT_TYPES } from "./formats.ts";
 import type { Layout } from "./layouts.ts";
-import { NO_TRAFFIC, TITLE_PREFIX, titleOf, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
+import { NO_TRAFFIC, TITLE_PREFIX, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
 import {
   DOWNLOAD,
   EXPIRE,
@@ -90,11 +90,31 @@ export function answerInto(
     body = template.renderByBuilders(page, at);
   }
   const bodyEnd = stream.at;
+  appendProfile(NO_LETTER, template.tagBytes, page, at);
+  const all = (stream.out as Buffer).toString("latin1", 0, stream.at);
+  ok[3] = userinfo;
+  ok[5] = all.slice(etagEnd, titleEnd);
+  ok[9] = all.slice(titleEnd);
+  ok[11] = all.slice(bodyEnd, etagEnd);
+  return body ?? stream.text(bodyEnd, all);
+}
+
+/** Where appendProfile's ETag and title end in the stream (module state: answers are synchronous). */
+let etagEnd = 0;
+let titleEnd = 0;
+
+/**
+ * Appends the values of ETag (`"` letter layout-tag record-tag `"`), Profile-Title (`base64:` and the
+ * title in base64) and Content-Disposition to the stream's output, as they are; sets etagEnd and
+ * titleEnd. One buffer, read back as one string by the caller, instead of a string built for each.
+ */
+function appendProfile(letter: Buffer, layoutTag: Buffer, page: Buffer, at: number): void {
   stream.appendBytes(QUOTE, 0, 1);
-  stream.appendBytes(template.tagBytes, 0, template.tagBytes.length);
+  stream.appendBytes(letter, 0, letter.length);
+  stream.appendBytes(layoutTag, 0, layoutTag.length);
   stream.appendBytes(page, at + TAG, at + TAG + TAG_LENGTH);
   stream.appendBytes(QUOTE, 0, 1);
-  const etagEnd = stream.at;
+  etagEnd = stream.at;
   const nameStart = at + NAME;
   const nameEnd = nameStart + readU16(page, at + NAME_LENGTH);
   stream.appendBytes(TITLE_START, 0, TITLE_START.length);
@@ -103,7 +123,7 @@ export function answerInto(
   const { raw, open } = stream;
   for (let i = nameStart; i < nameEnd; i++) raw[open + i - nameStart] = page[i] as number;
   stream.pushRaw(open + nameEnd - nameStart);
-  const titleEnd = stream.finish(true);
+  titleEnd = stream.finish(true);
   if (((page[at + FLAGS] as number) & FLAG_PLAIN_DISPOSITION) !== 0) {
     stream.appendBytes(DISPOSITION_START, 0, DISPOSITION_START.length);
     stream.appendBytes(page, nameStart, nameEnd);
@@ -111,12 +131,6 @@ export function answerInto(
   } else {
     stream.appendBytes(page, nameEnd + 2, nameEnd + 2 + readU16(page, nameEnd));
   }
-  const all = (stream.out as Buffer).toString("latin1", 0, stream.at);
-  ok[3] = userinfo;
-  ok[5] = all.slice(etagEnd, titleEnd);
-  ok[9] = all.slice(titleEnd);
-  ok[11] = all.slice(bodyEnd, etagEnd);
-  return body ?? stream.text(bodyEnd, all);
 }
 
 /** The record's Subscription-Userinfo (the shared constant when every number is 0). */
@@ -149,8 +163,16 @@ export type AnswerSettings = {
   publicUrl: string | null;
 };
 
-/** body: base64 as a string (ASCII), the other formats as their UTF-8 bytes. */
+/**
+ * body: the bytes to send, as a Buffer or as a latin1 string (a character per byte: base64 is ASCII,
+ * a document its UTF-8 bytes); `body.length` is the byte count either way. bodyBytes() gives a Buffer.
+ */
 export type FormatResponse = { status: 200 | 304; headers: string[]; body: string | Buffer | undefined };
+
+/** The body's bytes as a Buffer (for writers that would encode a string as UTF-8). */
+export function bodyBytes(body: string | Buffer): Buffer {
+  return typeof body === "string" ? Buffer.from(body, "latin1") : body;
+}
 
 /** A letter per format in the ETag, so two formats of one user never share one. */
 const ETAG_LETTER: Record<Format, string> = {
@@ -160,6 +182,10 @@ const ETAG_LETTER: Record<Format, string> = {
   "sing-box": "S",
   "xray-json": "X",
 };
+const LETTER_BYTES = Object.fromEntries(
+  Object.entries(ETAG_LETTER).map(([format, letter]) => [format, Buffer.from(letter, "latin1")]),
+) as Record<Format, Buffer>;
+const NO_LETTER = LETTER_BYTES.base64;
 
 /** The answer in any format (the base64 one too when settings add headers): new header lists per call. */
 export function formatAnswer(
@@ -174,40 +200,36 @@ export function formatAnswer(
   const userinfo = userinfoAt(page, at);
   const isDocument = format === "mihomo" || format === "sing-box" || format === "xray-json";
   const document = isDocument ? layout.document(format, settings.bases) : undefined;
-  const layoutTag = document?.tag ?? layout.template.tag;
-  const etag = `"${ETAG_LETTER[format]}${layoutTag}${page.toString("latin1", at + TAG, at + TAG + TAG_LENGTH)}"`;
-  if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {
-    return {
-      status: 304,
-      headers: ["etag", etag, "cache-control", CACHE_CONTROL, "subscription-userinfo", userinfo],
-      body: undefined,
-    };
+  if (ifNoneMatch !== undefined) {
+    const layoutTag = document?.tag ?? layout.template.tag;
+    const etag = `"${ETAG_LETTER[format]}${layoutTag}${page.toString("latin1", at + TAG, at + TAG + TAG_LENGTH)}"`;
+    if (matchesAny(ifNoneMatch, etag)) {
+      return {
+        status: 304,
+        headers: ["etag", etag, "cache-control", CACHE_CONTROL, "subscription-userinfo", userinfo],
+        body: undefined,
+      };
+    }
   }
   let body: string | Buffer;
   if (document !== undefined) body = document.render(page, at);
   else {
     let base64: string;
-    if (!layout.template.renderInto(stream, page, at)) {
-      stream.reset();
-      base64 = layout.template.renderByBuilders(page, at);
-    } else base64 = stream.text(stream.at);
+    if (!layout.template.renderInto(stream, page, at)) base64 = layout.template.renderByBuilders(page, at);
+    else base64 = stream.text(stream.at);
     body = format === "links" ? Buffer.from(base64, "base64") : base64;
   }
-  const nameStart = at + NAME;
-  const nameEnd = nameStart + readU16(page, at + NAME_LENGTH);
-  const name = page.toString("utf8", nameStart, nameEnd);
-  const disposition =
-    ((page[at + FLAGS] as number) & FLAG_PLAIN_DISPOSITION) !== 0
-      ? `attachment; filename="${name}"`
-      : page.toString("latin1", nameEnd + 2, nameEnd + 2 + readU16(page, nameEnd));
+  stream.reset();
+  appendProfile(LETTER_BYTES[format], document?.tagBytes ?? layout.template.tagBytes, page, at);
+  const all = (stream.out as Buffer).toString("latin1", 0, stream.at);
   // biome-ignore format: name, value pairs
   const headers = [
     "content-type", CONTENT_TYPES[format],
     "subscription-userinfo", userinfo,
-    "profile-title", titleOf(name),
+    "profile-title", all.slice(etagEnd, titleEnd),
     "profile-update-interval", settings.updateInterval,
-    "content-disposition", disposition,
-    "etag", etag,
+    "content-disposition", all.slice(titleEnd),
+    "etag", all.slice(0, etagEnd),
     "cache-control", CACHE_CONTROL,
     ...settings.extras,
   ];

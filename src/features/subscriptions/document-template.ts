@@ -1,9 +1,9 @@
 // The body of one layout in a document format (mihomo, sing-box, xray-json), compiled once and
 // rendered per request from a user's record. The pure renderer (links/formats/) writes the layout's
 // document with a marker in place of each grant's credential; the text between markers is constant
-// for every user of the layout, so it is kept as UTF-8 bytes and a request copies it with each
-// credential written between (as it is: credentials of the kinds written here need no escaping in a
-// JSON string or a double-quoted YAML scalar). A credential of another kind, or a layout whose
+// for every user of the layout, so it is kept as UTF-8 bytes (in a latin1 string: one character per
+// byte) and a request joins it with each credential written between (as it is: credentials of the
+// kinds written here need no escaping in a JSON string or a double-quoted YAML scalar). A credential of another kind, or a layout whose
 // compiled template disagrees with the renderer on a probe, is rendered by the renderer itself.
 import { createHash, randomBytes } from "node:crypto";
 import { packageVersion } from "../../lib/version.ts";
@@ -54,15 +54,25 @@ export function renderDocument(
   return renderXrayJson(entries);
 }
 
-let out = Buffer.allocUnsafe(64 * 1024);
+/** Scratch for the credentials of one answer (grown as needed). */
+let out = Buffer.allocUnsafe(4096);
 let credentials = new Int32Array(3 * 64);
+/** Where each credential written into `out` ends (cuts[k + 1] for hole k; cuts[0] is 0). */
+let cuts = new Int32Array(64);
+
+/** A text's UTF-8 bytes as a latin1 string: a character per byte. */
+function bytesOf(text: string): string {
+  return Buffer.from(text, "utf8").toString("latin1");
+}
 
 export class DocumentTemplate {
-  readonly #chunks: readonly Buffer[];
+  /** The constant text between credentials: UTF-8 bytes as a latin1 string (a character per byte). */
+  readonly #chunks: readonly string[];
   /** The grant whose credential follows chunk k. */
   readonly #holes: readonly number[];
   readonly #allByBuilders: boolean;
   readonly tag: string;
+  readonly tagBytes: Buffer;
   readonly bytes: number;
   readonly leftOut: readonly LeftOut[];
 
@@ -76,46 +86,43 @@ export class DocumentTemplate {
     const compiled = renderDocument(format, entriesOf(params, markers), bases);
     this.leftOut = compiled.leftOut;
     const pattern = new RegExp(`m${nonce}g(\\d+)x`, "g");
-    const chunks: Buffer[] = [];
+    const chunks: string[] = [];
     const holes: number[] = [];
     let last = 0;
     for (const match of compiled.body.matchAll(pattern)) {
-      chunks.push(Buffer.from(compiled.body.slice(last, match.index), "utf8"));
+      chunks.push(bytesOf(compiled.body.slice(last, match.index)));
       holes.push(Number(match[1]));
       last = (match.index ?? 0) + match[0].length;
     }
-    chunks.push(Buffer.from(compiled.body.slice(last), "utf8"));
+    chunks.push(bytesOf(compiled.body.slice(last)));
     this.#chunks = chunks;
     this.#holes = holes;
     const hash = createHash("sha256").update(`${packageVersion}\u0000${format}\u0000${bases.version}`);
-    for (const [k, chunk] of chunks.entries()) hash.update(chunk).update(`\u0000${holes[k] ?? ""}\u0000`);
+    for (const [k, chunk] of chunks.entries())
+      hash.update(chunk, "latin1").update(`\u0000${holes[k] ?? ""}\u0000`);
     this.tag = hash.digest("base64url").slice(0, 8);
+    this.tagBytes = Buffer.from(this.tag, "latin1");
     this.bytes = 256 + chunks.reduce((sum, chunk) => sum + chunk.length + 64, 0);
     this.#allByBuilders = !this.#agreesOnProbes();
   }
 
   /**
-   * The body (UTF-8) of the record at `at`: its own Buffer (a socket may still hold it after the
-   * call), which Node writes without the string concatenation and re-encoding a large string costs.
+   * The body of the record at `at`: its UTF-8 bytes as a latin1 string (write it with the latin1
+   * encoding; Buffer.from(body, "latin1") gives the bytes). The credentials are written into one
+   * scratch buffer and read back as one string; the body joins slices of it with the constant
+   * chunks (a rope: the socket write copies it once, no buffer is allocated per request).
    */
-  render(page: Buffer, at: number): Buffer {
+  render(page: Buffer, at: number): string {
     const count = readCredentials(page, at);
     if (this.#allByBuilders || count !== this.params.length) return this.renderByBuilders(page, at);
-    const chunks = this.#chunks;
     const holes = this.#holes;
+    let need = 0;
+    for (let k = 0; k < holes.length; k++) need += (credentials[3 * (holes[k] as number) + 2] as number) + 36;
+    if (need > out.length) out = Buffer.allocUnsafe(Math.max(need, 2 * out.length));
+    if (cuts.length < holes.length + 1) cuts = new Int32Array(2 * holes.length + 2);
     let o = 0;
-    for (let k = 0; k < chunks.length; k++) {
-      const chunk = chunks[k] as Buffer;
-      const grant = holes[k];
-      const need = o + chunk.length + (grant === undefined ? 0 : (credentials[3 * grant + 2] as number) + 36);
-      if (need > out.length) {
-        const bigger = Buffer.allocUnsafe(Math.max(need, 2 * out.length));
-        out.copy(bigger, 0, 0, o);
-        out = bigger;
-      }
-      chunk.copy(out, o);
-      o += chunk.length;
-      if (grant === undefined) continue;
+    for (let k = 0; k < holes.length; k++) {
+      const grant = holes[k] as number;
       const kind = credentials[3 * grant] as number;
       const start = credentials[3 * grant + 1] as number;
       const length = credentials[3 * grant + 2] as number;
@@ -124,14 +131,20 @@ export class DocumentTemplate {
         page.copy(out, o, start, start + length);
         o += length;
       } else return this.renderByBuilders(page, at);
+      cuts[k + 1] = o;
     }
-    const body = Buffer.allocUnsafe(o);
-    out.copy(body, 0, 0, o);
+    const written = out.toString("latin1", 0, o);
+    const chunks = this.#chunks;
+    let body = chunks[0] as string;
+    for (let k = 0; k < holes.length; k++) {
+      body += written.slice(cuts[k] as number, cuts[k + 1] as number);
+      body += chunks[k + 1] as string;
+    }
     return body;
   }
 
   /** The body through the pure renderer, from the credentials as text. */
-  renderByBuilders(page: Buffer, at: number): Buffer {
+  renderByBuilders(page: Buffer, at: number): string {
     const count = readCredentials(page, at);
     const texts = this.params.map((_, i) =>
       i < count
@@ -144,24 +157,20 @@ export class DocumentTemplate {
         : "",
     );
     const params = this.params.map((p, i) => (i < count ? p : null));
-    const { body } = renderDocument(this.format, entriesOf(params, texts), this.bases);
-    return Buffer.from(body, "utf8");
+    return bytesOf(renderDocument(this.format, entriesOf(params, texts), this.bases).body);
   }
 
   /** Whether the compiled chunks give what the renderer gives, for credentials of every kind written here. */
   #agreesOnProbes(): boolean {
     const probes = this.params.map((p, i) => probeFor(p, i));
-    const expected = Buffer.from(
-      renderDocument(this.format, entriesOf(this.params, probes), this.bases).body,
-      "utf8",
-    );
+    const expected = bytesOf(renderDocument(this.format, entriesOf(this.params, probes), this.bases).body);
     let text = "";
     for (let k = 0; k < this.#chunks.length; k++) {
-      text += (this.#chunks[k] as Buffer).toString("utf8");
+      text += this.#chunks[k] as string;
       const grant = this.#holes[k];
-      if (grant !== undefined) text += probes[grant] ?? "";
+      if (grant !== undefined) text += bytesOf(probes[grant] ?? "");
     }
-    return Buffer.from(text, "utf8").equals(expected);
+    return text === expected;
   }
 }
 

@@ -134,6 +134,42 @@ describe("formats by path and query", () => {
     assert.equal(byQuery.viaFastify, false);
   });
 
+  test("documents carry non-ASCII text as UTF-8: the same bytes from memory as from the route", async () => {
+    const before = (await request(t, "GET", "/api/subscription-settings")).json() as {
+      mihomo_base: string;
+      singbox_base: object;
+    };
+    const group = "Авто ✈ 自动 خودکار";
+    const saved = await request(t, "PUT", "/api/subscription-settings", {
+      mihomo_base: `mode: rule\nproxy-groups:\n  - name: ${group}\n    type: select\n    proxies: ['{{all}}']\nrules:\n  - MATCH,${group}\n`,
+      singbox_base: {
+        outbounds: [{ type: "selector", tag: group, outbounds: ["{{all}}"] }],
+        route: { final: group },
+      },
+    });
+    assert.equal(saved.statusCode, 200, saved.body);
+    try {
+      for (const format of ["mihomo", "sing-box"]) {
+        await get(`/sub/${token()}/${format}`);
+        const fromMemory = await get(`/sub/${token()}/${format}`);
+        const viaRoute = await get(`/sub/${token()}/${format}`, { "x-request-id": "route-please" });
+        assert.equal(fromMemory.viaFastify, false, format);
+        assert.equal(viaRoute.viaFastify, true, format);
+        assert.ok(fromMemory.body.includes(group), `${format}: ${fromMemory.body.slice(0, 300)}`);
+        assert.equal(fromMemory.body, viaRoute.body, format);
+        for (const answer of [fromMemory, viaRoute]) {
+          assert.equal(Number(answer.headers.get("content-length")), Buffer.byteLength(answer.body), format);
+        }
+      }
+    } finally {
+      const restored = await request(t, "PUT", "/api/subscription-settings", {
+        mihomo_base: before.mihomo_base,
+        singbox_base: before.singbox_base,
+      });
+      assert.equal(restored.statusCode, 200, restored.body);
+    }
+  });
+
   test("xray-json: one complete config per link; links: the base64 body decoded", async () => {
     const configs = JSON.parse((await get(`/sub/${user.id}/xray-json`)).body) as { remarks: string }[];
     const links = await get(`/sub/${user.id}/links`);

@@ -10,6 +10,7 @@ import { NotFoundError } from "../../lib/errors.ts";
 import type { App } from "../../lib/http.ts";
 import { problems } from "../../lib/schemas.ts";
 import { isFormat } from "../../lib/subscription-formats.ts";
+import { bodyBytes } from "./answer.ts";
 import { isBrowser } from "./formats.ts";
 import { pageLanguage, pagePolicy, renderPage } from "./page.ts";
 import { CacheStats } from "./subscriptions.schemas.ts";
@@ -97,7 +98,7 @@ export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsServic
     const { headers } = response;
     for (let i = 0; i + 1 < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
     if (response.body === undefined) return reply.code(response.status).send();
-    return reply.code(response.status).send(response.body);
+    return reply.code(response.status).send(bodyBytes(response.body));
   }
 
   async function page(request: FastifyRequest, reply: FastifyReply, key: string) {

@@ -93,7 +93,12 @@ const LUA = join(HERE, "rotate.lua");
 const SECRET_KEY = "00".repeat(32);
 const ADMIN_PASSWORD = "bench-password";
 /** As `npm start` runs the service: the bundle scripts/build.mjs makes (built once per run, in main). */
-const START_ARGS = ["--enable-source-maps", "--expose-gc", join(ROOT, "dist/portcullis.mjs")];
+const START_ARGS = [
+  "--enable-source-maps",
+  "--expose-gc",
+  "--max-semi-space-size=8",
+  join(ROOT, "dist/portcullis.mjs"),
+];
 /** For a closer look at the service, e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
 /** The same for the fastify and limit targets, to compare their profiles with the service's. */
@@ -239,6 +244,7 @@ function startService(dataDir: string, databaseUrl: string | undefined) {
         DATA_DIR: dataDir,
         ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
         LOG_LEVEL: "warn",
+        MALLOC_ARENA_MAX: "2", // as npm start sets it
         PORTCULLIS_ADMIN_PASSWORD: ADMIN_PASSWORD,
         PORTCULLIS_SECRET_KEY: SECRET_KEY,
       },

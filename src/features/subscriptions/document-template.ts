@@ -3,8 +3,9 @@
 // document with a marker in place of each grant's credential; the text between markers is constant
 // for every user of the layout, so it is kept as UTF-8 bytes (in a latin1 string: one character per
 // byte) and a request joins it with each credential written between (as it is: credentials of the
-// kinds written here need no escaping in a JSON string or a double-quoted YAML scalar). A credential of another kind, or a layout whose
-// compiled template disagrees with the renderer on a probe, is rendered by the renderer itself.
+// kinds written here need no escaping in a JSON string or a double-quoted YAML scalar). A credential
+// of another kind, or a layout whose compiled template disagrees with the renderer on a probe, is
+// rendered by the renderer itself.
 import { createHash, randomBytes } from "node:crypto";
 import { packageVersion } from "../../lib/version.ts";
 import type { LeftOut, SubscriptionEntry } from "../../links/formats/entries.ts";

@@ -12,10 +12,12 @@ import { translatingUniqueViolations } from "./unique-violation.ts";
 
 /**
  * better-sqlite3 12 (compiled from source) is the last line that runs on Node 20, but on Node 24 its
- * ObjectWrap destructors abort the process at exit (RemoveEnvironmentCleanupHook assertion).
+ * ObjectWrap destructors abort the process (RemoveEnvironmentCleanupHook assertion) whenever a
+ * statement is finalized outside a context: at exit, and in any garbage collection that frees one
+ * (seen in a scavenge at start-up with `--max-semi-space-size=8`, 2026-11-26).
  * 13 is built on Node-API, ships prebuilt binaries inside the package, and needs Node 22+, so it is
  * an optional dependency (alias better-sqlite3-napi): npm skips it quietly on Node 20 instead of
- * warning EBADENGINE. Pick by the running Node; 12 if 13 could not be installed.
+ * warning EBADENGINE. Pick by the running Node; 12 if 13 could not be installed, with a warning.
  */
 export function loadSqlite(): typeof BetterSqlite3 {
   const require = createRequire(import.meta.url);
@@ -25,9 +27,23 @@ export function loadSqlite(): typeof BetterSqlite3 {
       return require("better-sqlite3-napi") as typeof BetterSqlite3;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
+      warnFallback(major);
     }
   }
   return require("better-sqlite3") as typeof BetterSqlite3;
+}
+
+let hasWarnedFallback = false;
+
+function warnFallback(major: number): void {
+  if (hasWarnedFallback) return;
+  hasWarnedFallback = true;
+  process.emitWarning(
+    `better-sqlite3-napi (better-sqlite3 13) is not installed, so SQLite runs on better-sqlite3 12, ` +
+      `which can abort the process on Node ${major}; run \`npm install\` (or \`npm ci\`) with this Node ` +
+      "version so npm installs the optional dependency",
+    { code: "PORTCULLIS_SQLITE_FALLBACK" },
+  );
 }
 
 export type DatabaseHandle = {

@@ -8,6 +8,7 @@ import { Base64Stream, constantText, STANDARD } from "./base64-stream.ts";
 import type { DocumentBases } from "./document-template.ts";
 import { CONTENT_TYPES } from "./formats.ts";
 import type { Layout } from "./layouts.ts";
+import type { LinksTemplate } from "./links-template.ts";
 import { NO_TRAFFIC, TITLE_PREFIX, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
 import {
   DOWNLOAD,
@@ -84,24 +85,46 @@ export function answerInto(
       return undefined;
     }
   }
-  let body: string | undefined;
-  if (!template.renderInto(stream, page, at)) {
-    stream.reset();
-    body = template.renderByBuilders(page, at);
-  }
-  const bodyEnd = stream.at;
-  appendProfile(NO_LETTER, template.tagBytes, page, at);
-  const all = (stream.out as Buffer).toString("latin1", 0, stream.at);
+  const body = writeAnswer(template, true, NO_LETTER, template.tagBytes, page, at) as string;
   ok[3] = userinfo;
-  ok[5] = all.slice(etagEnd, titleEnd);
-  ok[9] = all.slice(titleEnd);
-  ok[11] = all.slice(bodyEnd, etagEnd);
-  return body ?? stream.text(bodyEnd, all);
+  ok[5] = written.slice(etagEnd, titleEnd);
+  ok[9] = written.slice(titleEnd);
+  ok[11] = written.slice(bodyEnd, etagEnd);
+  return body;
 }
 
-/** Where appendProfile's ETag and title end in the stream (module state: answers are synchronous). */
+/**
+ * What writeAnswer() wrote, read back as one string, and where in it the body ends and the ETag and
+ * the title end (module state: answers are synchronous, and read it before the next one).
+ */
+let written = "";
+let bodyEnd = 0;
 let etagEnd = 0;
 let titleEnd = 0;
+
+/**
+ * Writes the record's base64 body (when `withBody`; by the builders when the template cannot) and
+ * then the profile values into the stream, and reads the stream back once (`written`). Returns the
+ * body (the noted constant text joined in), or undefined without one.
+ */
+function writeAnswer(
+  template: LinksTemplate,
+  withBody: boolean,
+  letter: Buffer,
+  layoutTag: Buffer,
+  page: Buffer,
+  at: number,
+): string | undefined {
+  let body: string | undefined;
+  if (!withBody || !template.renderInto(stream, page, at)) {
+    stream.reset();
+    if (withBody) body = template.renderByBuilders(page, at);
+  }
+  bodyEnd = stream.at;
+  appendProfile(letter, layoutTag, page, at);
+  written = (stream.out as Buffer).toString("latin1", 0, stream.at);
+  return withBody ? (body ?? stream.text(bodyEnd, written)) : undefined;
+}
 
 /**
  * Appends the values of ETag (`"` letter layout-tag record-tag `"`), Profile-Title (`base64:` and the
@@ -211,25 +234,26 @@ export function formatAnswer(
       };
     }
   }
+  const { template } = layout;
+  const base64 = writeAnswer(
+    template,
+    document === undefined,
+    LETTER_BYTES[format],
+    document?.tagBytes ?? template.tagBytes,
+    page,
+    at,
+  );
   let body: string | Buffer;
   if (document !== undefined) body = document.render(page, at);
-  else {
-    let base64: string;
-    if (!layout.template.renderInto(stream, page, at)) base64 = layout.template.renderByBuilders(page, at);
-    else base64 = stream.text(stream.at);
-    body = format === "links" ? Buffer.from(base64, "base64") : base64;
-  }
-  stream.reset();
-  appendProfile(LETTER_BYTES[format], document?.tagBytes ?? layout.template.tagBytes, page, at);
-  const all = (stream.out as Buffer).toString("latin1", 0, stream.at);
+  else body = format === "links" ? Buffer.from(base64 as string, "base64") : (base64 as string);
   // biome-ignore format: name, value pairs
   const headers = [
     "content-type", CONTENT_TYPES[format],
     "subscription-userinfo", userinfo,
-    "profile-title", all.slice(etagEnd, titleEnd),
+    "profile-title", written.slice(etagEnd, titleEnd),
     "profile-update-interval", settings.updateInterval,
-    "content-disposition", all.slice(titleEnd),
-    "etag", all.slice(0, etagEnd),
+    "content-disposition", written.slice(titleEnd),
+    "etag", written.slice(bodyEnd, etagEnd),
     "cache-control", CACHE_CONTROL,
     ...settings.extras,
   ];

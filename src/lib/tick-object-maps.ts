@@ -7,9 +7,9 @@
 // collection at a moment when no tick object is alive — the one after the warm-up
 // (jobs/subscription-cache.ts), or any later one while the process is idle — frees the maps; the
 // next tick object gets new ones and every later nextTick pays the runtime path: three runtime calls
-// per tick object, 30 a request on /sub, about 50,000 instructions a request (callgrind) and 10–20 %
-// of the service's CPU per request. Measurements and the reproduction: docs/BENCHMARKS.md, "A V8
-// slow path in every process.nextTick".
+// per tick object, 30 a request on /sub, about 39,000 instructions a request (callgrind, the request
+// path) and some 14 % of the service's CPU per request. Measurements and the reproduction:
+// docs/BENCHMARKS.md, "A V8 slow path in every process.nextTick".
 import { executionAsyncResource } from "node:async_hooks";
 
 let held: object | undefined;
@@ -19,7 +19,7 @@ let held: object | undefined;
  * tick object itself, with no async hook enabled). Call it before the first full collection can
  * happen: main.ts imports this module before anything else.
  */
-export function holdTickObjectMaps(): void {
+function holdTickObjectMaps(): void {
   if (held !== undefined) return;
   process.nextTick(() => {
     held = executionAsyncResource();

@@ -191,10 +191,8 @@ describe("the lifecycle on a real core", needs, () => {
     // "At once" is the wake of the reconciler by the tick (no reconcile interval waited for: it is
     // 3 s here); the logged time says how long it took. The bound only keeps a loaded machine's
     // client retries (2 s each) from failing the test; the 5 s acceptance bound is the test above.
-    // 30 s since 2026-11-26: 15 s ran out once in the full PostgreSQL suite on a machine five times
-    // slower than usual (the cause not established; the test alone passed every time).
     await waitFor(() => carries(daily.socks, httpPort, BODY, 2000), {
-      timeoutMs: 30_000,
+      timeoutMs: 15_000,
       what: "the reset user's client to carry again",
     });
     t.deps.logger.info({ readmittedAfterMs: Date.now() - resetAt }, "reset re-admission");

@@ -226,6 +226,8 @@ export interface UserAccessTable {
   is_active: Bool;
   sync_state: SyncState;
   sync_error: string | null;
+  /** Bumped when the grant's core state goes out of date other than by a push (migration 0019). */
+  sync_revision: ColumnType<number, number | undefined, number>;
   uplink_bytes: ColumnType<number | string, number | undefined, number>;
   downlink_bytes: ColumnType<number | string, number | undefined, number>;
   created_at: Timestamp;

@@ -7,7 +7,7 @@ import { UniqueViolationError } from "../../db/unique-violation.ts";
 import { ConflictError } from "../../lib/errors.ts";
 import { chunks } from "../../lib/limiter.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
-import type { SyncGrant } from "../sync/stores.ts";
+import type { GrantRevision, SyncGrant } from "../sync/stores.ts";
 
 /** A grant row: what provisioning reads and writes (sync's SyncGrant), plus traffic and timestamps. */
 export type AccessRow = SyncGrant & {
@@ -118,11 +118,20 @@ export class AccessRepository {
       });
   }
 
-  /** A grant's new secret (revoke-subscription); CredentialTakenError when the inbound has it already. */
+  /**
+   * A grant's new secret (revoke-subscription), pending until pushed, at the next revision (a push of
+   * the old secret that ends later records nothing); CredentialTakenError when the inbound has it.
+   */
   async setCredential(id: string, credential: string): Promise<void> {
     await this.db
       .updateTable("user_access")
-      .set({ credential, updated_at: new Date().toISOString() })
+      .set({
+        credential,
+        updated_at: new Date().toISOString(),
+        sync_state: "pending",
+        sync_error: null,
+        sync_revision: sql`sync_revision + 1`,
+      })
       .where("id", "=", id)
       .execute()
       .catch((error: unknown) => {
@@ -252,15 +261,32 @@ export class AccessRepository {
     });
   }
 
-  /** Rows already in that state are not written again (a re-apply of 10,000 synced grants writes nothing). */
-  async setSyncState(ids: readonly string[], state: SyncState, error: string | null): Promise<void> {
-    for (const part of chunks(ids, IDS_PER_STATEMENT)) {
-      await this.db
-        .updateTable("user_access")
-        .set({ sync_state: state, sync_error: error })
-        .where("id", "in", part)
-        .where((eb) => eb.or([eb("sync_state", "!=", state), eb("sync_error", "is distinct from", error)]))
-        .execute();
+  /**
+   * Only rows still at the revision the outcome was worked out from (one statement per revision:
+   * nearly every grant is at 0 or a few); rows already in that state are not written again (a
+   * re-apply of 10,000 synced grants writes nothing).
+   */
+  async setSyncState(
+    grants: readonly GrantRevision[],
+    state: SyncState,
+    error: string | null,
+  ): Promise<void> {
+    const byRevision = new Map<number, string[]>();
+    for (const { id, sync_revision } of grants) {
+      const ids = byRevision.get(sync_revision) ?? [];
+      ids.push(id);
+      byRevision.set(sync_revision, ids);
+    }
+    for (const [revision, ids] of byRevision) {
+      for (const part of chunks(ids, IDS_PER_STATEMENT)) {
+        await this.db
+          .updateTable("user_access")
+          .set({ sync_state: state, sync_error: error })
+          .where("id", "in", part)
+          .where("sync_revision", "=", revision)
+          .where((eb) => eb.or([eb("sync_state", "!=", state), eb("sync_error", "is distinct from", error)]))
+          .execute();
+      }
     }
   }
 
@@ -319,6 +345,7 @@ function toRow(row: Selectable<UserAccessTable> & { is_user_admitted?: boolean |
     is_active: read.bool(row.is_active),
     sync_state: row.sync_state,
     sync_error: row.sync_error,
+    sync_revision: Number(row.sync_revision),
     uplink_bytes: read.bigint(row.uplink_bytes),
     downlink_bytes: read.bigint(row.downlink_bytes),
     created_at: read.timestamp(row.created_at),

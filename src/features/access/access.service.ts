@@ -103,7 +103,8 @@ export class AccessService {
       const credential = drawCredential(protocol, shadowsocksMethod, taken);
       try {
         await this.access.setCredential(grant.id, credential);
-        return { ...grant, credential };
+        const revision = grant.sync_revision + 1;
+        return { ...grant, credential, sync_state: "pending", sync_error: null, sync_revision: revision };
       } catch (error) {
         if (!(error instanceof CredentialTakenError) || attempt >= CREDENTIAL_ATTEMPTS) throw error;
       }

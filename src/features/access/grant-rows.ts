@@ -25,6 +25,7 @@ export function newGrantRow(
     is_active: true,
     sync_state: "pending",
     sync_error: null,
+    sync_revision: 0,
     uplink_bytes: 0,
     downlink_bytes: 0,
     created_at: now,

@@ -166,7 +166,7 @@ export class CoreSync {
     });
     const stamp = status.state === "synced" ? this.#now().toISOString() : undefined;
     await this.deps.inbounds.setSyncState(inbound.id, status.state, status.error, stamp);
-    const settled = active.map((grant) => ({ id: grant.id, status: perGrant.get(grant.id) ?? status }));
+    const settled = active.map((grant) => ({ grant, status: perGrant.get(grant.id) ?? status }));
     await this.#recorder.grants(settled);
     if (status.state === "synced") await this.deps.removals.clearTag(inbound.server_id, inbound.tag);
     return status;
@@ -232,11 +232,11 @@ export class CoreSync {
       inbound.is_active && grant.is_active && !unadmitted.has(grant.user_id);
     const live = grants.filter(onCore);
     const idle = grants.filter((grant) => !onCore(grant));
-    await this.#recorder.grants(idle.map((grant) => ({ id: grant.id, status: SYNCED })));
+    await this.#recorder.grants(idle.map((grant) => ({ grant, status: SYNCED })));
     if (live.length === 0) return new Map(grants.map((grant) => [grant.id, SYNCED]));
     if (inbound.sync_state !== "synced") return this.#applyFor(inbound, grants, limit);
     let outcome: PushOutcome | undefined;
-    const stream = this.#recorder.whileRunning();
+    const stream = this.#recorder.whileRunning(live);
     const status = await this.#attempt(inbound.server_id, async (connected) => {
       const desired = orThrow(desiredInbound(await this.#material.specOf(inbound, live), connected.layout));
       const ref = desired.inbound?.ref;
@@ -255,8 +255,8 @@ export class CoreSync {
     }
     if (outcome?.down !== undefined) await this.#recordDown(inbound.server_id, outcome.down);
     const statuses = outcome === undefined ? new Map(live.map((g) => [g.id, status])) : statusesOf(outcome);
-    const rest = [...statuses].filter(([id]) => !written.has(id));
-    await this.#recorder.grants(rest.map(([id, s]) => ({ id, status: s })));
+    const rest = live.filter((grant) => !written.has(grant.id) && statuses.has(grant.id));
+    await this.#recorder.grants(rest.map((grant) => ({ grant, status: statuses.get(grant.id) ?? SYNCED })));
     const synced = live.filter((grant) => statuses.get(grant.id)?.state === "synced");
     await this.#recorder.usersBack(
       inbound.server_id,

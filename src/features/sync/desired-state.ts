@@ -11,9 +11,14 @@ import { type GrantStore, type InboundStore, isOnCore, type SyncGrant, type Sync
 
 export type DesiredSnapshot = {
   server: DesiredServer;
-  /** sync_state of every grant in the snapshot, to skip rows an API call synced meanwhile. */
-  plannedStates: Map<string, string>;
+  /**
+   * Every grant in the snapshot as planned: its sync_state, to skip rows an API call synced meanwhile,
+   * and its revision, which the outcome written back is conditional on.
+   */
+  planned: Map<string, PlannedGrant>;
 };
+
+export type PlannedGrant = Pick<SyncGrant, "id" | "sync_state" | "sync_revision">;
 
 export type Scope = { kind: "all" } | { kind: "unsynced"; withErrors: boolean };
 
@@ -29,12 +34,12 @@ export async function readDesired(
       ? await repos.grants.listByServer(serverId)
       : await repos.grants.listUnsyncedByServer(serverId, scope.withErrors);
   const byInbound = new Map<string, DesiredGrant[]>();
-  const plannedStates = new Map<string, string>();
+  const planned = new Map<string, PlannedGrant>();
   for (const grant of grants) {
     const list = byInbound.get(grant.server_inbound_id) ?? [];
     list.push(planGrant(grant));
     byInbound.set(grant.server_inbound_id, list);
-    plannedStates.set(grant.id, grant.sync_state);
+    planned.set(grant.id, { id: grant.id, sync_state: grant.sync_state, sync_revision: grant.sync_revision });
   }
   const removals = (await repos.removals.listForServer(serverId)).map((r) => ({
     id: r.id,
@@ -46,7 +51,7 @@ export async function readDesired(
       inbounds: inbounds.map((row) => planInbound(row, flavor, byInbound.get(row.id) ?? [])),
       removals,
     },
-    plannedStates,
+    planned,
   };
 }
 

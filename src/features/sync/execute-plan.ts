@@ -6,10 +6,11 @@ import type { CoreClient } from "../../cores/core-client.ts";
 import { AppError, CoreDownError, type ErrorCode } from "../../lib/errors.ts";
 import { eachWithWorkers, type Limiter } from "../../lib/limiter.ts";
 import type { CoreSync } from "./core-sync.ts";
+import type { PlannedGrant } from "./desired-state.ts";
 import type { ReconcileAction } from "./plan.ts";
 import { removeInboundIfPresent, removeUserIfPresent, USER_PUSH_PARALLELISM } from "./push.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
-import type { GrantStore, InboundStore, SyncGrant } from "./stores.ts";
+import type { GrantRevision, GrantStore, InboundStore, SyncGrant } from "./stores.ts";
 import type { SyncRecorder } from "./sync-recorder.ts";
 
 export type ExecutionContext = {
@@ -23,8 +24,8 @@ export type ExecutionContext = {
   signal: AbortSignal;
   /** Tracked mode: an action whose row was synced meanwhile (by an API call) is skipped. */
   skipSettled: boolean;
-  /** The sync_state of each grant when the plan was made. */
-  plannedStates: ReadonlyMap<string, string>;
+  /** Each grant as the plan saw it: its sync_state and the revision its outcome is written for. */
+  planned: ReadonlyMap<string, PlannedGrant>;
   now: () => Date;
 };
 
@@ -105,7 +106,7 @@ class Run {
     const where = { tag: action.tag, email: action.email };
     if (!(await this.#call(where, (c) => removeUserIfPresent(c, action.tag, action.email)))) return;
     this.result.removed += 1;
-    await this.ctx.grants.setSyncState(action.accessIds, "synced", null);
+    await this.ctx.grants.setSyncState(this.#asPlanned(action.accessIds), "synced", null);
     await this.ctx.removals.deleteByIds(action.removalIds);
   }
 
@@ -155,14 +156,19 @@ class Run {
     const stamp = this.ctx.now().toISOString();
     await this.ctx.inbounds.setSyncStateMany(action.inboundIds, "synced", null, stamp);
     await this.ctx.recorder.grants(
-      action.accessIds.map((id) => ({ id, status: { state: "synced", error: null } })),
+      this.#asPlanned(action.accessIds).map((grant) => ({ grant, status: { state: "synced", error: null } })),
     );
     await this.ctx.removals.deleteByIds(action.removalIds);
   }
 
   #stillDue(row: SyncGrant): boolean {
-    const planned = this.ctx.plannedStates.get(row.id);
+    const planned = this.ctx.planned.get(row.id)?.sync_state;
     return !(this.ctx.skipSettled && planned !== "synced" && row.sync_state === "synced");
+  }
+
+  /** The grants at the revisions the plan was made from (a grant the plan did not read records nothing). */
+  #asPlanned(accessIds: readonly string[]): GrantRevision[] {
+    return accessIds.map((id) => this.ctx.planned.get(id) ?? { id, sync_revision: -1 });
   }
 
   /** One core call through the limiter; false when it failed (recorded). */

@@ -285,7 +285,7 @@ export class Reconciler {
       ...{ client, sync, inbounds, grants, removals, limit, signal, now: this.#now },
       recorder: new SyncRecorder(grants, removals),
       skipSettled: decision.mode === "incremental",
-      plannedStates: snapshot.plannedStates,
+      planned: snapshot.planned,
     });
   }
 

@@ -35,6 +35,12 @@ export type SyncGrant = {
   sync_state: SyncState;
   sync_error: string | null;
   /**
+   * Bumped whenever the grant's core state goes out of date other than by a push (its user's
+   * admission, its credential): an outcome is written back only for the revision it was worked out
+   * from (GrantStore.setSyncState).
+   */
+  sync_revision: number;
+  /**
    * The user's status lets them onto cores (active or on_hold; docs/LIFECYCLE.md). Read by the
    * reconciler's queries; absent on rows built in memory, where pushGrants asks the store instead.
    */
@@ -59,6 +65,9 @@ export interface InboundStore {
   ): Promise<void>;
 }
 
+/** A grant as of one revision: what an outcome written back is conditional on. */
+export type GrantRevision = Pick<SyncGrant, "id" | "sync_revision">;
+
 export interface GrantStore {
   findById(id: string): Promise<SyncGrant | undefined>;
   findByIds(ids: readonly string[]): Promise<SyncGrant[]>;
@@ -74,6 +83,10 @@ export interface GrantStore {
   listByServer(serverId: string): Promise<SyncGrant[]>;
   /** Pending grants, and those in error too when asked. */
   listUnsyncedByServer(serverId: string, withErrors: boolean): Promise<SyncGrant[]>;
-  /** Rows already in that state are not written again. */
-  setSyncState(ids: readonly string[], state: SyncState, error: string | null): Promise<void>;
+  /**
+   * The outcome of a push for these grants, each as of the revision it was read at: a grant whose
+   * revision moved on meanwhile is left as it is (pending: the next tick works it out again). Rows
+   * already in that state are not written again.
+   */
+  setSyncState(grants: readonly GrantRevision[], state: SyncState, error: string | null): Promise<void>;
 }

@@ -3,9 +3,10 @@
 // CoreSync and the reconciler, so thousands of grants cost a handful of statements.
 import type { SyncState } from "../../db/types.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
-import type { GrantStore } from "./stores.ts";
+import type { GrantRevision, GrantStore } from "./stores.ts";
 
-export type Settled = { id: string; status: { state: SyncState; error: string | null } };
+/** A grant's outcome, as of the revision the push worked from (a later revision drops it). */
+export type Settled = { grant: GrantRevision; status: { state: SyncState; error: string | null } };
 
 export class SyncRecorder {
   constructor(
@@ -14,15 +15,15 @@ export class SyncRecorder {
   ) {}
 
   async grants(settled: readonly Settled[]): Promise<void> {
-    const groups = new Map<string, { status: Settled["status"]; ids: string[] }>();
-    for (const { id, status } of settled) {
+    const groups = new Map<string, { status: Settled["status"]; grants: GrantRevision[] }>();
+    for (const { grant, status } of settled) {
       const key = `${status.state}\n${status.error ?? ""}`;
-      const group = groups.get(key) ?? { status, ids: [] };
-      group.ids.push(id);
+      const group = groups.get(key) ?? { status, grants: [] };
+      group.grants.push(grant);
       groups.set(key, group);
     }
-    for (const { status, ids } of groups.values()) {
-      await this.store.setSyncState(ids, status.state, status.error);
+    for (const { status, grants } of groups.values()) {
+      await this.store.setSyncState(grants, status.state, status.error);
     }
   }
 
@@ -30,15 +31,21 @@ export class SyncRecorder {
    * Records grants as synced while a push is still running, so 10,000 state updates overlap with the
    * core calls instead of following them. done() waits for the writes and names the ids written.
    */
-  whileRunning(): { onSynced: (ids: string[]) => void; done(): Promise<Set<string>> } {
+  whileRunning(pushed: readonly GrantRevision[]): {
+    onSynced: (ids: string[]) => void;
+    done(): Promise<Set<string>>;
+  } {
+    const revisions = new Map(pushed.map((grant) => [grant.id, grant.sync_revision]));
     const written = new Set<string>();
     const writes: Promise<void>[] = [];
     let failure: unknown;
     return {
       onSynced: (ids) => {
         for (const id of ids) written.add(id);
+        // (An id that was not pushed here has no revision to match: nothing is recorded for it.)
+        const grants = ids.map((id) => ({ id, sync_revision: revisions.get(id) ?? -1 }));
         writes.push(
-          this.store.setSyncState(ids, "synced", null).catch((error: unknown) => {
+          this.store.setSyncState(grants, "synced", null).catch((error: unknown) => {
             failure ??= error;
           }),
         );

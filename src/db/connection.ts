@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from "kysely";
+import { startCheckpointer } from "./checkpointer.ts";
 import { type DialectName, SqliteBooleanPlugin } from "./dialect.ts";
 import { migrations } from "./migrations/index.ts";
 import type { Database } from "./types.ts";
@@ -20,17 +21,22 @@ import { translatingUniqueViolations } from "./unique-violation.ts";
  * warning EBADENGINE. Pick by the running Node; 12 if 13 could not be installed, with a warning.
  */
 export function loadSqlite(): typeof BetterSqlite3 {
+  return createRequire(import.meta.url)(sqliteDriver()) as typeof BetterSqlite3;
+}
+
+/** The resolved path of the driver loadSqlite() loads (the checkpoint worker loads the same one). */
+export function sqliteDriver(): string {
   const require = createRequire(import.meta.url);
   const major = Number(process.versions.node.split(".")[0]);
   if (major >= 22) {
     try {
-      return require("better-sqlite3-napi") as typeof BetterSqlite3;
+      return require.resolve("better-sqlite3-napi");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") throw error;
       warnFallback(major);
     }
   }
-  return require("better-sqlite3") as typeof BetterSqlite3;
+  return require.resolve("better-sqlite3");
 }
 
 let hasWarnedFallback = false;
@@ -62,7 +68,15 @@ export type DatabaseOptions = {
   /** PostgreSQL only: use (and create) this schema instead of the default search_path. */
   schema?: string;
   poolSize?: number;
+  /**
+   * SQLite only: WAL checkpoints by a worker thread this often (db/checkpointer.ts) instead of inside
+   * the serving connection's commits; 0 leaves them to SQLite. Default CHECKPOINT_INTERVAL_MS.
+   */
+  checkpointIntervalMs?: number;
 };
+
+/** How often the checkpoint worker copies the WAL into the database file. */
+export const CHECKPOINT_INTERVAL_MS = 1000;
 
 /** Where the embedded database lives inside DATA_DIR. */
 export function sqliteFile(dataDir: string): string {
@@ -86,17 +100,33 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const file = sqliteFile(options.dataDir);
   keepPrivate(file);
-  const SQLite = loadSqlite();
+  const driver = sqliteDriver();
+  const SQLite = createRequire(import.meta.url)(driver) as typeof BetterSqlite3;
   const sqlite = new SQLite(file);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
   sqlite.pragma("synchronous = NORMAL");
+  const intervalMs = options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS;
+  const checkpointer =
+    intervalMs > 0
+      ? startCheckpointer(sqlite, {
+          ...{ file, driver, intervalMs },
+          onFailure: (error) =>
+            process.emitWarning(`SQLite checkpoints are back in the serving thread: ${error.message}`, {
+              code: "PORTCULLIS_SQLITE_CHECKPOINTER",
+            }),
+        })
+      : undefined;
   const db = new Kysely<Database>({
     dialect: translatingUniqueViolations(new SqliteDialect({ database: sqlite })),
     plugins: [new SqliteBooleanPlugin()],
   });
-  return { db, dialect: "sqlite", sqlite, close: () => db.destroy() };
+  const close = async () => {
+    await checkpointer?.stop();
+    await db.destroy();
+  };
+  return { db, dialect: "sqlite", sqlite, close };
 }
 
 /**

@@ -34,6 +34,7 @@ const { parentPort, workerData } = require("node:worker_threads");
 const SQLite = require(workerData.driver);
 const db = new SQLite(workerData.file, { fileMustExist: true });
 db.pragma("busy_timeout = 0");
+db.pragma("cache_size = -64");
 const checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
 const timer = setInterval(() => checkpoint.all(), workerData.intervalMs);
 parentPort.on("message", () => {
@@ -52,6 +53,13 @@ export function startCheckpointer(
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: { file: options.file, driver: options.driver, intervalMs: options.intervalMs },
+    // A checkpoint needs next to no memory: small heaps and page cache keep the worker's RSS low.
+    resourceLimits: {
+      maxOldGenerationSizeMb: 8,
+      maxYoungGenerationSizeMb: 1,
+      codeRangeSizeMb: 2,
+      stackSizeMb: 1,
+    },
   });
   worker.unref();
   let stopping = false;

@@ -18,42 +18,45 @@ function write8Mib(sqlite: NonNullable<Awaited<ReturnType<typeof openDatabase>>[
   for (let i = 0; i < 8 * 16; i++) sqlite.transaction(() => insert.run(Buffer.alloc(64 * 1024, i)))();
 }
 
-test("the serving connection never checkpoints; the worker copies the WAL into the database file", async () => {
+/**
+ * A fresh SQLite database with the worker at `checkpointIntervalMs` (0: none) and 8 MiB written through
+ * the serving connection; `check` gets the database file's size before the writes.
+ */
+async function afterWriting(
+  checkpointIntervalMs: number,
+  check: (file: string, before: number) => Promise<unknown>,
+) {
   const dataDir = mkdtempSync(join(tmpdir(), "portcullis-checkpoint-"));
-  const handle = await openDatabase({ dataDir, databaseUrl: undefined, checkpointIntervalMs: 50 });
+  const handle = await openDatabase({ dataDir, databaseUrl: undefined, checkpointIntervalMs });
   try {
     const sqlite = handle.sqlite;
     assert.ok(sqlite !== undefined);
+    if (checkpointIntervalMs === 0) sqlite.pragma("wal_autocheckpoint = 0");
     assert.equal(sqlite.pragma("wal_autocheckpoint", { simple: true }), 0);
     const file = sqliteFile(dataDir);
     const before = statSync(file).size;
     write8Mib(sqlite);
-    // Only a checkpoint writes the database file; the serving connection does none (above).
-    await waitFor(() => statSync(file).size >= before + 8 * MIB, {
-      timeoutMs: 10_000,
-      what: "the worker's checkpoints to fill the database file",
-    });
+    await check(file, before);
   } finally {
     await handle.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+test("the serving connection never checkpoints; the worker copies the WAL into the database file", async () => {
+  // Only a checkpoint writes the database file; the serving connection does none.
+  await afterWriting(50, (file, before) =>
+    waitFor(() => statSync(file).size >= before + 8 * MIB, {
+      timeoutMs: 10_000,
+      what: "the worker's checkpoints to fill the database file",
+    }),
+  );
 });
 
 test("without the worker the database file stays as it was (what the test above relies on)", async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "portcullis-checkpoint-"));
-  const handle = await openDatabase({ dataDir, databaseUrl: undefined, checkpointIntervalMs: 0 });
-  try {
-    const sqlite = handle.sqlite;
-    assert.ok(sqlite !== undefined);
-    sqlite.pragma("wal_autocheckpoint = 0");
-    const file = sqliteFile(dataDir);
-    const before = statSync(file).size;
-    write8Mib(sqlite);
+  await afterWriting(0, async (file, before) => {
     assert.ok(statSync(file).size < before + MIB, `${statSync(file).size} bytes`);
-  } finally {
-    await handle.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
 
 test("a worker that cannot start gives checkpoints back to the serving connection, and says so", async () => {

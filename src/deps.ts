@@ -8,7 +8,12 @@ import type { Config } from "./config/config.ts";
 import type { CoreClient } from "./cores/core-client.ts";
 import { CorePool } from "./cores/core-pool.ts";
 import type { GrpcCoreClientOptions } from "./cores/grpc-core-client.ts";
-import { type DatabaseHandle, migrateToLatest, openDatabase } from "./db/connection.ts";
+import {
+  CHECKPOINT_INTERVAL_MS,
+  type DatabaseHandle,
+  migrateToLatest,
+  openDatabase,
+} from "./db/connection.ts";
 import { AccessRepository } from "./features/access/access.repository.ts";
 import { AccessService } from "./features/access/access.service.ts";
 import { BulkGrants } from "./features/access/bulk-grant.ts";
@@ -111,6 +116,11 @@ export type DepsOptions = {
   schema?: string;
   /** How a core is reached: gRPC unless given (tests give cores in memory, test/support/memory-core.ts). */
   connectCore?: (options: GrpcCoreClientOptions) => CoreClient;
+  /**
+   * SQLite: WAL checkpoints by a worker thread (db/checkpointer.ts), off the event loop. `serve` asks
+   * for it; a CLI command or a test has no requests to keep waiting and no thread to spare for it.
+   */
+  backgroundCheckpoints?: boolean;
 };
 
 /** Log redaction: credentials never reach a log line even if a future log call includes them. */
@@ -139,6 +149,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     ...(options.schema === undefined ? {} : { schema: options.schema }),
+    ...(options.backgroundCheckpoints === true ? { checkpointIntervalMs: CHECKPOINT_INTERVAL_MS } : {}),
   });
   try {
     const applied = await migrateToLatest(database);

@@ -3,7 +3,7 @@
 import { userInfo } from "node:os";
 import { type Config, ConfigError, loadConfig } from "../config/config.ts";
 import { describeDatabase } from "../db/connection.ts";
-import { createDeps, type Deps } from "../deps.ts";
+import { createDeps, type Deps, type DepsOptions } from "../deps.ts";
 import { CliError, messageOf } from "./cli-error.ts";
 
 export function loadConfigOrExit(): Config {
@@ -58,11 +58,12 @@ function osUser(): string {
 export async function openDeps(
   config: Config = loadConfigOrExit(),
   writeError: (text: string) => void = (text) => process.stderr.write(text),
+  options: DepsOptions = {},
 ): Promise<Deps> {
   const database = describeDatabase(config);
   writeError(`portcullis: database: ${database}\n`);
   try {
-    return await createDeps(config);
+    return await createDeps(config, options);
   } catch (error) {
     throw new CliError(`cannot open the database (${database}): ${messageOf(error)}`);
   }

@@ -39,7 +39,8 @@ export async function run(args: string[]): Promise<number> {
     throw new CliError(`serve takes no arguments (settings are environment variables)\n\n${usage}`, 2);
   const config = loadConfigOrExit();
   const stop = stopRequested();
-  const deps = await openDeps(config);
+  // Requests never wait for a SQLite checkpoint: a worker thread does them (db/checkpointer.ts).
+  const deps = await openDeps(config, undefined, { backgroundCheckpoints: true });
   // Before the first admin exists: a start that cannot listen prints no password to lose.
   await probeListen(config).catch(async (error: unknown) => {
     await deps.close();

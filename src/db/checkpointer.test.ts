@@ -5,7 +5,10 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import pino from "pino";
 import { waitFor } from "../../test/support/poll.ts";
+import { loadConfig } from "../config/config.ts";
+import { createDeps } from "../deps.ts";
 import { startCheckpointer } from "./checkpointer.ts";
 import { loadSqlite, openDatabase, sqliteFile } from "./connection.ts";
 
@@ -79,6 +82,25 @@ test("a worker that cannot start gives checkpoints back to the serving connectio
     assert.equal(failures.length, 1, "told once");
   } finally {
     sqlite.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("`serve` asks for the worker (backgroundCheckpoints); other users of the database do not start one", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "portcullis-checkpoint-"));
+  const config = loadConfig({ DATA_DIR: dataDir, PORTCULLIS_SECRET_KEY: "00".repeat(32) });
+  const autocheckpoint = async (backgroundCheckpoints: boolean) => {
+    const deps = await createDeps(config, { logger: pino({ level: "silent" }), backgroundCheckpoints });
+    try {
+      return deps.database.sqlite?.pragma("wal_autocheckpoint", { simple: true });
+    } finally {
+      await deps.close();
+    }
+  };
+  try {
+    assert.equal(await autocheckpoint(true), 0, "the worker checkpoints, the serving connection never");
+    assert.equal(await autocheckpoint(false), 1000, "SQLite's own default");
+  } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
 });

@@ -42,7 +42,6 @@ parentPort.on("message", () => {
   db.close();
   parentPort.close();
 });
-parentPort.postMessage("ready");
 `;
 
 export function startCheckpointer(

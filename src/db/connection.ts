@@ -70,12 +70,12 @@ export type DatabaseOptions = {
   poolSize?: number;
   /**
    * SQLite only: WAL checkpoints by a worker thread this often (db/checkpointer.ts) instead of inside
-   * the serving connection's commits; 0 leaves them to SQLite. Default CHECKPOINT_INTERVAL_MS.
+   * the serving connection's commits. Unset or 0: SQLite checkpoints as it does by default.
    */
   checkpointIntervalMs?: number;
 };
 
-/** How often the checkpoint worker copies the WAL into the database file. */
+/** How often the checkpoint worker of `serve` copies the WAL into the database file. */
 export const CHECKPOINT_INTERVAL_MS = 1000;
 
 /** Where the embedded database lives inside DATA_DIR. */
@@ -100,18 +100,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const file = sqliteFile(options.dataDir);
   keepPrivate(file);
-  const driver = sqliteDriver();
-  const SQLite = createRequire(import.meta.url)(driver) as typeof BetterSqlite3;
+  const SQLite = loadSqlite();
   const sqlite = new SQLite(file);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
   sqlite.pragma("synchronous = NORMAL");
-  const intervalMs = options.checkpointIntervalMs ?? CHECKPOINT_INTERVAL_MS;
+  const intervalMs = options.checkpointIntervalMs ?? 0;
   const checkpointer =
     intervalMs > 0
       ? startCheckpointer(sqlite, {
-          ...{ file, driver, intervalMs },
+          ...{ file, driver: sqliteDriver(), intervalMs },
           onFailure: (error) =>
             process.emitWarning(`SQLite checkpoints are back in the serving thread: ${error.message}`, {
               code: "PORTCULLIS_SQLITE_CHECKPOINTER",

@@ -128,7 +128,7 @@ async function restoreIntoPostgres(
       `${file} is not a pg_dump custom-format archive (a SQLite backup restores with DATABASE_URL unset)`,
     );
   }
-  const database = await openDatabase({ ...target, poolSize: 1, checkpointIntervalMs: 0 });
+  const database = await openDatabase({ ...target, poolSize: 1 });
   try {
     if (!(await new BackupRepository(database.db).isEmpty())) {
       throw new RestoreError(`${describeDatabase(target)} is not empty; restore into an empty database`);
@@ -166,7 +166,7 @@ function placeKey(target: RestoreTarget, key: Buffer, isFromBackup: boolean): Re
 
 /** Brings the schema up to this version; true when the key opened a sealed value. */
 async function migrateAndVerify(target: RestoreTarget, key: Buffer | undefined): Promise<boolean> {
-  const database: DatabaseHandle = await openDatabase({ ...target, poolSize: 1, checkpointIntervalMs: 0 });
+  const database: DatabaseHandle = await openDatabase({ ...target, poolSize: 1 });
   try {
     const repository = new BackupRepository(database.db);
     refuseNewerMigrations(await repository.appliedMigrations(), "a newer Portcullis");

@@ -244,7 +244,7 @@ function startService(dataDir: string, databaseUrl: string | undefined) {
         DATA_DIR: dataDir,
         ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
         LOG_LEVEL: "warn",
-        MALLOC_ARENA_MAX: "2", // as npm start sets it
+        MALLOC_ARENA_MAX: "1", // as npm start sets it
         PORTCULLIS_ADMIN_PASSWORD: ADMIN_PASSWORD,
         PORTCULLIS_SECRET_KEY: SECRET_KEY,
       },

@@ -187,13 +187,16 @@ describe("pure: the fetch log", () => {
       log.flush(async () => {
         calls++;
         if (calls === 2) {
-          log.note(ids[1200] as string, "meanwhile/1"); // later than the failed one: written after it
+          log.note(ids[1200] as string, "meanwhile/1"); // waiting: updated where it waits
+          log.note(ids[150] as string, "meanwhile/150"); // in the batch being written: after it
           throw new Error("database down");
         }
       }),
       /database down/,
     );
-    assert.equal(log.size, 1500 - FETCHES_PER_WRITE + 1, "the unwritten rest is kept, and the later fetch");
+    assert.equal(log.size, 1500 - FETCHES_PER_WRITE + 1, "the unwritten rest is kept, and one later fetch");
+    log.note(ids[160] as string, "after/160"); // the failed batch waits again: updated where it waits
+    assert.equal(log.size, 1500 - FETCHES_PER_WRITE + 1);
     const retried: FetchRecord[] = [];
     await log.flush(async (rows) => {
       retried.push(...rows);
@@ -203,10 +206,19 @@ describe("pure: the fetch log", () => {
       ids.slice(FETCHES_PER_WRITE, 1500).sort(),
     );
     assert.equal(retried.length, 1500 - FETCHES_PER_WRITE + 1);
-    assert.equal(
-      retried.findLast((row) => row.userId === ids[1200])?.userAgent,
-      "meanwhile/1",
-      "the later one last",
+    assert.deepEqual(
+      retried.filter((row) => row.userId === ids[1200]).map((row) => row.userAgent),
+      ["meanwhile/1"],
+      "noted again while waiting: written once, the later fetch",
+    );
+    assert.deepEqual(
+      retried.filter((row) => row.userId === ids[150]).map((row) => row.userAgent),
+      ["kept/1", "meanwhile/150"],
+      "noted again while its batch was being written: written again, after it",
+    );
+    assert.deepEqual(
+      retried.filter((row) => row.userId === ids[160]).map((row) => row.userAgent),
+      ["after/160"],
     );
     assert.equal(log.size, 0);
   });
@@ -225,18 +237,19 @@ describe("pure: the fetch log", () => {
     clock = 2_000;
     const late = ids.at(-1) as string;
     const fresh = randomUUID();
-    log.note(late, "later/2"); // noted after the flush: written after the waiting one
+    log.note(late, "later/2"); // noted again while waiting: updated where it waits
     log.note(fresh, "fresh/1");
-    assert.equal(log.size, 2 * FETCHES_PER_WRITE + 2);
+    assert.equal(log.size, 2 * FETCHES_PER_WRITE + 1);
     assert.equal(await log.flush(write, 0), FETCHES_PER_WRITE);
     assert.deepEqual(
       written[1]?.map((row) => row.userId),
       ids.slice(FETCHES_PER_WRITE, 2 * FETCHES_PER_WRITE),
       "the unwritten rest goes first",
     );
-    assert.equal(await log.flush(write), FETCHES_PER_WRITE + 2, "no budget: everything");
+    assert.equal(await log.flush(write), FETCHES_PER_WRITE + 1, "no budget: everything");
     const rows = written.flat();
-    assert.equal(rows.length, ids.length + 2);
+    assert.equal(rows.length, ids.length + 1);
+    assert.equal(rows.filter((row) => row.userId === late).length, 1, "the waiting fetch was replaced");
     assert.deepEqual(new Set(rows.map((row) => row.userId)), new Set([...ids, fresh]));
     assert.deepEqual(
       rows.findLast((row) => row.userId === late),
@@ -248,6 +261,38 @@ describe("pure: the fetch log", () => {
     );
     assert.equal(log.size, 0);
     assert.equal(await log.flush(write, 0), 0, "nothing left");
+  });
+
+  test("a flood of notes while a flush falls behind: users waiting are updated in place, those being written go after", async () => {
+    let clock = 1_000;
+    const log = new FetchLog(() => clock);
+    const ids = Array.from({ length: 2 * FETCHES_PER_WRITE }, () => randomUUID());
+    for (const id of ids) log.note(id, "first/1");
+    const written: FetchRecord[] = [];
+    clock = 2_000;
+    await log.flush(async (rows) => {
+      if (written.length === 0) {
+        log.note(ids[10] as string, "again/2"); // its row is built and being written
+        log.note(ids[150] as string, "again/2"); // waiting for the next batch
+        for (const id of ids.slice(100)) log.note(id, "again/2"); // all of the next batch
+      }
+      written.push(...rows);
+    });
+    assert.equal(written.length, ids.length + 1, "every user once, and the one noted during its write again");
+    assert.deepEqual(
+      written.filter((row) => row.userId === ids[10]).map((row) => [row.userAgent, row.at]),
+      [
+        ["first/1", new Date(1_000).toISOString()],
+        ["again/2", new Date(2_000).toISOString()],
+      ],
+    );
+    for (const id of ids.slice(100)) {
+      assert.deepEqual(
+        written.filter((row) => row.userId === id).map((row) => row.userAgent),
+        ["again/2"],
+      );
+    }
+    assert.equal(log.size, 0);
   });
 
   test("markFetch: a client's fetches within FETCH_RESOLUTION_S are noted once; another agent, a later minute or a new record are noted", () => {

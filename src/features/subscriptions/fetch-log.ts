@@ -86,39 +86,46 @@ class Fetches {
     return this.times.length;
   }
 
-  /** Keeps the fetch unless the user has a later one. */
-  put(bytes: Uint8Array, at: number, atMs: number, userAgent: string | undefined): void {
-    if (this.count * 2 >= this.table.length) this.#grow();
+  /** The table index holding the user's entry, or the empty one where it would go. */
+  #probe(bytes: Uint8Array, at: number): number {
     const { table, ids } = this;
     const mask = table.length - 1;
     let i = hash(bytes, at) & mask;
     for (;;) {
       const entry = table[i] as number;
-      if (entry === 0) {
-        const slot = this.count++;
-        const to = slot * 16;
-        for (let k = 0; k < 16; k++) ids[to + k] = bytes[at + k] as number;
-        this.times[slot] = atMs;
-        this.agents[slot] = userAgent;
-        table[i] = slot + 1;
-        return;
-      }
-      const slot = entry - 1;
-      if (sameId(ids, slot * 16, bytes, at)) {
-        const known = this.times[slot] as number;
-        if (atMs >= known) {
-          this.times[slot] = atMs;
-          this.agents[slot] = userAgent;
-        }
-        return;
-      }
+      if (entry === 0 || sameId(ids, (entry - 1) * 16, bytes, at)) return i;
       i = (i + 1) & mask;
     }
   }
 
+  /** The slot's fetch becomes this one unless the slot's is later. */
+  #keepLater(slot: number, atMs: number, userAgent: string | undefined): void {
+    if (atMs >= (this.times[slot] as number)) {
+      this.times[slot] = atMs;
+      this.agents[slot] = userAgent;
+    }
+  }
+
+  /** Keeps the fetch unless the user has a later one. */
+  put(bytes: Uint8Array, at: number, atMs: number, userAgent: string | undefined): void {
+    if (this.count * 2 >= this.table.length) this.#grow();
+    const i = this.#probe(bytes, at);
+    const entry = this.table[i] as number;
+    if (entry !== 0) {
+      this.#keepLater(entry - 1, atMs, userAgent);
+      return;
+    }
+    const slot = this.count++;
+    const to = slot * 16;
+    for (let k = 0; k < 16; k++) this.ids[to + k] = bytes[at + k] as number;
+    this.times[slot] = atMs;
+    this.agents[slot] = userAgent;
+    this.table[i] = slot + 1;
+  }
+
   /**
-   * Updates the user's slot in place if it is at `fromSlot` or later (not yet taken for a write);
-   * true when the user has such a slot (a later fetch already there is kept), false otherwise.
+   * As put() for a user whose slot is at `fromSlot` or later (not yet taken for a write); true when
+   * the user has such a slot, false (nothing changed) when they have none or an earlier one.
    */
   updateFrom(
     bytes: Uint8Array,
@@ -127,21 +134,10 @@ class Fetches {
     userAgent: string | undefined,
     fromSlot: number,
   ): boolean {
-    const { table, ids } = this;
-    const mask = table.length - 1;
-    for (let i = hash(bytes, at) & mask; ; i = (i + 1) & mask) {
-      const entry = table[i] as number;
-      if (entry === 0) return false;
-      const slot = entry - 1;
-      if (sameId(ids, slot * 16, bytes, at)) {
-        if (slot < fromSlot) return false;
-        if (atMs >= (this.times[slot] as number)) {
-          this.times[slot] = atMs;
-          this.agents[slot] = userAgent;
-        }
-        return true;
-      }
-    }
+    const slot = (this.table[this.#probe(bytes, at)] as number) - 1;
+    if (slot < fromSlot) return false; // -1: no entry
+    this.#keepLater(slot, atMs, userAgent);
+    return true;
   }
 
   #grow(): void {

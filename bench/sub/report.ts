@@ -96,6 +96,9 @@ export const cpuPerRequestUs = (m: Measured) =>
 /** The lowest CPU use of any round: saturated only if every round was. */
 export const cpuUse = (m: Measured) => Math.min(...m.rounds.map(roundUse));
 export const isSaturated = (m: Measured) => cpuUse(m) >= SATURATED;
+/** CPU use as shown: two decimals, or three (cut, not rounded) below the threshold, so 0.9496 never reads "0.95 < 0.95". */
+export const formatUse = (use: number) =>
+  use >= SATURATED ? use.toFixed(2) : (Math.floor(use * 1000) / 1000).toFixed(3);
 const errorsOf = (m: Measured) => ({
   status: sum(m.rounds.map((r) => r.wrk.errors.status)),
   socket: sum(m.rounds.map((r) => socketErrors(r.wrk))),
@@ -120,7 +123,7 @@ const loadOf = (m: Measured) => Math.max(...m.rounds.map((r) => r.loadAverage));
 const int = (n: number) => Math.round(n).toLocaleString("en");
 
 function row(name: TargetName, m: Measured): string {
-  const use = `${cpuUse(m).toFixed(2)}${isSaturated(m) ? " saturated" : " **not saturated**"}`;
+  const use = `${formatUse(cpuUse(m))}${isSaturated(m) ? " saturated" : " **not saturated**"}`;
   const errors = errorsOf(m);
   const rss = name === "sub" ? `${int(m.peakRssMB)} (${int(m.highWaterRssMB)})` : int(m.peakRssMB);
   return `| ${LABELS[name]} | ${int(requestsPerSecond(m))} | ${cpuPerRequestUs(m).toFixed(1)} | ${use} | ${fmt(p50Of(m))} | ${fmt(p99Of(m))} | ${int(requests(m))} | ${errors.status} / ${errors.socket} | ${rss} | ${loadOf(m).toFixed(2)} |`;
@@ -144,7 +147,7 @@ function acceptance(info: RunInfo, results: DialectResult[]): string[] {
     const d = result.dialect;
     if (!isSaturated(result.targets.sub)) {
       lines.push(
-        `| ${d}: the /sub server saturated | ${cpuUse(result.targets.sub).toFixed(2)} | **bound by the load generator: not a result** |`,
+        `| ${d}: the /sub server saturated | ${formatUse(cpuUse(result.targets.sub))} | **bound by the load generator: not a result** |`,
       );
       continue;
     }
@@ -212,7 +215,7 @@ function dialectBlock(result: DialectResult): string[] {
   ];
   if (!isSaturated(sub)) {
     out.push(
-      `The /sub server was not saturated (CPU use ${cpuUse(sub).toFixed(2)} < ${SATURATED}): this run is bound by the load generator, not a result.`,
+      `The /sub server was not saturated (CPU use ${formatUse(cpuUse(sub))} < ${SATURATED}): this run is bound by the load generator, not a result.`,
       "",
     );
   }

@@ -175,7 +175,7 @@ async function measureRound(target: Target, round: number, pathsFile: string): P
       : { ...after, hits: after.hits - before.hits, misses: after.misses - before.misses };
   target.rounds.push({ wrk, ...cpu, loadAverage, ...(cache === undefined ? {} : { cache }) });
   console.error(
-    `  ${target.name}, round ${round + 1}: ${wrk.rps.toFixed(0)} requests/s, ${((cpu.cpuSeconds / wrk.requests) * 1e6).toFixed(1)} µs CPU/request, CPU use ${(cpu.cpuSeconds / cpu.wallSeconds).toFixed(2)}, p99 ${wrk.latency_ms.p99} ms, load ${loadAverage.toFixed(2)}`,
+    `  ${target.name}, round ${round + 1}: ${wrk.rps.toFixed(0)} requests/s, ${((cpu.cpuSeconds / wrk.requests) * 1e6).toFixed(1)} µs CPU/request, CPU use ${(cpu.cpuSeconds / cpu.wallSeconds).toFixed(3)}, p99 ${wrk.latency_ms.p99} ms, load ${loadAverage.toFixed(2)}`,
   );
 }
 

@@ -3,7 +3,9 @@
 // writes of this instance are caught up before they answer), reads changed inbounds again so their
 // layouts serve from memory again, and prunes changes every reader has had time to see. Also the
 // warm-up: `serve` reads every user before it listens (bounded in time, the rest in this job), so a
-// restart does not turn every poll into a database read. And every FETCHES_FLUSH_INTERVAL_MS it writes
+// restart does not turn every poll into a database read. It reads every user's traffic totals again
+// within three quarters of the max age (refreshTotals()), so a record in memory never ages out while its user
+// polls (used_bytes grows without a change row). And every FETCHES_FLUSH_INTERVAL_MS it writes
 // the /sub fetches noted since (users.sub_updated_at / sub_last_user_agent, in one set-based batch).
 import type { Logger } from "pino";
 import type { SubscriptionsService } from "../features/subscriptions/subscriptions.service.ts";
@@ -47,6 +49,12 @@ export function subscriptionCacheJob(options: SubscriptionCacheJobOptions): Job 
       }
       await subscriptions.catchUp();
       await subscriptions.reviveLayouts();
+      await subscriptions.refreshTotals().catch((error: unknown) => {
+        logger.warn(
+          { job: "subscription-cache", err: error },
+          "traffic totals in memory not refreshed; records past the max age are read again",
+        );
+      });
       if (options.warm) warming ??= warm(subscriptions, logger, signal).then(() => undefined);
       if (Date.now() - prunedAtMs >= PRUNE_INTERVAL_MS) {
         prunedAtMs = Date.now();

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
+import pino from "pino";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { decodeLink } from "../../../test/support/link-decoder.ts";
 import { waitFor } from "../../../test/support/poll.ts";
@@ -21,6 +22,10 @@ import { expectProblem, request } from "../../../test/support/templates.ts";
 import { CleanupStack } from "../../../test/support/v2ray.ts";
 import { startJobs } from "../../jobs/runner.ts";
 import { subscriptionCacheJob } from "../../jobs/subscription-cache.ts";
+import type { FormatResponse } from "./answer.ts";
+import { SubscriptionIndex } from "./subscription-index.ts";
+import { SubscriptionsRepository } from "./subscriptions.repository.ts";
+import { SubscriptionsService } from "./subscriptions.service.ts";
 
 const stack = new CleanupStack();
 let t: TestApp;
@@ -291,6 +296,46 @@ describe("conditional requests and HEAD", () => {
     } finally {
       await fast.close();
     }
+  });
+});
+
+describe("the totals sweep", () => {
+  test("keeps a polled record in memory past the maximum age, with the new totals and the same ETag", async () => {
+    const { inbound } = await newInbound();
+    const user = await newUser("Sweep");
+    const access = await grant(t, serverId, inbound.id, { user_id: user });
+    const { db, dialect } = t.deps.database;
+    let nowMs = Date.now();
+    const service = new SubscriptionsService(
+      new SubscriptionsRepository(db, dialect),
+      new SubscriptionIndex(1 << 20),
+      pino({ level: "silent" }),
+      { maxAgeMs: 4000, now: () => nowMs },
+    );
+    const userinfo = (res: FormatResponse) => res.headers[res.headers.indexOf("subscription-userinfo") + 1];
+    await service.catchUp();
+    const first = await service.respondFormat(user, "base64", undefined);
+    assert.equal(service.stats().misses, 1, "read once and kept");
+    await sql`UPDATE user_access SET uplink_bytes = 7, downlink_bytes = 9 WHERE id = ${access.id}`.execute(
+      db,
+    );
+    await sql`UPDATE users SET used_bytes = 16 WHERE id = ${user}`.execute(db);
+    assert.equal(await service.refreshTotals(), 0, "the first call starts the pace");
+    nowMs += 3000; // a whole pass: three quarters of the 4 s max age
+    assert.ok((await service.refreshTotals()) >= 1);
+    nowMs += 2500; // older than the max age since the read, not since the sweep
+    const polled = await service.respondFormat(user, "base64", undefined);
+    assert.equal(service.stats().misses, 1, "answered from memory");
+    assert.equal(userinfo(polled), "upload=7; download=9; total=0; expire=0");
+    assert.equal(userinfo(first), "upload=0; download=0; total=0; expire=0");
+    assert.equal(
+      polled.headers[polled.headers.indexOf("etag") + 1],
+      first.headers[first.headers.indexOf("etag") + 1],
+    );
+    assert.equal(polled.body, first.body);
+    nowMs += 5000; // no sweep for longer than the max age: read again
+    await service.respondFormat(user, "base64", undefined);
+    assert.equal(service.stats().misses, 2, "aged out without the sweep");
   });
 });
 

@@ -453,6 +453,29 @@ describe("invalidation", () => {
     );
   });
 
+  test("refreshed totals make an aged record current again, unless it was loaded in or after the read's second", () => {
+    const { index, input } = indexWithUser(); // loaded at 1000
+    const before = answerOf(index, index.find(input.userId, 0, 0));
+    assert.equal(index.find(input.userId, 0, 1001), -1, "aged");
+    assert.equal(
+      index.refreshTotals(input.userId, 7, 9, 1000),
+      false,
+      "loaded in the read's second: maybe later",
+    );
+    assert.equal(index.refreshTotals(randomUUID(), 7, 9, 2000), false, "no record");
+    assert.equal(index.find(input.userId, 0, 1001), -1, "still aged");
+    assert.equal(index.refreshTotals(input.userId, 7, 9, 1001), true);
+    const address = index.find(input.userId, 0, 1001);
+    assert.ok(address >= 0, "current again");
+    const after = answerOf(index, address);
+    assert.equal(after.ok[3], "upload=7; download=9; total=0; expire=0");
+    assert.equal(before.ok[3], "upload=0; download=0; total=0; expire=0");
+    assert.equal(after.ok[11], before.ok[11], "the ETag leaves traffic out");
+    assert.equal(after.body, before.body);
+    assert.equal(index.refreshTotals(input.userId, 1, 1, 1001), false, "refreshed in that second already");
+    assert.equal(answerOf(index, address).ok[3], after.ok[3]);
+  });
+
   test("a record older than the bound is not current; a budget of 0 keeps nothing", () => {
     const { index, input } = indexWithUser();
     assert.ok(index.find(input.userId, 0, 1000) >= 0);

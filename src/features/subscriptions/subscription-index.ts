@@ -161,15 +161,21 @@ export class SubscriptionIndex {
     return { page, at: 0, layout };
   }
 
-  /** Updates the traffic totals of a current record in place; false when there is none. */
-  setTotals(userId: string, uploadBytes: number, downloadBytes: number, loadedAtS: number): boolean {
+  /**
+   * Writes traffic totals read from the database at `readAtS` (whole seconds, when the read began)
+   * into the user's record in place, which then counts as loaded at `readAtS` (the max age starts
+   * again). Only a record loaded before that second: one loaded since may hold later totals. The
+   * ETag leaves the totals out, so it stays. False when there is no such record.
+   */
+  refreshTotals(userId: string, uploadBytes: number, downloadBytes: number, readAtS: number): boolean {
     const address = this.#records.findText(userId, 0);
     if (address < 0) return false;
     const page = this.#records.page(address);
     const at = this.#records.offset(address);
+    if (page.readUInt32LE(at + LOADED_AT) >= readAtS) return false;
     page.writeDoubleLE(uploadBytes, at + UPLOAD);
     page.writeDoubleLE(downloadBytes, at + DOWNLOAD);
-    page.writeUInt32LE(loadedAtS >>> 0, at + LOADED_AT);
+    page.writeUInt32LE(readAtS >>> 0, at + LOADED_AT);
     return true;
   }
 

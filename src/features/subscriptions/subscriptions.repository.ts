@@ -29,6 +29,8 @@ export type SubscriptionRows = {
 /** One /sub fetch to record: the user, when (ISO), and the User-Agent (truncated; null: none). */
 export type FetchRow = { userId: string; at: string; userAgent: string | null };
 export type InboundLinkRow = { id: string; isActive: boolean; linkParams: LinkParams };
+/** A user's traffic this period (used_bytes) and their active grants' counters (how it splits up/down). */
+export type TotalsRow = { userId: string; usedBytes: number; uplinkBytes: number; downlinkBytes: number };
 /** Where the warm-up's walk over users (by created_at, id) goes on. */
 export type WarmCursor = { createdAt: string | Date; id: string };
 export type SubscriptionsPage = { users: SubscriptionRows[]; next: WarmCursor | undefined };
@@ -133,6 +135,44 @@ export class SubscriptionsRepository implements ChangeSource {
     const last = rows.at(-1);
     const next = last === undefined ? undefined : { createdAt: last.created_at, id: last.user_id };
     return { users: groupByUser(rows), next };
+  }
+
+  async countUsers(): Promise<number> {
+    const row = await this.db
+      .selectFrom("users")
+      .select((eb) => eb.fn.countAll<number | string>().as("n"))
+      .executeTakeFirst();
+    return read.bigint(row?.n ?? 0);
+  }
+
+  /**
+   * The traffic totals of up to `limit` users after `afterId`, by id (the primary key): what
+   * Subscription-Userinfo's upload and download are made of, for the sweep that keeps the records in
+   * memory current (used_bytes grows with every collection and tells the change feed nothing).
+   */
+  async listTotalsAfter(afterId: string | undefined, limit: number): Promise<TotalsRow[]> {
+    let users = this.db.selectFrom("users").select(["id", "used_bytes"]).orderBy("id").limit(limit);
+    if (afterId !== undefined) users = users.where("id", ">", afterId);
+    const rows = await this.db
+      .selectFrom(users.as("u"))
+      .leftJoin("user_access as a", (join) =>
+        join.onRef("a.user_id", "=", "u.id").on("a.is_active", "=", true),
+      )
+      .select((eb) => [
+        "u.id",
+        "u.used_bytes",
+        eb.fn.coalesce(eb.fn.sum<number | string>("a.uplink_bytes"), sql.lit(0)).as("uplink_bytes"),
+        eb.fn.coalesce(eb.fn.sum<number | string>("a.downlink_bytes"), sql.lit(0)).as("downlink_bytes"),
+      ])
+      .groupBy(["u.id", "u.used_bytes"])
+      .orderBy("u.id")
+      .execute();
+    return rows.map((row) => ({
+      userId: row.id,
+      usedBytes: read.bigint(row.used_bytes),
+      uplinkBytes: read.bigint(row.uplink_bytes),
+      downlinkBytes: read.bigint(row.downlink_bytes),
+    }));
   }
 
   async listInbounds(ids: readonly string[]): Promise<InboundLinkRow[]> {

@@ -77,6 +77,11 @@ export type SubscriptionResponse = {
 /** Changes are kept this long for other instances; an instance that could not read them for half of it starts over. */
 export const CHANGES_RETENTION_SECONDS = 600;
 const WARM_USERS_PER_BATCH = 1000;
+/**
+ * Users per read of the totals sweep, requests answered between two: about 1.3 ms a read on SQLite
+ * (better-sqlite3 holds the event loop meanwhile) and 1.6 ms on PostgreSQL at 100,000 users.
+ */
+const TOTALS_PER_BATCH = 100;
 const WARM_RETRIES_PER_BATCH = 3;
 
 export class SubscriptionsService {
@@ -96,6 +101,14 @@ export class SubscriptionsService {
   #lookupMs = 0;
   /** /sub fetches not written yet (flushFetches()). */
   readonly fetches: FetchLog;
+  /**
+   * The totals sweep (refreshTotals()): the last user id read (undefined: a pass starts), the users
+   * in the table when the pass started, the users owed, and when it last ran.
+   */
+  #sweepAfter: string | undefined;
+  #passUsers: number | undefined;
+  #sweepOwed = 0;
+  #sweptAtMs: number | undefined;
 
   constructor(
     private readonly subscriptions: SubscriptionsRepository,
@@ -396,6 +409,44 @@ export class SubscriptionsService {
       await yieldToRequests();
     }
     return warmed;
+  }
+
+  /**
+   * Keeps the traffic totals in memory current, so that records do not reach the max age while
+   * their user polls: reads every user's totals again (by id, TOTALS_PER_BATCH a read) at a pace
+   * that passes over all of them (as counted when the pass starts) in three quarters of the max
+   * age, and writes them into the records loaded before the read began. The job calls it every sync
+   * interval; a call owes the users of the time since the last one, at most a pass. Nothing else in
+   * a record changes without a change row, so a refreshed record is as right as a new one. Returns
+   * how many records were refreshed.
+   */
+  async refreshTotals(): Promise<number> {
+    const nowMs = this.#now();
+    const elapsedMs = nowMs - (this.#sweptAtMs ?? nowMs);
+    this.#sweptAtMs = nowMs;
+    if (!this.#canStore()) return 0;
+    this.#passUsers ??= await this.subscriptions.countUsers();
+    const passMs = (this.#maxAgeS * 1000 * 3) / 4;
+    this.#sweepOwed = Math.min(this.#passUsers, this.#sweepOwed + (this.#passUsers * elapsedMs) / passMs);
+    let refreshed = 0;
+    while (this.#sweepOwed >= 1) {
+      const limit = Math.min(TOTALS_PER_BATCH, Math.ceil(this.#sweepOwed));
+      const readAtS = Math.floor(this.#now() / 1000);
+      const rows = await this.subscriptions.listTotalsAfter(this.#sweepAfter, limit);
+      this.#sweepOwed -= limit;
+      for (const row of rows) {
+        const [upload, download] = splitUsage(row.usedBytes, row.uplinkBytes, row.downlinkBytes);
+        if (this.index.refreshTotals(row.userId, upload, download, readAtS)) refreshed++;
+      }
+      if (rows.length < limit) {
+        // The end of the users: the next call starts a pass (one pass a call at most).
+        [this.#sweepAfter, this.#passUsers, this.#sweepOwed] = [undefined, undefined, 0];
+        break;
+      }
+      this.#sweepAfter = rows.at(-1)?.userId;
+      await yieldToRequests();
+    }
+    return refreshed;
   }
 
   /** Deletes changes every instance has read (the job calls it now and then). */

@@ -424,7 +424,7 @@ export class SubscriptionsService {
     const nowMs = this.#now();
     const elapsedMs = nowMs - (this.#sweptAtMs ?? nowMs);
     this.#sweptAtMs = nowMs;
-    if (!this.#canStore()) return 0;
+    if (!this.#canStore() || this.index.stats().entries === 0) return 0; // nothing to keep current
     this.#passUsers ??= await this.subscriptions.countUsers();
     const passMs = (this.#maxAgeS * 1000 * 3) / 4;
     this.#sweepOwed = Math.min(this.#passUsers, this.#sweepOwed + (this.#passUsers * elapsedMs) / passMs);

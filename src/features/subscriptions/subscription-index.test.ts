@@ -476,6 +476,23 @@ describe("invalidation", () => {
     assert.equal(answerOf(index, address).ok[3], after.ok[3]);
   });
 
+  test("a used_bytes the record already makes refreshes it; another one asks for the split", () => {
+    const { index, input } = indexWithUser(); // loaded at 1000, upload 0 + download 0
+    assert.equal(index.refreshUsed(input.userId, 0, 1000), "skipped", "loaded in the read's second");
+    assert.equal(index.refreshUsed(randomUUID(), 0, 2000), "skipped", "no record");
+    assert.equal(index.refreshUsed(input.userId, 16, 1001), "changed");
+    assert.equal(index.find(input.userId, 0, 1001), -1, "a changed one is not refreshed");
+    assert.equal(index.refreshUsed(input.userId, 0, 1001), "refreshed");
+    assert.ok(index.find(input.userId, 0, 1001) >= 0, "current again");
+    assert.equal(index.refreshUsed(input.userId, 0, 1001), "skipped", "refreshed in that second already");
+    const split = new SubscriptionIndex(1 << 20);
+    const refs = split.adoptInbounds([{ id: randomUUID(), params, isStale: false }], split.generation);
+    const user = inputOf("Split", [randomUUID()], 7, 9);
+    split.store(user, refs, split.generation);
+    assert.equal(split.refreshUsed(user.userId, 16, 1001), "refreshed", "7 + 9");
+    assert.equal(split.refreshUsed(user.userId, 17, 1002), "changed");
+  });
+
   test("a record older than the bound is not current; a budget of 0 keeps nothing", () => {
     const { index, input } = indexWithUser();
     assert.ok(index.find(input.userId, 0, 1000) >= 0);

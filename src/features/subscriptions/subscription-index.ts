@@ -162,10 +162,28 @@ export class SubscriptionIndex {
   }
 
   /**
-   * Writes traffic totals read from the database at `readAtS` (whole seconds, when the read began)
-   * into the user's record in place, which then counts as loaded at `readAtS` (the max age starts
-   * again). Only a record loaded before that second: one loaded since may hold later totals. The
-   * ETag leaves the totals out, so it stays. False when there is no such record.
+   * For a user's used_bytes read from the database at `readAtS` (whole seconds, when the read began):
+   * "refreshed" when the record's upload + download already make it (the record then counts as loaded
+   * at `readAtS`: the max age starts again), "changed" when they do not (read the split and call
+   * refreshTotals()), "skipped" without a record, or for one loaded in or after that second (it may
+   * hold later totals).
+   */
+  refreshUsed(userId: string, usedBytes: number, readAtS: number): "refreshed" | "changed" | "skipped" {
+    const address = this.#records.findText(userId, 0);
+    if (address < 0) return "skipped";
+    const page = this.#records.page(address);
+    const at = this.#records.offset(address);
+    if (page.readUInt32LE(at + LOADED_AT) >= readAtS) return "skipped";
+    const held = page.readDoubleLE(at + UPLOAD) + page.readDoubleLE(at + DOWNLOAD);
+    if (held !== Math.max(usedBytes, 0)) return "changed";
+    page.writeUInt32LE(readAtS >>> 0, at + LOADED_AT);
+    return "refreshed";
+  }
+
+  /**
+   * Writes traffic totals read from the database at `readAtS` into the user's record in place, which
+   * then counts as loaded at `readAtS`; as refreshUsed(), only a record loaded before that second.
+   * The ETag leaves the totals out, so it stays. False when there is no such record.
    */
   refreshTotals(userId: string, uploadBytes: number, downloadBytes: number, readAtS: number): boolean {
     const address = this.#records.findText(userId, 0);

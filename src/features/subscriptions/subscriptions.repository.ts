@@ -31,6 +31,7 @@ export type FetchRow = { userId: string; at: string; userAgent: string | null };
 export type InboundLinkRow = { id: string; isActive: boolean; linkParams: LinkParams };
 /** A user's traffic this period (used_bytes) and their active grants' counters (how it splits up/down). */
 export type TotalsRow = { userId: string; usedBytes: number; uplinkBytes: number; downlinkBytes: number };
+export type UsedRow = { userId: string; usedBytes: number };
 /** Where the warm-up's walk over users (by created_at, id) goes on. */
 export type WarmCursor = { createdAt: string | Date; id: string };
 export type SubscriptionsPage = { users: SubscriptionRows[]; next: WarmCursor | undefined };
@@ -146,15 +147,24 @@ export class SubscriptionsRepository implements ChangeSource {
   }
 
   /**
-   * The traffic totals of up to `limit` users after `afterId`, by id (the primary key): what
-   * Subscription-Userinfo's upload and download are made of, for the sweep that keeps the records in
-   * memory current (used_bytes grows with every collection and tells the change feed nothing).
+   * used_bytes of up to `limit` users after `afterId`, by id (the primary key): the totals sweep's
+   * walk over every user (used_bytes grows with every collection and tells the change feed nothing).
    */
-  async listTotalsAfter(afterId: string | undefined, limit: number): Promise<TotalsRow[]> {
-    let users = this.db.selectFrom("users").select(["id", "used_bytes"]).orderBy("id").limit(limit);
-    if (afterId !== undefined) users = users.where("id", ">", afterId);
+  async listUsedAfter(afterId: string | undefined, limit: number): Promise<UsedRow[]> {
+    let query = this.db.selectFrom("users").select(["id", "used_bytes"]).orderBy("id").limit(limit);
+    if (afterId !== undefined) query = query.where("id", ">", afterId);
+    const rows = await query.execute();
+    return rows.map((row) => ({ userId: row.id, usedBytes: read.bigint(row.used_bytes) }));
+  }
+
+  /**
+   * These users' used_bytes and the sums of their active grants' counters: what Subscription-Userinfo's
+   * upload and download are made of (splitUsage()).
+   */
+  async listTotals(ids: readonly string[]): Promise<TotalsRow[]> {
+    if (ids.length === 0) return [];
     const rows = await this.db
-      .selectFrom(users.as("u"))
+      .selectFrom("users as u")
       .leftJoin("user_access as a", (join) =>
         join.onRef("a.user_id", "=", "u.id").on("a.is_active", "=", true),
       )
@@ -164,8 +174,8 @@ export class SubscriptionsRepository implements ChangeSource {
         eb.fn.coalesce(eb.fn.sum<number | string>("a.uplink_bytes"), sql.lit(0)).as("uplink_bytes"),
         eb.fn.coalesce(eb.fn.sum<number | string>("a.downlink_bytes"), sql.lit(0)).as("downlink_bytes"),
       ])
+      .where("u.id", "in", ids)
       .groupBy(["u.id", "u.used_bytes"])
-      .orderBy("u.id")
       .execute();
     return rows.map((row) => ({
       userId: row.id,

@@ -82,6 +82,8 @@ const WARM_USERS_PER_BATCH = 1000;
  * a read on SQLite (better-sqlite3 holds the event loop meanwhile) and on PostgreSQL at 100,000 users.
  */
 const TOTALS_PER_BATCH = 500;
+/** What one call of the sweep may spend (the rest is owed to the next): the job's catch-up waits for it. */
+const TOTALS_BUDGET_MS = 100;
 const WARM_RETRIES_PER_BATCH = 3;
 
 export class SubscriptionsService {
@@ -418,7 +420,7 @@ export class SubscriptionsService {
    * A record loaded before the read began whose upload + download make that used_bytes counts as
    * loaded when the read began; for the others the split (their grants' counters) is read and written
    * in place. The job calls it every sync interval; a call owes the users of the time since the last
-   * one, at most a pass. Nothing else in a record changes without a change row, so a refreshed record
+   * one (at most a pass), and spends at most TOTALS_BUDGET_MS on them (the rest waits for the next). Nothing else in a record changes without a change row, so a refreshed record
    * is as right as a new one. Returns how many records were refreshed.
    */
   async refreshTotals(): Promise<number> {
@@ -430,7 +432,8 @@ export class SubscriptionsService {
     const passMs = (this.#maxAgeS * 1000 * 3) / 4;
     this.#sweepOwed = Math.min(this.#passUsers, this.#sweepOwed + (this.#passUsers * elapsedMs) / passMs);
     let refreshed = 0;
-    while (this.#sweepOwed >= 1) {
+    const deadline = performance.now() + TOTALS_BUDGET_MS;
+    while (this.#sweepOwed >= 1 && performance.now() < deadline) {
       const limit = Math.min(TOTALS_PER_BATCH, Math.ceil(this.#sweepOwed));
       const readAtS = Math.floor(this.#now() / 1000);
       const rows = await this.subscriptions.listUsedAfter(this.#sweepAfter, limit);

@@ -194,6 +194,11 @@ describe("one renewal per certificate at a time", () => {
     const callsBefore = ca.calls;
     const started = await service.renew(cert.id);
     assert.equal(started.isFinished, false);
+    // The renewal claims the lease before it calls the CA: wait for the call, or the other instance
+    // below may claim the lease first (both use one pool) and then wait on the held CA for ever.
+    await waitFor(() => ca.calls === callsBefore + 1, {
+      what: "the renewal to hold the lease and call the CA",
+    });
     await assert.rejects(service.renew(cert.id), (error) => error instanceof ConflictError);
 
     const otherInstance = makeService();

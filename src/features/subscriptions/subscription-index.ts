@@ -165,36 +165,41 @@ export class SubscriptionIndex {
    * For a user's used_bytes read from the database at `readAtS` (whole seconds, when the read began):
    * "refreshed" when the record's upload + download already make it (the record then counts as loaded
    * at `readAtS`: the max age starts again), "changed" when they do not (read the split and call
-   * refreshTotals()), "skipped" without a record, or for one loaded in or after that second (it may
-   * hold later totals).
+   * refreshTotals()), "skipped" when there is no record loaded before that second.
    */
   refreshUsed(userId: string, usedBytes: number, readAtS: number): "refreshed" | "changed" | "skipped" {
-    const address = this.#records.findText(userId, 0);
+    const address = this.#loadedBefore(userId, readAtS);
     if (address < 0) return "skipped";
     const page = this.#records.page(address);
     const at = this.#records.offset(address);
-    if (page.readUInt32LE(at + LOADED_AT) >= readAtS) return "skipped";
-    const held = page.readDoubleLE(at + UPLOAD) + page.readDoubleLE(at + DOWNLOAD);
-    if (held !== Math.max(usedBytes, 0)) return "changed";
+    if (page.readDoubleLE(at + UPLOAD) + page.readDoubleLE(at + DOWNLOAD) !== Math.max(usedBytes, 0))
+      return "changed";
     page.writeUInt32LE(readAtS >>> 0, at + LOADED_AT);
     return "refreshed";
   }
 
   /**
    * Writes traffic totals read from the database at `readAtS` into the user's record in place, which
-   * then counts as loaded at `readAtS`; as refreshUsed(), only a record loaded before that second.
-   * The ETag leaves the totals out, so it stays. False when there is no such record.
+   * then counts as loaded at `readAtS`. The ETag leaves the totals out, so it stays. False when there
+   * is no record loaded before that second.
    */
   refreshTotals(userId: string, uploadBytes: number, downloadBytes: number, readAtS: number): boolean {
-    const address = this.#records.findText(userId, 0);
+    const address = this.#loadedBefore(userId, readAtS);
     if (address < 0) return false;
     const page = this.#records.page(address);
     const at = this.#records.offset(address);
-    if (page.readUInt32LE(at + LOADED_AT) >= readAtS) return false;
     page.writeDoubleLE(uploadBytes, at + UPLOAD);
     page.writeDoubleLE(downloadBytes, at + DOWNLOAD);
     page.writeUInt32LE(readAtS >>> 0, at + LOADED_AT);
     return true;
+  }
+
+  /** The user's record if it was loaded before the second `readAtS` (one loaded since may hold later totals); else -1. */
+  #loadedBefore(userId: string, readAtS: number): number {
+    const address = this.#records.findText(userId, 0);
+    if (address < 0) return -1;
+    const loadedAtS = this.#records.page(address).readUInt32LE(this.#records.offset(address) + LOADED_AT);
+    return loadedAtS < readAtS ? address : -1;
   }
 
   dropUser(userId: string): void {

@@ -49,78 +49,100 @@ function agentHash(userAgent: string | undefined): number {
   for (let i = 0; i < end; i++) h = Math.imul(h ^ userAgent.charCodeAt(i), 0x01000193);
   return h >>> 0;
 }
+/** Users a new table has room for before its first growth. */
 const INITIAL_USERS = 1024;
+/** Entries per segment of the columns (4,096: 64 KiB of ids, 32 of times, 16 of agents). */
+const SEGMENT_SHIFT = 12;
+const SEGMENT = 1 << SEGMENT_SHIFT;
+const IN_SEGMENT = SEGMENT - 1;
 
 export type FetchRecord = { userId: string; at: string; userAgent: string | null };
 
 const idText = Buffer.alloc(36);
 const scratch = new Uint8Array(16);
 
-function cut(userAgent: string | undefined): string | null {
-  if (userAgent === undefined || userAgent === "") return null;
+function cut(userAgent: string): string {
   return userAgent.length > MAX_USER_AGENT ? userAgent.slice(0, MAX_USER_AGENT) : userAgent;
 }
 
 /**
- * The latest fetch per user (of those noted since the table was started), kept without allocating per fetch: an open-addressing table (linear
- * probing) over the id's 16 bytes points to a slot holding the id bytes, the time and the
- * User-Agent string (a reference). Noting a fetch hashes and compares 16 bytes; ids become strings
- * only when they are written. Doubles when half the table is used.
+ * The latest fetch per user (of those noted since the table was started), kept without allocating
+ * per fetch: an open-addressing table (linear probing) over the id's 16 bytes points to a slot
+ * holding the id bytes, the time and the User-Agent (a number: each distinct User-Agent, cut to
+ * MAX_USER_AGENT, is kept once per table). Noting a fetch hashes and compares 16 bytes; ids become
+ * strings only when they are written. 28 bytes a slot in segments of SEGMENT slots that are added,
+ * never copied, and 8 bytes of table (doubled when half of it is used): at a million waiting users
+ * 36 MB, and a growth holds only the old table besides (a table of columns that doubled held the old
+ * and the new columns, 60 MB, and a JS array of User-Agent references).
  */
 class Fetches {
-  ids: Uint8Array;
-  times: Float64Array;
-  agents: (string | undefined)[];
-  /** Slot + 1 per table entry; 0 is empty. Twice the slots. */
-  table: Int32Array;
+  readonly #ids: Uint8Array[] = [];
+  readonly #times: Float64Array[] = [];
+  /** Per slot: 0 for none, else the User-Agent's index in #agentTexts + 1. */
+  readonly #agents: Uint32Array[] = [];
+  readonly #agentTexts: string[] = [];
+  readonly #agentNumbers = new Map<string, number>();
+  /** Slot + 1 per table entry; 0 is empty. At least twice the slots. */
+  #table = new Int32Array(2 * INITIAL_USERS);
   count = 0;
-
-  constructor(users: number) {
-    this.ids = new Uint8Array(users * 16);
-    this.times = new Float64Array(users);
-    this.agents = new Array(users).fill(undefined);
-    this.table = new Int32Array(users * 2);
-  }
-
-  get capacity(): number {
-    return this.times.length;
-  }
 
   /** The table index holding the user's entry, or the empty one where it would go. */
   #probe(bytes: Uint8Array, at: number): number {
-    const { table, ids } = this;
+    const table = this.#table;
     const mask = table.length - 1;
     let i = hash(bytes, at) & mask;
     for (;;) {
       const entry = table[i] as number;
-      if (entry === 0 || sameId(ids, (entry - 1) * 16, bytes, at)) return i;
+      if (entry === 0) return i;
+      const slot = entry - 1;
+      if (sameId(this.#ids[slot >>> SEGMENT_SHIFT] as Uint8Array, (slot & IN_SEGMENT) * 16, bytes, at)) return i;
       i = (i + 1) & mask;
     }
   }
 
+  #agentNumber(userAgent: string | undefined): number {
+    if (userAgent === undefined || userAgent === "") return 0;
+    const text = cut(userAgent);
+    let number = this.#agentNumbers.get(text);
+    if (number === undefined) {
+      number = this.#agentTexts.push(text);
+      this.#agentNumbers.set(text, number);
+    }
+    return number;
+  }
+
   /** The slot's fetch becomes this one unless the slot's is later. */
   #keepLater(slot: number, atMs: number, userAgent: string | undefined): void {
-    if (atMs >= (this.times[slot] as number)) {
-      this.times[slot] = atMs;
-      this.agents[slot] = userAgent;
+    const times = this.#times[slot >>> SEGMENT_SHIFT] as Float64Array;
+    const i = slot & IN_SEGMENT;
+    if (atMs >= (times[i] as number)) {
+      times[i] = atMs;
+      (this.#agents[slot >>> SEGMENT_SHIFT] as Uint32Array)[i] = this.#agentNumber(userAgent);
     }
   }
 
   /** Keeps the fetch unless the user has a later one. */
   put(bytes: Uint8Array, at: number, atMs: number, userAgent: string | undefined): void {
-    if (this.count * 2 >= this.table.length) this.#grow();
+    if (this.count * 2 >= this.#table.length) this.#grow();
     const i = this.#probe(bytes, at);
-    const entry = this.table[i] as number;
+    const entry = this.#table[i] as number;
     if (entry !== 0) {
       this.#keepLater(entry - 1, atMs, userAgent);
       return;
     }
     const slot = this.count++;
-    const to = slot * 16;
-    for (let k = 0; k < 16; k++) this.ids[to + k] = bytes[at + k] as number;
-    this.times[slot] = atMs;
-    this.agents[slot] = userAgent;
-    this.table[i] = slot + 1;
+    const segment = slot >>> SEGMENT_SHIFT;
+    if (segment === this.#ids.length) {
+      this.#ids.push(new Uint8Array(SEGMENT * 16));
+      this.#times.push(new Float64Array(SEGMENT));
+      this.#agents.push(new Uint32Array(SEGMENT));
+    }
+    const ids = this.#ids[segment] as Uint8Array;
+    const to = (slot & IN_SEGMENT) * 16;
+    for (let k = 0; k < 16; k++) ids[to + k] = bytes[at + k] as number;
+    (this.#times[segment] as Float64Array)[slot & IN_SEGMENT] = atMs;
+    (this.#agents[segment] as Uint32Array)[slot & IN_SEGMENT] = this.#agentNumber(userAgent);
+    this.#table[i] = slot + 1;
   }
 
   /**
@@ -134,40 +156,36 @@ class Fetches {
     userAgent: string | undefined,
     fromSlot: number,
   ): boolean {
-    const slot = (this.table[this.#probe(bytes, at)] as number) - 1;
+    const slot = (this.#table[this.#probe(bytes, at)] as number) - 1;
     if (slot < fromSlot) return false; // -1: no entry
     this.#keepLater(slot, atMs, userAgent);
     return true;
   }
 
+  /** Doubles the table (the columns stay where they are). */
   #grow(): void {
-    const users = this.capacity * 2;
-    const ids = new Uint8Array(users * 16);
-    ids.set(this.ids);
-    const times = new Float64Array(users);
-    times.set(this.times);
-    this.ids = ids;
-    this.times = times;
-    this.agents.length = users;
-    const table = new Int32Array(users * 2);
+    const table = new Int32Array(this.#table.length * 2);
     const mask = table.length - 1;
     for (let slot = 0; slot < this.count; slot++) {
-      let i = hash(ids, slot * 16) & mask;
+      let i = hash(this.#ids[slot >>> SEGMENT_SHIFT] as Uint8Array, (slot & IN_SEGMENT) * 16) & mask;
       while (table[i] !== 0) i = (i + 1) & mask;
       table[i] = slot + 1;
     }
-    this.table = table;
+    this.#table = table;
   }
 
   /** The fetches of slots [from, to) as rows. */
   rows(from: number, to: number): FetchRecord[] {
     const rows: FetchRecord[] = [];
     for (let slot = from; slot < to; slot++) {
-      writeUuidText(this.ids, slot * 16, idText, 0);
+      const segment = slot >>> SEGMENT_SHIFT;
+      const i = slot & IN_SEGMENT;
+      writeUuidText(this.#ids[segment] as Uint8Array, i * 16, idText, 0);
+      const agent = (this.#agents[segment] as Uint32Array)[i] as number;
       rows.push({
         userId: idText.toString("latin1"),
-        at: new Date(this.times[slot] as number).toISOString(),
-        userAgent: cut(this.agents[slot]),
+        at: new Date((this.#times[segment] as Float64Array)[i] as number).toISOString(),
+        userAgent: agent === 0 ? null : (this.#agentTexts[agent - 1] as string),
       });
     }
     return rows;
@@ -175,7 +193,7 @@ class Fetches {
 }
 
 export class FetchLog {
-  #current = new Fetches(INITIAL_USERS);
+  #current = new Fetches();
   /** Fetches taken by a flush and not all written yet (written from #cursor on), or undefined. */
   #draining: Fetches | undefined;
   #cursor = 0;
@@ -238,7 +256,7 @@ export class FetchLog {
         this.#cursor = 0;
         this.#taken = 0;
         // Small: users noted again while they wait are updated in the draining table instead.
-        this.#current = new Fetches(INITIAL_USERS);
+        this.#current = new Fetches();
       }
       const taken = this.#draining;
       const to = Math.min(taken.count, this.#cursor + FETCHES_PER_WRITE);

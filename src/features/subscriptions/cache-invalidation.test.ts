@@ -340,6 +340,36 @@ describe("the totals sweep", () => {
   });
 });
 
+test("warm() reads every user into memory, calling betweenBatches after each batch it read", async () => {
+  const { inbound } = await newInbound();
+  const user = await newUser("Warm");
+  await grant(t, serverId, inbound.id, { user_id: user });
+  const other = await createTestApp({}, { sameDatabaseAs: t });
+  try {
+    const subscriptions = other.deps.services.subscriptions;
+    const users = Number(
+      (await sql<{ n: number }>`SELECT count(*) AS n FROM users`.execute(t.deps.database.db)).rows[0]?.n,
+    );
+    assert.ok(users < 1000, "one batch of users");
+    let batches = 0;
+    const warmed = await subscriptions.warm(new AbortController().signal, () => {
+      batches++;
+    });
+    assert.equal(batches, 1);
+    assert.equal(warmed, users);
+    assert.equal(subscriptions.stats().entries, users);
+    const answer = await links(other, user);
+    assert.deepEqual(
+      [subscriptions.stats().hits, subscriptions.stats().misses],
+      [1, 0],
+      "answered from what the warm-up read",
+    );
+    assert.deepEqual(answer, await links(t, user));
+  } finally {
+    await other.close();
+  }
+});
+
 test("GET /api/subscriptions/cache counts this instance's hits and misses within its budget", async () => {
   const { inbound } = await newInbound();
   const user = await newUser("Stats");

@@ -393,8 +393,11 @@ export class SubscriptionsService {
     return this.index.reviveLayouts();
   }
 
-  /** Reads every user into memory, oldest first, until all are there or the budget is full (after a start). */
-  async warm(signal: AbortSignal): Promise<number> {
+  /**
+   * Reads every user into memory, oldest first, until all are there or the budget is full (after a
+   * start). `betweenBatches` runs after each batch is stored (the job collects garbage there).
+   */
+  async warm(signal: AbortSignal, betweenBatches: () => void = () => {}): Promise<number> {
     await this.#feed.ready();
     if (this.#settingsStale) await this.loadSettings();
     let after: WarmCursor | undefined;
@@ -408,6 +411,7 @@ export class SubscriptionsService {
       // Something changed while this batch was read: read it again (a few times at most).
       if (this.index.generation !== generation && retries < WARM_RETRIES_PER_BATCH) retries++;
       else [after, retries] = [page.next, 0];
+      betweenBatches();
       await yieldToRequests();
     }
     return warmed;

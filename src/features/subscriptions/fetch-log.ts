@@ -69,7 +69,8 @@ function cut(userAgent: string): string {
  * The latest fetch per user (of those noted since the table was started), kept without allocating
  * per fetch: an open-addressing table (linear probing) over the id's 16 bytes points to a slot
  * holding the id bytes, the time and the User-Agent (a number: each distinct User-Agent, cut to
- * MAX_USER_AGENT, is kept once per table). Noting a fetch hashes and compares 16 bytes; ids become
+ * MAX_USER_AGENT, is kept once per table, and dropped when no slot holds it any more, so a client
+ * that sends a new one with every poll keeps one, not one per poll). Noting a fetch hashes and compares 16 bytes; ids become
  * strings only when they are written. 28 bytes a slot in segments of SEGMENT slots that are added,
  * never copied, and 8 bytes of table (doubled when half of it is used): at a million waiting users
  * 36 MB, and a growth holds only the old table besides (a table of columns that doubled held the old
@@ -81,6 +82,9 @@ class Fetches {
   /** Per slot: 0 for none, else the User-Agent's index in #agentTexts + 1. */
   readonly #agents: Uint32Array[] = [];
   readonly #agentTexts: string[] = [];
+  /** Per User-Agent number - 1: the slots that hold it (a number no slot holds is reused). */
+  readonly #agentSlots: number[] = [];
+  readonly #freeAgents: number[] = [];
   readonly #agentNumbers = new Map<string, number>();
   /** Slot + 1 per table entry; 0 is empty. At least twice the slots. */
   #table = new Int32Array(2 * INITIAL_USERS);
@@ -95,29 +99,53 @@ class Fetches {
       const entry = table[i] as number;
       if (entry === 0) return i;
       const slot = entry - 1;
-      if (sameId(this.#ids[slot >>> SEGMENT_SHIFT] as Uint8Array, (slot & IN_SEGMENT) * 16, bytes, at)) return i;
+      if (sameId(this.#ids[slot >>> SEGMENT_SHIFT] as Uint8Array, (slot & IN_SEGMENT) * 16, bytes, at))
+        return i;
       i = (i + 1) & mask;
     }
   }
 
-  #agentNumber(userAgent: string | undefined): number {
+  /** Distinct User-Agents the slots hold: at most one per slot, however many a client sends. */
+  get agents(): number {
+    return this.#agentNumbers.size;
+  }
+
+  /** The User-Agent's number (0 for none), counted as held by one more slot. */
+  #holdAgent(userAgent: string | undefined): number {
     if (userAgent === undefined || userAgent === "") return 0;
     const text = cut(userAgent);
     let number = this.#agentNumbers.get(text);
     if (number === undefined) {
-      number = this.#agentTexts.push(text);
+      number = this.#freeAgents.pop() ?? this.#agentTexts.length + 1;
+      this.#agentTexts[number - 1] = text;
+      this.#agentSlots[number - 1] = 0;
       this.#agentNumbers.set(text, number);
     }
+    this.#agentSlots[number - 1] = (this.#agentSlots[number - 1] as number) + 1;
     return number;
+  }
+
+  /** One slot fewer holds the User-Agent; with none left its text is dropped and its number reused. */
+  #releaseAgent(number: number): void {
+    if (number === 0) return;
+    const held = (this.#agentSlots[number - 1] as number) - 1;
+    this.#agentSlots[number - 1] = held;
+    if (held > 0) return;
+    this.#agentNumbers.delete(this.#agentTexts[number - 1] as string);
+    this.#agentTexts[number - 1] = "";
+    this.#freeAgents.push(number);
   }
 
   /** The slot's fetch becomes this one unless the slot's is later. */
   #keepLater(slot: number, atMs: number, userAgent: string | undefined): void {
     const times = this.#times[slot >>> SEGMENT_SHIFT] as Float64Array;
+    const agents = this.#agents[slot >>> SEGMENT_SHIFT] as Uint32Array;
     const i = slot & IN_SEGMENT;
     if (atMs >= (times[i] as number)) {
       times[i] = atMs;
-      (this.#agents[slot >>> SEGMENT_SHIFT] as Uint32Array)[i] = this.#agentNumber(userAgent);
+      const held = agents[i] as number;
+      agents[i] = this.#holdAgent(userAgent);
+      this.#releaseAgent(held);
     }
   }
 
@@ -141,7 +169,7 @@ class Fetches {
     const to = (slot & IN_SEGMENT) * 16;
     for (let k = 0; k < 16; k++) ids[to + k] = bytes[at + k] as number;
     (this.#times[segment] as Float64Array)[slot & IN_SEGMENT] = atMs;
-    (this.#agents[segment] as Uint32Array)[slot & IN_SEGMENT] = this.#agentNumber(userAgent);
+    (this.#agents[segment] as Uint32Array)[slot & IN_SEGMENT] = this.#holdAgent(userAgent);
     this.#table[i] = slot + 1;
   }
 
@@ -209,6 +237,11 @@ export class FetchLog {
    */
   get size(): number {
     return this.#current.count + (this.#draining === undefined ? 0 : this.#draining.count - this.#cursor);
+  }
+
+  /** Distinct User-Agents kept for the fetches waiting (at most one per waiting fetch). */
+  get agents(): number {
+    return this.#current.agents + (this.#draining?.agents ?? 0);
   }
 
   /** A fetch of the user with this lowercase uuid now (not a uuid: ignored). */

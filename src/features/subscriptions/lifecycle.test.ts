@@ -223,6 +223,34 @@ describe("pure: the fetch log", () => {
     assert.equal(log.size, 0);
   });
 
+  test("a client that sends a new User-Agent with every poll: one kept while it waits, not one per poll", async () => {
+    let clock = 1_000;
+    const log = new FetchLog(() => clock);
+    const [polling, other] = [randomUUID(), randomUUID()];
+    log.note(other, "agent/0"); // another user holding agent/0 keeps it
+    for (let i = 0; i < 10_000; i++) {
+      clock++;
+      log.note(polling, `agent/${i}`);
+    }
+    assert.equal(log.size, 2);
+    assert.equal(log.agents, 2, "agent/9999 and agent/0, not 10,000");
+    log.note(other, undefined); // a later fetch without one: agent/0 is dropped
+    assert.equal(log.agents, 1);
+    log.note(polling, "agent/0"); // a number freed is used again
+    const rows: FetchRecord[] = [];
+    await log.flush(async (batch) => {
+      rows.push(...batch);
+    });
+    assert.deepEqual(
+      rows.map((row) => [row.userId, row.userAgent]),
+      [
+        [other, null],
+        [polling, "agent/0"],
+      ],
+    );
+    assert.equal(log.agents, 0);
+  });
+
   test("a flush within a budget writes at least one batch; the rest goes first next time, a later fetch after it", async () => {
     let clock = 1_000;
     const log = new FetchLog(() => clock);

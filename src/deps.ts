@@ -271,7 +271,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     new SubscriptionsRepository(database.db, database.dialect),
     new SubscriptionIndex(config.subscriptions.cacheBytes),
     logger,
-    { maxAgeMs: config.subscriptions.maxAgeMs },
+    { maxAgeMs: config.subscriptions.maxAgeMs, sweepIntervalMs: config.subscriptions.syncIntervalMs },
     subscriptionSettings,
   );
   const backups = new BackupService(

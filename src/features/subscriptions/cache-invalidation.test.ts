@@ -25,7 +25,7 @@ import { subscriptionCacheJob } from "../../jobs/subscription-cache.ts";
 import type { FormatResponse } from "./answer.ts";
 import { SubscriptionIndex } from "./subscription-index.ts";
 import { SubscriptionsRepository } from "./subscriptions.repository.ts";
-import { SubscriptionsService } from "./subscriptions.service.ts";
+import { SubscriptionsService, sweepPassMs } from "./subscriptions.service.ts";
 
 const stack = new CleanupStack();
 let t: TestApp;
@@ -337,6 +337,73 @@ describe("the totals sweep", () => {
     nowMs += 5000; // no sweep for longer than the max age: read again
     await service.respondFormat(user, "base64", undefined);
     assert.equal(service.stats().misses, 3, "aged out without the sweep");
+  });
+});
+
+describe("the totals sweep's pace", () => {
+  test("a pass leaves room for two calls within the max age, and is never under a quarter of it", () => {
+    assert.equal(sweepPassMs(300_000, 1000), 225_000, "the defaults: three quarters");
+    assert.equal(sweepPassMs(6000, 1000), 3000, "the smoke run: 6 s less two intervals and a second");
+    assert.equal(sweepPassMs(10_000, 2000), 5000);
+    assert.equal(sweepPassMs(4000, 1000), 1000, "a quarter at least");
+    assert.equal(sweepPassMs(2000, 1000), 500);
+  });
+
+  test("clients polling all the time are answered from memory while the job's calls come late", async () => {
+    const { inbound } = await newInbound();
+    const users: string[] = [];
+    for (let i = 0; i < 20; i++) users.push(await newUser(`Sweep pace ${i}`));
+    for (const user of users) await grant(t, serverId, inbound.id, { user_id: user });
+    const { db, dialect } = t.deps.database;
+    let nowMs = Date.now();
+    const service = new SubscriptionsService(
+      new SubscriptionsRepository(db, dialect),
+      new SubscriptionIndex(1 << 20),
+      pino({ level: "silent" }),
+      { maxAgeMs: 6000, sweepIntervalMs: 1000, now: () => nowMs },
+    );
+    await service.catchUp();
+    for (const user of users) await service.respondFormat(user, "base64", undefined);
+    const misses = service.stats().misses;
+    // The job calls every interval after its last run ended: each run late by 0-400 ms (a loaded
+    // event loop), the first a whole interval after the start; every user polls every 250 ms.
+    let seed = 7;
+    const late = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % 400;
+    };
+    const endMs = nowMs + 45_000;
+    let nextCallMs = nowMs + 1000 + late();
+    while (nowMs < endMs) {
+      nowMs += 250;
+      if (nowMs >= nextCallMs) {
+        await service.refreshTotals();
+        nextCallMs = nowMs + 1000 + late();
+      }
+      for (const user of users) await service.respondFormat(user, "base64", undefined);
+    }
+    assert.equal(service.stats().misses, misses, "no record aged out");
+  });
+
+  test("is taken from the service's start: the first call owes the records the warm-up read", async () => {
+    const { inbound } = await newInbound();
+    const user = await newUser("Sweep from the start");
+    await grant(t, serverId, inbound.id, { user_id: user });
+    const { db, dialect } = t.deps.database;
+    let nowMs = Date.now();
+    const service = new SubscriptionsService(
+      new SubscriptionsRepository(db, dialect),
+      new SubscriptionIndex(1 << 20),
+      pino({ level: "silent" }),
+      { maxAgeMs: 6000, sweepIntervalMs: 1000, now: () => nowMs },
+    );
+    await service.catchUp();
+    await service.respondFormat(user, "base64", undefined);
+    nowMs += 3000; // one pass (sweepPassMs(6000, 1000)) after the start, and the first call
+    assert.ok((await service.refreshTotals()) >= 1, "every user read again in the first call");
+    nowMs += 5500; // 8.5 s after the record was read, 5.5 s after the sweep read it again
+    await service.respondFormat(user, "base64", undefined);
+    assert.equal(service.stats().misses, 1, "answered from memory");
   });
 });
 

@@ -55,6 +55,11 @@ const TOKEN_PATTERN = /^[0-9a-f]{32}$/;
 export type SubscriptionsOptions = {
   /** A record whose traffic totals are older than this is read again (its Subscription-Userinfo is at most this old). */
   maxAgeMs: number;
+  /**
+   * How often the job calls refreshTotals() (PORTCULLIS_SUB_CACHE_SYNC_MS; 1000 unless given): a pass
+   * of the sweep leaves room for two of them within the max age (sweepPassMs()).
+   */
+  sweepIntervalMs?: number;
   now?: () => number;
 };
 
@@ -84,6 +89,22 @@ const WARM_USERS_PER_BATCH = 1000;
 const TOTALS_PER_BATCH = 500;
 /** What one call of the sweep may spend (the rest is owed to the next): the job's catch-up waits for it. */
 const TOTALS_BUDGET_MS = 100;
+/** Room a pass leaves, besides two calls' intervals, for calls that come late (a loaded event loop). */
+const SWEEP_SLACK_MS = 1000;
+
+/**
+ * How long a pass of the totals sweep takes: three quarters of the max age, or less when the max age
+ * is short, so that a record is read again before it ages out. A record read at time r is fresh until
+ * at least r + the max age (its loaded-at second is the read's, and fresh means at most the max age in
+ * whole seconds), and a user's two reads are at most a pass plus two call intervals apart (a call
+ * reads whom the time since the last one owes, so a read comes up to an interval late, and a pass
+ * ends within a call, the next one starting with the call after). So a pass takes at most the max age
+ * minus two intervals and SWEEP_SLACK_MS, and at least a quarter of the max age (shorter settings
+ * than that cannot be kept under load). At the defaults (300 s, 1 s): 225 s; 6 s and 1 s: 3 s.
+ */
+export function sweepPassMs(maxAgeMs: number, intervalMs: number): number {
+  return Math.max(maxAgeMs / 4, Math.min((maxAgeMs * 3) / 4, maxAgeMs - 2 * intervalMs - SWEEP_SLACK_MS));
+}
 const WARM_RETRIES_PER_BATCH = 3;
 
 export class SubscriptionsService {
@@ -110,7 +131,9 @@ export class SubscriptionsService {
   #sweepAfter: string | undefined;
   #passUsers: number | undefined;
   #sweepOwed = 0;
-  #sweptAtMs: number | undefined;
+  /** When the sweep's pace was last taken: the service's start, so records read by the warm-up are owed from then. */
+  #sweptAtMs: number;
+  readonly #sweepPassMs: number;
 
   constructor(
     private readonly subscriptions: SubscriptionsRepository,
@@ -136,6 +159,8 @@ export class SubscriptionsService {
     this.#feed = new ChangeFeed(subscriptions, (changes) => this.#apply(changes));
     this.#now = options.now ?? Date.now;
     this.#maxAgeS = Math.floor(options.maxAgeMs / 1000);
+    this.#sweepPassMs = sweepPassMs(this.#maxAgeS * 1000, options.sweepIntervalMs ?? 1000);
+    this.#sweptAtMs = this.#now();
   }
 
   /**
@@ -420,7 +445,8 @@ export class SubscriptionsService {
   /**
    * Keeps the traffic totals in memory current, so that records do not reach the max age while their
    * user polls: reads every user's used_bytes again (by id, TOTALS_PER_BATCH a read) at a pace that
-   * passes over all of them (as counted when the pass starts) in three quarters of the max age. A
+   * passes over all of them (as counted when the pass starts) in three quarters of the max age, or
+   * less for a short one (sweepPassMs()); the pace is taken from the service's start. A
    * record loaded before the read began whose upload + download make that used_bytes counts as loaded
    * when the read began; for the others the sums of their active grants' counters are read (summed in
    * SQL: 13 µs a user on SQLite, against 27 for reading the grants as a miss does) and the split is
@@ -431,12 +457,14 @@ export class SubscriptionsService {
    */
   async refreshTotals(): Promise<number> {
     const nowMs = this.#now();
-    const elapsedMs = nowMs - (this.#sweptAtMs ?? nowMs);
+    const elapsedMs = Math.max(0, nowMs - this.#sweptAtMs);
     this.#sweptAtMs = nowMs;
     if (!this.#canStore() || this.index.stats().entries === 0) return 0; // nothing to keep current
     this.#passUsers ??= await this.subscriptions.countUsers();
-    const passMs = (this.#maxAgeS * 1000 * 3) / 4;
-    this.#sweepOwed = Math.min(this.#passUsers, this.#sweepOwed + (this.#passUsers * elapsedMs) / passMs);
+    this.#sweepOwed = Math.min(
+      this.#passUsers,
+      this.#sweepOwed + (this.#passUsers * elapsedMs) / this.#sweepPassMs,
+    );
     let refreshed = 0;
     const deadline = performance.now() + TOTALS_BUDGET_MS;
     while (this.#sweepOwed >= 1 && performance.now() < deadline) {

@@ -299,33 +299,39 @@ describe("conditional requests and HEAD", () => {
   });
 });
 
+/** A service of its own over the test database (a sync interval of 1 s), on a clock the test moves. */
+function serviceOnClock(maxAgeMs: number, clock: { nowMs: number }): SubscriptionsService {
+  const { db, dialect } = t.deps.database;
+  return new SubscriptionsService(
+    new SubscriptionsRepository(db, dialect),
+    new SubscriptionIndex(1 << 20),
+    pino({ level: "silent" }),
+    { maxAgeMs, sweepIntervalMs: 1000, now: () => clock.nowMs },
+  );
+}
+
 describe("the totals sweep", () => {
   test("keeps polled records in memory past the maximum age, with the new totals and the same ETag", async () => {
     const { inbound } = await newInbound();
     const [user, idle] = [await newUser("Sweep"), await newUser("Sweep idle")];
     const access = await grant(t, serverId, inbound.id, { user_id: user });
     await grant(t, serverId, inbound.id, { user_id: idle });
-    const { db, dialect } = t.deps.database;
-    let nowMs = Date.now();
-    const service = new SubscriptionsService(
-      new SubscriptionsRepository(db, dialect),
-      new SubscriptionIndex(1 << 20),
-      pino({ level: "silent" }),
-      { maxAgeMs: 4000, now: () => nowMs },
-    );
+    const clock = { nowMs: Date.now() };
+    const service = serviceOnClock(4000, clock);
     const header = (res: FormatResponse, name: string) => res.headers[res.headers.indexOf(name) + 1];
     await service.catchUp();
     const first = await service.respondFormat(user, "base64", undefined);
     const idleFirst = await service.respondFormat(idle, "base64", undefined);
     assert.equal(service.stats().misses, 2, "read once and kept");
+    const { db } = t.deps.database;
     await sql`UPDATE user_access SET uplink_bytes = 7, downlink_bytes = 9 WHERE id = ${access.id}`.execute(
       db,
     );
     await sql`UPDATE users SET used_bytes = 16 WHERE id = ${user}`.execute(db);
     assert.equal(await service.refreshTotals(), 0, "the first call starts the pace");
-    nowMs += 3000; // a whole pass: three quarters of the 4 s max age
+    clock.nowMs += 3000; // a whole pass: three quarters of the 4 s max age
     assert.ok((await service.refreshTotals()) >= 2);
-    nowMs += 2500; // older than the max age since the read, not since the sweep
+    clock.nowMs += 2500; // older than the max age since the read, not since the sweep
     const polled = await service.respondFormat(user, "base64", undefined);
     const idlePolled = await service.respondFormat(idle, "base64", undefined);
     assert.equal(service.stats().misses, 2, "answered from memory");
@@ -334,7 +340,7 @@ describe("the totals sweep", () => {
     assert.equal(header(polled, "etag"), header(first, "etag"));
     assert.equal(polled.body, first.body);
     assert.deepEqual(idlePolled, idleFirst, "no traffic: the same answer");
-    nowMs += 5000; // no sweep for longer than the max age: read again
+    clock.nowMs += 5000; // no sweep for longer than the max age: read again
     await service.respondFormat(user, "base64", undefined);
     assert.equal(service.stats().misses, 3, "aged out without the sweep");
   });
@@ -354,14 +360,8 @@ describe("the totals sweep's pace", () => {
     const users: string[] = [];
     for (let i = 0; i < 20; i++) users.push(await newUser(`Sweep pace ${i}`));
     for (const user of users) await grant(t, serverId, inbound.id, { user_id: user });
-    const { db, dialect } = t.deps.database;
-    let nowMs = Date.now();
-    const service = new SubscriptionsService(
-      new SubscriptionsRepository(db, dialect),
-      new SubscriptionIndex(1 << 20),
-      pino({ level: "silent" }),
-      { maxAgeMs: 6000, sweepIntervalMs: 1000, now: () => nowMs },
-    );
+    const clock = { nowMs: Date.now() };
+    const service = serviceOnClock(6000, clock);
     await service.catchUp();
     for (const user of users) await service.respondFormat(user, "base64", undefined);
     const misses = service.stats().misses;
@@ -372,13 +372,13 @@ describe("the totals sweep's pace", () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return (seed >>> 8) % 400;
     };
-    const endMs = nowMs + 45_000;
-    let nextCallMs = nowMs + 1000 + late();
-    while (nowMs < endMs) {
-      nowMs += 250;
-      if (nowMs >= nextCallMs) {
+    const endMs = clock.nowMs + 45_000;
+    let nextCallMs = clock.nowMs + 1000 + late();
+    while (clock.nowMs < endMs) {
+      clock.nowMs += 250;
+      if (clock.nowMs >= nextCallMs) {
         await service.refreshTotals();
-        nextCallMs = nowMs + 1000 + late();
+        nextCallMs = clock.nowMs + 1000 + late();
       }
       for (const user of users) await service.respondFormat(user, "base64", undefined);
     }
@@ -389,19 +389,13 @@ describe("the totals sweep's pace", () => {
     const { inbound } = await newInbound();
     const user = await newUser("Sweep from the start");
     await grant(t, serverId, inbound.id, { user_id: user });
-    const { db, dialect } = t.deps.database;
-    let nowMs = Date.now();
-    const service = new SubscriptionsService(
-      new SubscriptionsRepository(db, dialect),
-      new SubscriptionIndex(1 << 20),
-      pino({ level: "silent" }),
-      { maxAgeMs: 6000, sweepIntervalMs: 1000, now: () => nowMs },
-    );
+    const clock = { nowMs: Date.now() };
+    const service = serviceOnClock(6000, clock);
     await service.catchUp();
     await service.respondFormat(user, "base64", undefined);
-    nowMs += 3000; // one pass (sweepPassMs(6000, 1000)) after the start, and the first call
+    clock.nowMs += 3000; // one pass (sweepPassMs(6000, 1000)) after the start, and the first call
     assert.ok((await service.refreshTotals()) >= 1, "every user read again in the first call");
-    nowMs += 5500; // 8.5 s after the record was read, 5.5 s after the sweep read it again
+    clock.nowMs += 5500; // 8.5 s after the record was read, 5.5 s after the sweep read it again
     await service.respondFormat(user, "base64", undefined);
     assert.equal(service.stats().misses, 1, "answered from memory");
   });

@@ -4,9 +4,10 @@
 // layouts serve from memory again, and prunes changes every reader has had time to see. Also the
 // warm-up: `serve` reads every user before it listens (bounded in time, the rest in this job), so a
 // restart does not turn every poll into a database read. It reads every user's traffic totals again
-// within three quarters of the max age or less (refreshTotals()), so a record in memory never ages out while
-// its user polls (used_bytes grows without a change row). And every FETCHES_FLUSH_INTERVAL_MS it
-// writes the /sub fetches noted since (users.sub_updated_at / sub_last_user_agent, in one batch).
+// within three quarters of the max age or less (refreshTotals()), so a record in memory never ages
+// out while its user polls (used_bytes grows without a change row). And every
+// FETCHES_FLUSH_INTERVAL_MS it writes the /sub fetches noted since (users.sub_updated_at /
+// sub_last_user_agent, in one batch).
 import { getHeapStatistics } from "node:v8";
 import type { Logger } from "pino";
 import type { SubscriptionsService } from "../features/subscriptions/subscriptions.service.ts";

@@ -328,8 +328,8 @@ describe("the totals sweep", () => {
       db,
     );
     await sql`UPDATE users SET used_bytes = 16 WHERE id = ${user}`.execute(db);
-    assert.equal(await service.refreshTotals(), 0, "the first call starts the pace");
-    clock.nowMs += 3000; // a whole pass: three quarters of the 4 s max age
+    assert.equal(await service.refreshTotals(), 0, "no time since the start: nothing owed yet");
+    clock.nowMs += 3000; // more than a whole pass (sweepPassMs(4000, 1000): 1 s)
     assert.ok((await service.refreshTotals()) >= 2);
     clock.nowMs += 2500; // older than the max age since the read, not since the sweep
     const polled = await service.respondFormat(user, "base64", undefined);

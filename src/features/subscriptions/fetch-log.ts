@@ -70,11 +70,11 @@ function cut(userAgent: string): string {
  * per fetch: an open-addressing table (linear probing) over the id's 16 bytes points to a slot
  * holding the id bytes, the time and the User-Agent (a number: each distinct User-Agent, cut to
  * MAX_USER_AGENT, is kept once per table, and dropped when no slot holds it any more, so a client
- * that sends a new one with every poll keeps one, not one per poll). Noting a fetch hashes and compares 16 bytes; ids become
- * strings only when they are written. 28 bytes a slot in segments of SEGMENT slots that are added,
- * never copied, and 8 bytes of table (doubled when half of it is used): at a million waiting users
- * 36 MB, and a growth holds only the old table besides (a table of columns that doubled held the old
- * and the new columns, 60 MB, and a JS array of User-Agent references).
+ * that sends a new one with every poll keeps one, not one per poll). Noting a fetch hashes and
+ * compares 16 bytes; ids become strings only when they are written. 28 bytes a slot in segments of
+ * SEGMENT slots that are added, never copied, and 8 bytes of table (doubled when half of it is used):
+ * at a million waiting users 36 MB, and a growth holds only the old table besides (a table of columns
+ * that doubled held the old and the new columns, 60 MB, and a JS array of User-Agent references).
  */
 class Fetches {
   readonly #ids: Uint8Array[] = [];

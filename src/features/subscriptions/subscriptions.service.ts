@@ -56,10 +56,10 @@ export type SubscriptionsOptions = {
   /** A record whose traffic totals are older than this is read again (its Subscription-Userinfo is at most this old). */
   maxAgeMs: number;
   /**
-   * How often the job calls refreshTotals() (PORTCULLIS_SUB_CACHE_SYNC_MS; 1000 unless given): a pass
-   * of the sweep leaves room for two of them within the max age (sweepPassMs()).
+   * How often the job calls refreshTotals() (PORTCULLIS_SUB_CACHE_SYNC_MS): a pass of the sweep
+   * leaves room for two of them within the max age (sweepPassMs()).
    */
-  sweepIntervalMs?: number;
+  sweepIntervalMs: number;
   now?: () => number;
 };
 
@@ -82,6 +82,7 @@ export type SubscriptionResponse = {
 /** Changes are kept this long for other instances; an instance that could not read them for half of it starts over. */
 export const CHANGES_RETENTION_SECONDS = 600;
 const WARM_USERS_PER_BATCH = 1000;
+const WARM_RETRIES_PER_BATCH = 3;
 /**
  * Users per read of the totals sweep (their used_bytes), requests answered between two: about 1.2 ms
  * a read on SQLite (better-sqlite3 holds the event loop meanwhile) and on PostgreSQL at 100,000 users.
@@ -105,7 +106,6 @@ const SWEEP_SLACK_MS = 1000;
 export function sweepPassMs(maxAgeMs: number, intervalMs: number): number {
   return Math.max(maxAgeMs / 4, Math.min((maxAgeMs * 3) / 4, maxAgeMs - 2 * intervalMs - SWEEP_SLACK_MS));
 }
-const WARM_RETRIES_PER_BATCH = 3;
 
 export class SubscriptionsService {
   readonly #feed: ChangeFeed;
@@ -131,7 +131,7 @@ export class SubscriptionsService {
   #sweepAfter: string | undefined;
   #passUsers: number | undefined;
   #sweepOwed = 0;
-  /** When the sweep's pace was last taken: the service's start, so records read by the warm-up are owed from then. */
+  /** When the sweep's pace was last taken; first the service's start, so the warm-up's records are owed. */
   #sweptAtMs: number;
   readonly #sweepPassMs: number;
 
@@ -159,7 +159,7 @@ export class SubscriptionsService {
     this.#feed = new ChangeFeed(subscriptions, (changes) => this.#apply(changes));
     this.#now = options.now ?? Date.now;
     this.#maxAgeS = Math.floor(options.maxAgeMs / 1000);
-    this.#sweepPassMs = sweepPassMs(this.#maxAgeS * 1000, options.sweepIntervalMs ?? 1000);
+    this.#sweepPassMs = sweepPassMs(this.#maxAgeS * 1000, options.sweepIntervalMs);
     this.#sweptAtMs = this.#now();
   }
 

@@ -2,6 +2,9 @@
 // database) answering GET /sub/:user_id (and /sub/:user_id/:format) with the bytes the real endpoint sent for one sampled user:
 // the same body and the same headers. What Fastify's routing and reply cost on top of Node.
 //   HOST=127.0.0.1 PORT=… BENCH_BODY_FILE=… BENCH_HEADERS='{"name":"value"}' node --import tsx bench/sub/fastify-server.ts
+// First, as in the service (src/main.ts): without it a full collection while the server idles between
+// its rounds sends every later nextTick through V8's runtime, and the reference costs more than it should.
+import "../../src/lib/tick-object-maps.ts";
 import Fastify from "fastify";
 import { sampleAnswer } from "./sample-answer.ts";
 

@@ -3,6 +3,9 @@
 // no rendering. Nothing written in Node.js answers this request for less, so it is the limit /sub is
 // measured against. Fastify's keep-alive timeout, so even the Keep-Alive header is the same.
 //   HOST=127.0.0.1 PORT=… BENCH_BODY_FILE=… BENCH_HEADERS='{"name":"value"}' node --import tsx bench/sub/limit-server.ts
+// First, as in the service (src/main.ts): without it a full collection while the server idles between
+// its rounds sends every later nextTick through V8's runtime, and the reference costs more than it should.
+import "../../src/lib/tick-object-maps.ts";
 import { createServer } from "node:http";
 import { sampleAnswer } from "./sample-answer.ts";
 

@@ -12,13 +12,14 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-// Once the command is done: 100 ticks, a full collection with no tick object alive, 100 ticks, then
-// V8 prints process.nextTick with its feedback vector.
+// Once the command is done (or, for a server that never is, TICK_PROBE_AFTER_MS after the start, then
+// exiting): 100 ticks, a full collection with no tick object alive, 100 ticks, then V8 prints
+// process.nextTick with its feedback vector.
 const PROBE = `
 let ran = false;
 const ticks = (n) => new Promise((done) => { let left = n; for (let i = 0; i < n; i++) process.nextTick(() => { if (--left === 0) done(); }); });
 const turn = () => new Promise((done) => setImmediate(done));
-process.on("beforeExit", async () => {
+const probe = async () => {
   if (ran) return;
   ran = true;
   await ticks(100); await turn();
@@ -26,11 +27,14 @@ process.on("beforeExit", async () => {
   await ticks(100); await turn();
   process.stdout.write("FEEDBACK\\n");
   new Function("f", "%DebugPrint(f)")(process.nextTick);
-});
+  if (process.env.TICK_PROBE_AFTER_MS !== undefined) process.exit(0);
+};
+process.on("beforeExit", probe);
+if (process.env.TICK_PROBE_AFTER_MS !== undefined) setTimeout(probe, Number(process.env.TICK_PROBE_AFTER_MS));
 `;
 
 /** The states of nextTick's DefineKeyedOwnPropertyInLiteral slots after the probe, or undefined. */
-function literalFeedback(args: string[]): string[] | undefined {
+function literalFeedback(args: string[], env: NodeJS.ProcessEnv = {}): string[] | undefined {
   const dir = mkdtempSync(join(tmpdir(), "portcullis-tick-"));
   try {
     const probe = join(dir, "probe.cjs");
@@ -45,7 +49,7 @@ function literalFeedback(args: string[]): string[] | undefined {
         encoding: "utf8",
         timeout: 60_000,
         stdio: ["ignore", fd, "pipe"],
-        env: { ...process.env, NODE_OPTIONS: "" },
+        env: { ...process.env, NODE_OPTIONS: "", ...env },
       });
     } finally {
       closeSync(fd);
@@ -75,4 +79,25 @@ test("the portcullis entry point keeps nextTick's literal monomorphic through th
     [],
     `every key defined from one map: ${states}`,
   );
+});
+
+test("bench:sub's reference servers (bare Fastify, the raw node:http limit) hold one too, idle as they wait their turn", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "portcullis-tick-bench-"));
+  try {
+    const body = join(dir, "body.txt");
+    writeFileSync(body, "dmxlc3M6Ly8=");
+    for (const server of ["bench/sub/fastify-server.ts", "bench/sub/limit-server.ts"]) {
+      const env = { BENCH_BODY_FILE: body, HOST: "127.0.0.1", PORT: "0", TICK_PROBE_AFTER_MS: "1000" };
+      const states = literalFeedback(["--import", "tsx", server], env);
+      if (states === undefined) return t.skip("this Node's V8 prints no feedback (no object printer)");
+      assert.ok(states.length >= 4, `${server}: the tick object literal's keys: ${states}`);
+      assert.deepEqual(
+        states.filter((state) => state !== "MONOMORPHIC"),
+        [],
+        `${server}: every key defined from one map (a server measured on the slow path costs more than it should): ${states}`,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

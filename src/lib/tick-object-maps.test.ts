@@ -12,9 +12,9 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-// Once the command is done (or, for a server that never is, TICK_PROBE_AFTER_MS after the start, then
-// exiting): 100 ticks, a full collection with no tick object alive, 100 ticks, then V8 prints
-// process.nextTick with its feedback vector.
+// Once the command is done (or, with TICK_PROBE_LISTENING set, for a server that never is: once it
+// listens, then exiting): 100 ticks, a full collection with no tick object alive, 100 ticks, then V8
+// prints process.nextTick with its feedback vector.
 const PROBE = `
 let ran = false;
 const ticks = (n) => new Promise((done) => { let left = n; for (let i = 0; i < n; i++) process.nextTick(() => { if (--left === 0) done(); }); });
@@ -27,10 +27,17 @@ const probe = async () => {
   await ticks(100); await turn();
   process.stdout.write("FEEDBACK\\n");
   new Function("f", "%DebugPrint(f)")(process.nextTick);
-  if (process.env.TICK_PROBE_AFTER_MS !== undefined) process.exit(0);
+  if (process.env.TICK_PROBE_LISTENING !== undefined) process.exit(0);
 };
 process.on("beforeExit", probe);
-if (process.env.TICK_PROBE_AFTER_MS !== undefined) setTimeout(probe, Number(process.env.TICK_PROBE_AFTER_MS));
+if (process.env.TICK_PROBE_LISTENING !== undefined) {
+  const { Server } = require("node:net");
+  const emit = Server.prototype.emit;
+  Server.prototype.emit = function (event, ...args) {
+    if (event === "listening") setImmediate(probe);
+    return emit.call(this, event, ...args);
+  };
+}
 `;
 
 /** The states of nextTick's DefineKeyedOwnPropertyInLiteral slots after the probe, or undefined. */
@@ -87,7 +94,7 @@ test("bench:sub's reference servers (bare Fastify, the raw node:http limit) hold
     const body = join(dir, "body.txt");
     writeFileSync(body, "dmxlc3M6Ly8=");
     for (const server of ["bench/sub/fastify-server.ts", "bench/sub/limit-server.ts"]) {
-      const env = { BENCH_BODY_FILE: body, HOST: "127.0.0.1", PORT: "0", TICK_PROBE_AFTER_MS: "1000" };
+      const env = { BENCH_BODY_FILE: body, HOST: "127.0.0.1", PORT: "0", TICK_PROBE_LISTENING: "1" };
       const states = literalFeedback(["--import", "tsx", server], env);
       if (states === undefined) return t.skip("this Node's V8 prints no feedback (no object printer)");
       assert.ok(states.length >= 4, `${server}: the tick object literal's keys: ${states}`);

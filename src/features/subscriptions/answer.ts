@@ -1,14 +1,14 @@
-// A user's record turned into the HTTP answer: the body from the layout's template, the profile
-// headers from the name, the traffic totals, the ETag, and 304 Not Modified for a matching
-// If-None-Match. The fast path and the Fastify route both answer through here, so their bytes are
-// the same by construction. No I/O.
+// A user's record turned into the HTTP answer: the body from the layout's template (its links text
+// written into a reused buffer, then base64 in one native call: one flat string), the profile headers
+// from the name, the traffic totals, the ETag, and 304 Not Modified for a matching If-None-Match. The
+// fast path and the Fastify route both answer through here, so their bytes are the same by
+// construction. No I/O.
 
 import type { Format } from "../../lib/subscription-formats.ts";
-import { Base64Stream, constantText, STANDARD } from "./base64-stream.ts";
+import { base64Of, latin1Of, TextBuffer } from "./base64.ts";
 import type { DocumentBases } from "./document-template.ts";
 import { CONTENT_TYPES } from "./formats.ts";
 import type { Layout } from "./layouts.ts";
-import type { LinksTemplate } from "./links-template.ts";
 import { NO_TRAFFIC, TITLE_PREFIX, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
 import {
   DOWNLOAD,
@@ -28,11 +28,12 @@ const CONTENT_TYPE = "text/plain; charset=utf-8";
 const UPDATE_INTERVAL = String(UPDATE_INTERVAL_HOURS);
 /** Clients and proxies may store a subscription but must ask again (If-None-Match) before using it. */
 const CACHE_CONTROL = "no-cache";
-const TITLE_TEXT = constantText(TITLE_PREFIX);
-const TITLE_START = Buffer.from("base64:", "latin1");
-const DISPOSITION_START = Buffer.from('attachment; filename="', "latin1");
-const QUOTE = Buffer.from('"', "latin1");
-const stream = new Base64Stream(STANDARD, 8192);
+/** The links text of the answer being written. */
+const text = new TextBuffer(8192);
+/** `Portcullis – ` and the name of the answer being written: Profile-Title is its base64. */
+const title = new TextBuffer(256);
+title.append(Buffer.from(TITLE_PREFIX, "utf8"));
+const TITLE_PREFIX_BYTES = title.end;
 
 /** Names and values as Node's writeHead takes them: 7 pairs for 200, 3 for 304, then room for more. */
 export const OK_HEADERS = 14;
@@ -62,10 +63,7 @@ export function notModifiedHeaders(extra = 0): string[] {
 
 /**
  * Fills the values of `ok` (for 200) and returns the body, or fills `notModified` and returns
- * undefined (304). The arrays come from okHeaders()/notModifiedHeaders() and may be reused. What
- * the body writes per user, the ETag, title and file name are written into one buffer and become one
- * string, of which the header values are slices; the body is those slices joined with the layout's
- * constant text (a rope: the socket write copies it once).
+ * undefined (304). The arrays come from okHeaders()/notModifiedHeaders() and may be reused.
  */
 export function answerInto(
   layout: Layout,
@@ -77,83 +75,45 @@ export function answerInto(
 ): string | undefined {
   const template = layout.template;
   const userinfo = userinfoAt(page, at);
-  if (ifNoneMatch !== undefined) {
-    const etag = `"${template.tag}${page.toString("latin1", at + TAG, at + TAG + TAG_LENGTH)}"`;
-    if (matchesAny(ifNoneMatch, etag)) {
-      notModified[1] = etag;
-      notModified[5] = userinfo;
-      return undefined;
-    }
+  const etag = etagOf("", template.tag, page, at);
+  if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {
+    notModified[1] = etag;
+    notModified[5] = userinfo;
+    return undefined;
   }
-  const body = writeAnswer(template, true, NO_LETTER, template.tagBytes, page, at) as string;
+  const body = template.renderInto(text, page, at)
+    ? base64Of(text.bytes, 0, text.end)
+    : template.renderByBuilders(page, at);
   ok[3] = userinfo;
-  ok[5] = written.slice(etagEnd, titleEnd);
-  ok[9] = written.slice(titleEnd);
-  ok[11] = written.slice(bodyEnd, etagEnd);
+  ok[5] = titleOf(page, at);
+  ok[9] = dispositionOf(page, at);
+  ok[11] = etag;
   return body;
 }
 
-/**
- * What writeAnswer() wrote, read back as one string, and where in it the body ends and the ETag and
- * the title end (module state: answers are synchronous, and read it before the next one).
- */
-let written = "";
-let bodyEnd = 0;
-let etagEnd = 0;
-let titleEnd = 0;
-
-/**
- * Writes the record's base64 body (when `withBody`; by the builders when the template cannot) and
- * then the profile values into the stream, and reads the stream back once (`written`). Returns the
- * body (the noted constant text joined in), or undefined without one.
- */
-function writeAnswer(
-  template: LinksTemplate,
-  withBody: boolean,
-  letter: Buffer,
-  layoutTag: Buffer,
-  page: Buffer,
-  at: number,
-): string | undefined {
-  let body: string | undefined;
-  if (!withBody || !template.renderInto(stream, page, at)) {
-    stream.reset();
-    if (withBody) body = template.renderByBuilders(page, at);
-  }
-  bodyEnd = stream.at;
-  appendProfile(letter, layoutTag, page, at);
-  written = (stream.out as Buffer).toString("latin1", 0, stream.at);
-  return withBody ? (body ?? stream.text(bodyEnd, written)) : undefined;
+/** `"` letter layout-tag record-tag `"`. */
+function etagOf(letter: string, layoutTag: string, page: Buffer, at: number): string {
+  return `"${letter}${layoutTag}${latin1Of(page, at + TAG, at + TAG + TAG_LENGTH)}"`;
 }
 
-/**
- * Appends the values of ETag (`"` letter layout-tag record-tag `"`), Profile-Title (`base64:` and the
- * title in base64) and Content-Disposition to the stream's output, as they are; sets etagEnd and
- * titleEnd. One buffer, read back as one string by the caller, instead of a string built for each.
- */
-function appendProfile(letter: Buffer, layoutTag: Buffer, page: Buffer, at: number): void {
-  stream.appendBytes(QUOTE, 0, 1);
-  stream.appendBytes(letter, 0, letter.length);
-  stream.appendBytes(layoutTag, 0, layoutTag.length);
-  stream.appendBytes(page, at + TAG, at + TAG + TAG_LENGTH);
-  stream.appendBytes(QUOTE, 0, 1);
-  etagEnd = stream.at;
+/** Profile-Title: `base64:` and base64 of `Portcullis – <name>`. */
+function titleOf(page: Buffer, at: number): string {
+  const nameStart = at + NAME;
+  const nameLength = readU16(page, at + NAME_LENGTH);
+  title.end = TITLE_PREFIX_BYTES;
+  title.reserve(nameLength);
+  const bytes = title.bytes;
+  for (let i = 0; i < nameLength; i++) bytes[TITLE_PREFIX_BYTES + i] = page[nameStart + i] as number;
+  return `base64:${base64Of(title.bytes, 0, TITLE_PREFIX_BYTES + nameLength)}`;
+}
+
+/** Content-Disposition: the plain one from the name, or the one stored after it. */
+function dispositionOf(page: Buffer, at: number): string {
   const nameStart = at + NAME;
   const nameEnd = nameStart + readU16(page, at + NAME_LENGTH);
-  stream.appendBytes(TITLE_START, 0, TITLE_START.length);
-  stream.pushConstant(TITLE_TEXT);
-  stream.reserveRaw(nameEnd - nameStart);
-  const { raw, open } = stream;
-  for (let i = nameStart; i < nameEnd; i++) raw[open + i - nameStart] = page[i] as number;
-  stream.pushRaw(open + nameEnd - nameStart);
-  titleEnd = stream.finish(true);
-  if (((page[at + FLAGS] as number) & FLAG_PLAIN_DISPOSITION) !== 0) {
-    stream.appendBytes(DISPOSITION_START, 0, DISPOSITION_START.length);
-    stream.appendBytes(page, nameStart, nameEnd);
-    stream.appendBytes(QUOTE, 0, 1);
-  } else {
-    stream.appendBytes(page, nameEnd + 2, nameEnd + 2 + readU16(page, nameEnd));
-  }
+  if (((page[at + FLAGS] as number) & FLAG_PLAIN_DISPOSITION) !== 0)
+    return `attachment; filename="${latin1Of(page, nameStart, nameEnd)}"`;
+  return latin1Of(page, nameEnd + 2, nameEnd + 2 + readU16(page, nameEnd));
 }
 
 /** The record's Subscription-Userinfo (the shared constant when every number is 0). */
@@ -205,10 +165,6 @@ const ETAG_LETTER: Record<Format, string> = {
   "sing-box": "S",
   "xray-json": "X",
 };
-const LETTER_BYTES = Object.fromEntries(
-  Object.entries(ETAG_LETTER).map(([format, letter]) => [format, Buffer.from(letter, "latin1")]),
-) as Record<Format, Buffer>;
-const NO_LETTER = LETTER_BYTES.base64;
 
 /** The answer in any format (the base64 one too when settings add headers): new header lists per call. */
 export function formatAnswer(
@@ -223,37 +179,30 @@ export function formatAnswer(
   const userinfo = userinfoAt(page, at);
   const isDocument = format === "mihomo" || format === "sing-box" || format === "xray-json";
   const document = isDocument ? layout.document(format, settings.bases) : undefined;
-  if (ifNoneMatch !== undefined) {
-    const layoutTag = document?.tag ?? layout.template.tag;
-    const etag = `"${ETAG_LETTER[format]}${layoutTag}${page.toString("latin1", at + TAG, at + TAG + TAG_LENGTH)}"`;
-    if (matchesAny(ifNoneMatch, etag)) {
-      return {
-        status: 304,
-        headers: ["etag", etag, "cache-control", CACHE_CONTROL, "subscription-userinfo", userinfo],
-        body: undefined,
-      };
-    }
-  }
   const { template } = layout;
-  const base64 = writeAnswer(
-    template,
-    document === undefined,
-    LETTER_BYTES[format],
-    document?.tagBytes ?? template.tagBytes,
-    page,
-    at,
-  );
+  const etag = etagOf(ETAG_LETTER[format], document?.tag ?? template.tag, page, at);
+  if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {
+    return {
+      status: 304,
+      headers: ["etag", etag, "cache-control", CACHE_CONTROL, "subscription-userinfo", userinfo],
+      body: undefined,
+    };
+  }
   let body: string | Buffer;
   if (document !== undefined) body = document.render(page, at);
-  else body = format === "links" ? Buffer.from(base64 as string, "base64") : (base64 as string);
+  else if (!template.renderInto(text, page, at)) {
+    const base64 = template.renderByBuilders(page, at);
+    body = format === "links" ? Buffer.from(base64, "base64") : base64;
+  } else if (format === "links") body = Buffer.from(text.bytes.subarray(0, text.end));
+  else body = base64Of(text.bytes, 0, text.end);
   // biome-ignore format: name, value pairs
   const headers = [
     "content-type", CONTENT_TYPES[format],
     "subscription-userinfo", userinfo,
-    "profile-title", written.slice(etagEnd, titleEnd),
+    "profile-title", titleOf(page, at),
     "profile-update-interval", settings.updateInterval,
-    "content-disposition", written.slice(titleEnd),
-    "etag", written.slice(bodyEnd, etagEnd),
+    "content-disposition", dispositionOf(page, at),
+    "etag", etag,
     "cache-control", CACHE_CONTROL,
     ...settings.extras,
   ];

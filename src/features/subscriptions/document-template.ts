@@ -73,7 +73,6 @@ export class DocumentTemplate {
   readonly #holes: readonly number[];
   readonly #allByBuilders: boolean;
   readonly tag: string;
-  readonly tagBytes: Buffer;
   readonly bytes: number;
   readonly leftOut: readonly LeftOut[];
 
@@ -102,7 +101,6 @@ export class DocumentTemplate {
     for (const [k, chunk] of chunks.entries())
       hash.update(chunk, "latin1").update(`\u0000${holes[k] ?? ""}\u0000`);
     this.tag = hash.digest("base64url").slice(0, 8);
-    this.tagBytes = Buffer.from(this.tag, "latin1");
     this.bytes = 256 + chunks.reduce((sum, chunk) => sum + chunk.length + 64, 0);
     this.#allByBuilders = !this.#agreesOnProbes();
   }

@@ -56,12 +56,19 @@ export class RequestIds {
 }
 const requestIds = new RequestIds();
 
+const UUID_ALONE = { length: 36, format: null } as const;
+const TOKEN_ALONE = { length: 32, format: null } as const;
+
 /**
  * The URL shapes answered here: /sub/{key}, /sub/{key}/{format} and /sub/{key}?format={format},
  * where key is a lowercase uuid (36) or a sub token (32 hex); anything else is left to Fastify.
  * Returns the key's length and the explicit format (null: none), or undefined.
  */
 function parseUrl(url: string): { length: number; format: Format | null } | undefined {
+  // Most requests: the key alone. A "/" or "?" inside it fails the key's own parse (hex), so the
+  // request goes on to Fastify as it would from the full parse below.
+  if (url.length === PREFIX.length + 36) return UUID_ALONE;
+  if (url.length === PREFIX.length + 32) return TOKEN_ALONE;
   let end = PREFIX.length;
   while (end < url.length && url.charCodeAt(end) !== 0x2f && url.charCodeAt(end) !== 0x3f) end++;
   const length = end - PREFIX.length;

@@ -1,16 +1,16 @@
-// The base64 links body of one layout (a list of inbounds, in grant order), compiled once and
-// rendered per request from a user's record: the text between the secrets is constant for every user
-// of the layout, so it is base64-encoded ahead in each of the three phases it can start in, and a
-// request encodes only the groups that touch a secret (base64-stream.ts), with the secrets written by
-// secret-writers.ts. Anything those do not handle exactly goes through the builders themselves
-// (renderLinks in subscription.ts), so every body equals the pure renderer's, byte for byte.
+// The links text of one layout (a list of inbounds, in grant order), compiled once and written per
+// request from a user's record: the text between the secrets is constant for every user of the
+// layout and kept as bytes, copied between the secrets that secret-writers.ts writes straight from
+// the stored credentials. The caller encodes the whole text to base64 in one native call. Anything
+// the writers do not handle exactly goes through the builders themselves (renderLinks in
+// subscription.ts), so every body equals the pure renderer's, byte for byte.
 import { createHash } from "node:crypto";
 import { packageVersion } from "../../lib/version.ts";
 import type { LinkShape } from "../../links/shape.ts";
 import { EMPTY_SUBSCRIPTION_LINE } from "../../links/subscription.ts";
 import { linkShapesOf } from "../access/links.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
-import { type Base64Stream, type ConstantText, constantText } from "./base64-stream.ts";
+import type { TextBuffer } from "./base64.ts";
 import { type SecretWriter, secretWriterFor, writtenVariant } from "./secret-writers.ts";
 import { renderLinks } from "./subscription.ts";
 import { credentialsAt, credentialText } from "./user-record.ts";
@@ -20,7 +20,7 @@ type Hole = {
   readonly grant: number;
   readonly writer: SecretWriter;
   /** Constant text from the secret's end to the next secret's written part, by the writer's variant. */
-  readonly after: readonly ConstantText[];
+  readonly after: readonly Uint8Array[];
 };
 
 /** Characters of the layout's part of the ETag (48 bits). */
@@ -30,7 +30,7 @@ let credentials = new Int32Array(3 * 64);
 
 export class LinksTemplate {
   /** Constant text before the first hole (or the whole text when there is none). */
-  readonly #first: ConstantText;
+  readonly #first: Uint8Array;
   readonly #holes: readonly Hole[];
   /** Set when some link has no writer: every body of this layout is rendered by the builders. */
   readonly #allByBuilders: boolean;
@@ -38,7 +38,6 @@ export class LinksTemplate {
   readonly #empty: string | undefined;
   /** Changes whenever any constant of the body changes (or the code that writes it). */
   readonly tag: string;
-  readonly tagBytes: Buffer;
   /** About what the compiled template keeps in memory. */
   readonly bytes: number;
   /** Links of active inbounds that no user of this layout gets (parameters no link can be made of). */
@@ -57,54 +56,51 @@ export class LinksTemplate {
     this.#alwaysSkipped = active.length - links.length;
     // Text before link k's written part: its head and its secret's constant start.
     const lead = links.map(({ shape, writer }) => shape.head + (writer?.before ?? ""));
-    this.#first = constantText(lead[0] ?? "");
+    this.#first = Buffer.from(lead[0] ?? "", "utf8");
     this.#holes = links.map(({ grant, shape, writer }, k) => {
       const next = k + 1 < links.length ? `\n${lead[k + 1]}` : "";
-      const after = (writer?.after ?? [""]).map((text) => constantText(`${text}${shape.tail}${next}`));
+      const after = (writer?.after ?? [""]).map((text) => Buffer.from(`${text}${shape.tail}${next}`, "utf8"));
       return { grant, writer: writer as SecretWriter, after };
     });
     this.#empty =
       links.length === 0 ? Buffer.from(EMPTY_SUBSCRIPTION_LINE, "utf8").toString("base64") : undefined;
     this.tag = layoutTag(links);
-    this.tagBytes = Buffer.from(this.tag, "latin1");
-    let bytes = 256 + 5 * this.#first.bytes.length;
-    for (const hole of this.#holes) for (const text of hole.after) bytes += 5 * text.bytes.length;
+    let bytes = 256 + this.#first.length;
+    for (const hole of this.#holes) for (const text of hole.after) bytes += 64 + text.length;
     this.bytes = bytes;
   }
 
   /**
-   * Writes the base64 body of the user whose record is at `at` into the stream (reset first; the
-   * constant text noted, not copied: stream.text() joins them), or returns false: then
-   * renderByBuilders() gives it.
+   * Writes the links text of the user whose record is at `at` into `out` (from its start; the text
+   * is out.bytes[0, out.end)), or returns false: then renderByBuilders() gives the body.
    */
-  renderInto(stream: Base64Stream, page: Buffer, at: number): boolean {
+  renderInto(out: TextBuffer, page: Buffer, at: number): boolean {
     this.lastSkipped = this.#alwaysSkipped;
     const count = readCredentials(page, at);
     if (this.#empty !== undefined || this.#allByBuilders || count !== this.params.length) return false;
-    stream.reset();
-    stream.pushConstantText(this.#first);
+    out.end = 0;
+    out.append(this.#first);
     const holes = this.#holes;
     for (let k = 0; k < holes.length; k++) {
       const { grant, writer, after } = holes[k] as Hole;
       const length = credentials[3 * grant + 2] as number;
-      stream.reserveRaw(writer.room(length));
+      out.reserve(writer.room(length));
       const end = writer.write(
         page,
         credentials[3 * grant] as number,
         credentials[3 * grant + 1] as number,
         length,
-        stream.raw,
-        stream.open,
+        out.bytes,
+        out.end,
       );
       if (end < 0) return false;
-      stream.pushRaw(end);
-      stream.pushConstantText(after[writtenVariant.value] as ConstantText);
+      out.end = end;
+      out.append(after[writtenVariant.value] as Uint8Array);
     }
-    stream.finish(true);
     return true;
   }
 
-  /** The body through the link builders (renderLinks), from the credentials as text. */
+  /** The base64 body through the link builders (renderLinks), from the credentials as text. */
   renderByBuilders(page: Buffer, at: number): string {
     if (this.#empty !== undefined) return this.#empty;
     const count = readCredentials(page, at);

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import type { LinkShape } from "../../links/shape.ts";
 import { InvalidLinkTargetError } from "../../links/uri.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
-import { encodeGroups, STANDARD, URL_SAFE } from "./base64-stream.ts";
+import { encodeGroups, STANDARD, URL_SAFE } from "./base64.ts";
 import {
   credentialKind,
   KIND_BASE64,

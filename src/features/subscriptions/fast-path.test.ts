@@ -119,6 +119,18 @@ describe("the subscription cache fast path", () => {
       assert.equal(fastify, true, path);
       assert.deepEqual(answer, cached, path);
     }
+    // As long as a key alone, with a "/" or "?" in it: the fast path reads them as a key, whose parse refuses them.
+    for (const path of [
+      `/sub/${userId.slice(0, 35)}/`,
+      `/sub/${userId.slice(0, 33)}?f=`,
+      `/sub/${"a".repeat(31)}/`,
+      `/sub/${"b".repeat(30)}?x`,
+    ]) {
+      const { answer, fastify } = await viaWhich(path);
+      assert.equal(fastify, true, path);
+      assert.equal(answer.status, 404, path);
+      assert.equal(answer.headers["content-type"], "application/problem+json; charset=utf-8", path);
+    }
     const unknown = await viaWhich("/sub/00000000-0000-4000-8000-000000000000");
     assert.deepEqual([unknown.fastify, unknown.answer.status], [true, 404]);
     assert.equal(unknown.answer.headers["content-type"], "application/problem+json; charset=utf-8");

@@ -1,6 +1,8 @@
-// Base64 of a few dozen bytes, in JavaScript: what the secret writers need for the links whose secret
-// is itself base64 of text around the credential (VMess, Shadowsocks before 2022). For that little,
-// a call into Buffer#toString costs more than the encoding. The body as a whole is encoded natively.
+// The bytes of an answer: base64 of a few dozen bytes in JavaScript (encodeGroups: what the secret
+// writers need for links whose secret is itself base64 of text around the credential, VMess and
+// Shadowsocks before 2022; for that little a call into Buffer#toString costs more than the
+// encoding), the reused buffer an answer's text is written into (TextBuffer), and Buffer's native
+// slices, through which the whole body is encoded in one call.
 
 export const STANDARD = Buffer.from(
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",

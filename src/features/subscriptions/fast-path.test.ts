@@ -1,10 +1,12 @@
 // The cache fast path over real HTTP, on whichever dialect DATABASE_URL selects: a hit is answered
 // before Fastify with the same status, headers and bytes Fastify's route gives; everything else
 // (misses, HEAD of a miss, uppercase ids, query strings, unknown users, other routes, a client's own
-// X-Request-Id) falls through to Fastify exactly once, and a miss is counted once.
+// X-Request-Id) falls through to Fastify exactly once, and a miss is counted once. On raw sockets, the
+// fast path's heads carry Node's own connection fields and close (or keep) the connection as the
+// route's do: keep-alive, pipelining, HTTP/1.0, Connection: close, a socket's last request.
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { freePort } from "../../../test/support/ports.ts";
@@ -59,6 +61,53 @@ async function viaWhich(path: string, init: RequestInit = {}) {
   const answer = await fetchSub(path, init);
   return { answer, fastify: fellThrough.length > before };
 }
+
+/**
+ * What came back for raw request bytes: the answers' heads (lines, in order), and whether the server
+ * closed the connection after them: one more request (GET /health) is then sent, which an open
+ * connection answers and a closed one does not.
+ */
+async function exchange(
+  raw: string,
+  answers: number,
+  isHead = false,
+): Promise<{ heads: string[][]; closed: boolean }> {
+  const { port } = server.address() as AddressInfo;
+  const socket = connect(port, "127.0.0.1");
+  socket.setTimeout(5000);
+  let data = Buffer.alloc(0);
+  const heads: string[][] = [];
+  return await new Promise((resolve, reject) => {
+    const done = (closed: boolean) => {
+      socket.destroy();
+      resolve({ heads, closed });
+    };
+    socket.on("timeout", () =>
+      reject(new Error(`no answer and no close in 5 s after ${JSON.stringify(raw)}`)),
+    );
+    socket.on("error", () => undefined); // the follow-up's write to a closed connection: "close" follows
+    socket.on("close", () => done(true));
+    socket.on("data", (chunk: Buffer) => {
+      data = Buffer.concat([data, chunk]);
+      for (;;) {
+        const end = data.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        const lines = data.subarray(0, end).toString("latin1").split("\r\n");
+        const length = Number(lines.find((l) => /^content-length:/i.test(l))?.split(":")[1] ?? "0");
+        const size = end + 4 + (isHead && heads.length < answers ? 0 : length);
+        if (data.length < size) return;
+        data = data.subarray(size);
+        if (heads.length === answers) return done(false); // the follow-up's answer: still open
+        heads.push(lines);
+        if (heads.length === answers) socket.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+      }
+    });
+    socket.write(raw);
+  });
+}
+
+/** A head's lines without those that differ from answer to answer, sorted: the same set whoever wrote it. */
+const fieldsOf = (lines: string[]) => lines.filter((l) => !/^(date|x-request-id):/i.test(l)).sort();
 
 describe("the subscription cache fast path", () => {
   test("a miss goes to Fastify (counted once); the hit after it is the same answer without Fastify", async () => {
@@ -138,6 +187,67 @@ describe("the subscription cache fast path", () => {
     assert.deepEqual([health.fastify, health.answer.status], [true, 200]);
     const post = await viaWhich(`/sub/${userId}`, { method: "POST" });
     assert.deepEqual([post.fastify, post.answer.status, post.answer.headers.allow], [true, 405, "GET, HEAD"]);
+  });
+
+  test("the head on the wire: Node's own connection fields for keep-alive, HTTP/1.0, Connection: close, pipelining, a socket's last request", async () => {
+    await fetchSub(`/sub/${userId}`); // in memory
+    const get = (id: string, more = "") => `GET /sub/${id} HTTP/1.1\r\nHost: x\r\n${more}\r\n`;
+    const upper = userId.toUpperCase(); // the route's answer (Fastify's writeHead) to compare with
+    const cases: {
+      name: string;
+      raw: (id: string) => string;
+      answers: number;
+      closed: boolean;
+      isHead?: boolean;
+    }[] = [
+      { name: "keep-alive, pipelined", raw: (id) => get(id) + get(id), answers: 2, closed: false },
+      { name: "HTTP/1.0", raw: (id) => `GET /sub/${id} HTTP/1.0\r\n\r\n`, answers: 1, closed: true },
+      {
+        name: "HTTP/1.0 keep-alive",
+        raw: (id) => `GET /sub/${id} HTTP/1.0\r\nConnection: keep-alive\r\n\r\n`,
+        answers: 1,
+        closed: false,
+      },
+      { name: "Connection: close", raw: (id) => get(id, "Connection: close\r\n"), answers: 1, closed: true },
+      {
+        name: "HEAD",
+        raw: (id) => `HEAD /sub/${id} HTTP/1.1\r\nHost: x\r\n\r\n`,
+        answers: 1,
+        closed: false,
+        isHead: true,
+      },
+    ];
+    for (const c of cases) {
+      const before = fellThrough.length;
+      const fast = await exchange(c.raw(userId), c.answers, c.isHead);
+      assert.deepEqual(
+        fellThrough.slice(before).filter((seen) => seen !== "GET /health"),
+        [],
+        `${c.name}: answered by the fast path (the follow-up /health by Fastify)`,
+      );
+      const routed = await exchange(c.raw(upper), c.answers, c.isHead);
+      assert.equal(fast.heads.length, c.answers, c.name);
+      assert.equal(fast.closed, c.closed, `${c.name}: closed after the answer`);
+      assert.equal(routed.closed, c.closed, `${c.name}: the route closes alike`);
+      for (const [i, head] of fast.heads.entries()) {
+        assert.equal(head[0], "HTTP/1.1 200 OK", c.name);
+        assert.deepEqual(fieldsOf(head), fieldsOf(routed.heads[i] ?? []), `${c.name}: answer ${i + 1}`);
+      }
+    }
+    const [keptAlive] = (await exchange(get(userId), 1)).heads;
+    assert.ok(keptAlive?.includes("Connection: keep-alive") && keptAlive.includes("Keep-Alive: timeout=5"));
+    // The last request a socket may carry (server.maxRequestsPerSocket): Node says Connection: close, as for any answer.
+    server.maxRequestsPerSocket = 2;
+    try {
+      const fast = await exchange(get(userId) + get(userId), 2);
+      const routed = await exchange(get(upper) + get(upper), 2);
+      assert.equal(fast.closed, routed.closed);
+      assert.deepEqual(fast.heads.map(fieldsOf), routed.heads.map(fieldsOf));
+      assert.ok(fast.heads[0]?.includes("Keep-Alive: timeout=5, max=2"));
+      assert.ok(fast.heads[1]?.includes("Connection: close"));
+    } finally {
+      server.maxRequestsPerSocket = 0;
+    }
   });
 
   test("a client's own X-Request-Id is left to Fastify, which echoes it", async () => {

@@ -5,7 +5,7 @@
 // construction. No I/O.
 
 import type { Format } from "../../lib/subscription-formats.ts";
-import { base64Of, latin1Of, TextBuffer } from "./base64.ts";
+import { base64Of, encodeFinal, latin1Of, STANDARD, TextBuffer } from "./base64.ts";
 import type { DocumentBases } from "./document-template.ts";
 import { CONTENT_TYPES } from "./formats.ts";
 import type { Layout } from "./layouts.ts";
@@ -30,10 +30,22 @@ const UPDATE_INTERVAL = String(UPDATE_INTERVAL_HOURS);
 const CACHE_CONTROL = "no-cache";
 /** The links text of the answer being written. */
 const text = new TextBuffer(8192);
-/** `Portcullis – ` and the name of the answer being written: Profile-Title is its base64. */
-const title = new TextBuffer(256);
-title.append(Buffer.from(TITLE_PREFIX, "utf8"));
-const TITLE_PREFIX_BYTES = title.end;
+/** The record's header values of the answer being written (writeValues) and where the first two end. */
+const values = new TextBuffer(512);
+const valueEnds = new Int32Array(2);
+/** Profile-Title: `base64:` and the base64 of `Portcullis – <name>`: the groups wholly in the prefix, */
+const TITLE_PREFIX_BYTES = Buffer.from(TITLE_PREFIX, "utf8");
+const TITLE_WHOLE = TITLE_PREFIX_BYTES.length - (TITLE_PREFIX_BYTES.length % 3);
+const TITLE_HEAD = Buffer.from(
+  `base64:${TITLE_PREFIX_BYTES.subarray(0, TITLE_WHOLE).toString("base64")}`,
+  "latin1",
+);
+/** then the prefix's last bytes (0-2) and the name, encoded together to the end. */
+const titleRest = new TextBuffer(256);
+titleRest.append(TITLE_PREFIX_BYTES.subarray(TITLE_WHOLE));
+const TITLE_REST = titleRest.end;
+const DISPOSITION_HEAD = Buffer.from('attachment; filename="', "latin1");
+const QUOTE = 0x22;
 
 /** Names and values as Node's writeHead takes them: 7 pairs for 200, 3 for 304, then room for more. */
 export const OK_HEADERS = 14;
@@ -75,7 +87,8 @@ export function answerInto(
 ): string | undefined {
   const template = layout.template;
   const userinfo = userinfoAt(page, at);
-  const etag = etagOf("", template.tag, page, at);
+  const own = writeValues("", template.tag, page, at);
+  const etag = own.slice(0, valueEnds[0]);
   if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {
     notModified[1] = etag;
     notModified[5] = userinfo;
@@ -85,35 +98,68 @@ export function answerInto(
     ? base64Of(text.bytes, 0, text.end)
     : template.renderByBuilders(page, at);
   ok[3] = userinfo;
-  ok[5] = titleOf(page, at);
-  ok[9] = dispositionOf(page, at);
+  ok[5] = own.slice(valueEnds[0], valueEnds[1]);
+  ok[9] = own.slice(valueEnds[1]);
   ok[11] = etag;
   return body;
 }
 
-/** `"` letter layout-tag record-tag `"`. */
-function etagOf(letter: string, layoutTag: string, page: Buffer, at: number): string {
-  return `"${letter}${layoutTag}${latin1Of(page, at + TAG, at + TAG + TAG_LENGTH)}"`;
-}
-
-/** Profile-Title: `base64:` and base64 of `Portcullis – <name>`. */
-function titleOf(page: Buffer, at: number): string {
+/**
+ * The record's own header values, written as bytes into one reused buffer and read back as one
+ * string in one native call: ETag (`"` letter layout-tag record-tag `"`), then Profile-Title, then
+ * Content-Disposition (the plain one from the name, or the one stored after it); valueEnds says
+ * where the first two end, and each value is a slice of the string. Node's header check (a regular
+ * expression per value) takes a slice as it is, where a string built by concatenation is first
+ * copied flat through V8's runtime; and it is one call into Buffer where there were three.
+ */
+function writeValues(letter: string, layoutTag: string, page: Buffer, at: number): string {
   const nameStart = at + NAME;
   const nameLength = readU16(page, at + NAME_LENGTH);
-  title.end = TITLE_PREFIX_BYTES;
-  title.reserve(nameLength);
-  const bytes = title.bytes;
-  for (let i = 0; i < nameLength; i++) bytes[TITLE_PREFIX_BYTES + i] = page[nameStart + i] as number;
-  return `base64:${base64Of(title.bytes, 0, TITLE_PREFIX_BYTES + nameLength)}`;
+  const nameEnd = nameStart + nameLength;
+  const plain = ((page[at + FLAGS] as number) & FLAG_PLAIN_DISPOSITION) !== 0;
+  const stored = plain ? 0 : readU16(page, nameEnd);
+  titleRest.end = TITLE_REST;
+  titleRest.reserve(nameLength);
+  const rest = titleRest.bytes;
+  for (let i = 0; i < nameLength; i++) rest[TITLE_REST + i] = page[nameStart + i] as number;
+  const titleBytes = TITLE_HEAD.length + Math.ceil((TITLE_REST + nameLength) / 3) * 4;
+  values.end = 0;
+  values.reserve(
+    2 +
+      letter.length +
+      layoutTag.length +
+      TAG_LENGTH +
+      titleBytes +
+      DISPOSITION_HEAD.length +
+      nameLength +
+      1 +
+      stored,
+  );
+  const out = values.bytes;
+  let o = 0;
+  out[o++] = QUOTE;
+  o = writeAscii(letter, out, o);
+  o = writeAscii(layoutTag, out, o);
+  for (let i = at + TAG; i < at + TAG + TAG_LENGTH; i++) out[o++] = page[i] as number;
+  out[o++] = QUOTE;
+  valueEnds[0] = o;
+  for (let i = 0; i < TITLE_HEAD.length; i++) out[o++] = TITLE_HEAD[i] as number;
+  o = encodeFinal(rest, 0, TITLE_REST + nameLength, out, o, STANDARD, true);
+  valueEnds[1] = o;
+  if (plain) {
+    for (let i = 0; i < DISPOSITION_HEAD.length; i++) out[o++] = DISPOSITION_HEAD[i] as number;
+    for (let i = nameStart; i < nameEnd; i++) out[o++] = page[i] as number;
+    out[o++] = QUOTE;
+  } else {
+    for (let i = nameEnd + 2; i < nameEnd + 2 + stored; i++) out[o++] = page[i] as number;
+  }
+  return latin1Of(out, 0, o);
 }
 
-/** Content-Disposition: the plain one from the name, or the one stored after it. */
-function dispositionOf(page: Buffer, at: number): string {
-  const nameStart = at + NAME;
-  const nameEnd = nameStart + readU16(page, at + NAME_LENGTH);
-  if (((page[at + FLAGS] as number) & FLAG_PLAIN_DISPOSITION) !== 0)
-    return `attachment; filename="${latin1Of(page, nameStart, nameEnd)}"`;
-  return latin1Of(page, nameEnd + 2, nameEnd + 2 + readU16(page, nameEnd));
+/** Writes a string of one byte per character (ASCII here) into out at `o`; returns the end. */
+function writeAscii(value: string, out: Uint8Array, o: number): number {
+  for (let i = 0; i < value.length; i++) out[o++] = value.charCodeAt(i);
+  return o;
 }
 
 /** The record's Subscription-Userinfo (the shared constant when every number is 0). */
@@ -180,7 +226,8 @@ export function formatAnswer(
   const isDocument = format === "mihomo" || format === "sing-box" || format === "xray-json";
   const document = isDocument ? layout.document(format, settings.bases) : undefined;
   const { template } = layout;
-  const etag = etagOf(ETAG_LETTER[format], document?.tag ?? template.tag, page, at);
+  const own = writeValues(ETAG_LETTER[format], document?.tag ?? template.tag, page, at);
+  const etag = own.slice(0, valueEnds[0]);
   if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {
     return {
       status: 304,
@@ -199,9 +246,9 @@ export function formatAnswer(
   const headers = [
     "content-type", CONTENT_TYPES[format],
     "subscription-userinfo", userinfo,
-    "profile-title", titleOf(page, at),
+    "profile-title", own.slice(valueEnds[0], valueEnds[1]),
     "profile-update-interval", settings.updateInterval,
-    "content-disposition", dispositionOf(page, at),
+    "content-disposition", own.slice(valueEnds[1]),
     "etag", etag,
     "cache-control", CACHE_CONTROL,
     ...settings.extras,

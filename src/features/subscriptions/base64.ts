@@ -35,6 +35,32 @@ export function encodeGroups(
 }
 
 /**
+ * Encodes src[from, end) to its end into out at `at`: the last group padded with `=` when `pad`
+ * (standard base64; Node's base64url never pads). Returns the end.
+ */
+export function encodeFinal(
+  src: Uint8Array,
+  from: number,
+  end: number,
+  out: Uint8Array,
+  at: number,
+  alphabet: Uint8Array,
+  pad: boolean,
+): number {
+  const whole = end - ((end - from) % 3);
+  let o = encodeGroups(src, from, whole, out, at, alphabet);
+  const rest = end - whole;
+  if (rest === 0) return o;
+  const v = ((src[whole] as number) << 16) | (rest === 2 ? (src[whole + 1] as number) << 8 : 0);
+  out[o++] = alphabet[v >>> 18] as number;
+  out[o++] = alphabet[(v >>> 12) & 63] as number;
+  if (rest === 2) out[o++] = alphabet[(v >>> 6) & 63] as number;
+  else if (pad) out[o++] = 0x3d;
+  if (pad) out[o++] = 0x3d;
+  return o;
+}
+
+/**
  * Bytes written piece by piece into one buffer that is reused from answer to answer (answers are
  * synchronous: each reads what it wrote before the next one starts) and grows as needed.
  */

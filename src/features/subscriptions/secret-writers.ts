@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import type { LinkShape } from "../../links/shape.ts";
 import { InvalidLinkTargetError } from "../../links/uri.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
-import { encodeGroups, STANDARD, URL_SAFE } from "./base64.ts";
+import { encodeFinal, encodeGroups, STANDARD, URL_SAFE } from "./base64.ts";
 import {
   credentialKind,
   KIND_BASE64,
@@ -143,34 +143,12 @@ function base64Writer(
       if (tail.length < b) {
         // The suffix does not complete the group: all of it is written here, and the text ends.
         for (let i = 0; i < tail.length; i++) scratch[end++] = tail[i] as number;
-        return writeFinal(scratch, end, out, at, alphabet, pad);
+        return encodeFinal(scratch, 0, end, out, at, alphabet, pad);
       }
       for (let i = 0; i < b; i++) scratch[end++] = tail[i] as number;
       return encodeGroups(scratch, 0, end, out, at, alphabet);
     },
   };
-}
-
-/** Encodes src[0, end) to its end: the last group padded with `=` when asked. */
-function writeFinal(
-  src: Uint8Array,
-  end: number,
-  out: Uint8Array,
-  at: number,
-  alphabet: Uint8Array,
-  pad: boolean,
-) {
-  const whole = end - (end % 3);
-  let o = encodeGroups(src, 0, whole, out, at, alphabet);
-  const rest = end - whole;
-  if (rest === 0) return o;
-  const v = ((src[whole] as number) << 16) | (rest === 2 ? (src[whole + 1] as number) << 8 : 0);
-  out[o++] = alphabet[v >>> 18] as number;
-  out[o++] = alphabet[(v >>> 12) & 63] as number;
-  if (rest === 2) out[o++] = alphabet[(v >>> 6) & 63] as number;
-  else if (pad) out[o++] = 0x3d;
-  if (pad) out[o++] = 0x3d;
-  return o;
 }
 
 /** The writer for this inbound's links, or undefined: its links are then rendered by the builders only. */

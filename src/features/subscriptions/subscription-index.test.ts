@@ -128,6 +128,8 @@ const userName = fc.oneof(
   fc.stringMatching(/^[A-Za-z0-9._-]{1,30}$/),
   fc.string({ minLength: 1, maxLength: 30 }),
   fc.constantFrom("Пользователь 7", "Zoë Ünïcode", 'quote " and \\', "ユーザー"),
+  // Up to the longest name the API takes, in 4-byte characters: past the reused buffers' first size.
+  fc.string({ unit: "binary", minLength: 100, maxLength: 128 }),
 );
 /** A layout: some of the inbounds (repeats allowed: duplicate remarks), some inactive. */
 const grants = fc.array(

@@ -33,3 +33,14 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** The items in an order drawn from `seedNumber` (Fisher-Yates over prng): the same for the same seed. */
+export function shuffled<T>(items: readonly T[], seedNumber: number): T[] {
+  const random = prng(seedNumber);
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}

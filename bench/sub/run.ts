@@ -15,10 +15,6 @@ import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { sql } from "kysely";
-import pino from "pino";
-import { loadConfig } from "../../src/config/config.ts";
-import { createDeps } from "../../src/deps.ts";
 import { FORMATS, type Format, isFormat } from "../../src/lib/subscription-formats.ts";
 import { freePort } from "../../test/support/ports.ts";
 import { cpuWindow } from "../lib/cpu.ts";
@@ -26,7 +22,7 @@ import { describeCode, describeMachine } from "../lib/machine.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../lib/pg-scratch.ts";
 import { interrupted, type Pinned, startPinned, stop, waitForHttp } from "../lib/processes.ts";
 import { readPeakRssMB, sampleRss } from "../lib/rss.ts";
-import { prng } from "../lib/stats.ts";
+import { shuffled } from "../lib/stats.ts";
 import { runWrk, totalErrors, type WrkSettings } from "../lib/wrk.ts";
 import {
   type CacheUse,
@@ -38,7 +34,15 @@ import {
   type TargetName,
   writeResults,
 } from "./report.ts";
-import { LINKS_PER_USER, type Seeded, type SeededUser, seed } from "./seed.ts";
+import { LINKS_PER_USER, type Seeded, type SeededUser } from "./seed.ts";
+import {
+  adminToken,
+  builtBundle,
+  readServiceCache,
+  seedDatabase,
+  startService,
+  waitUntilIndexed,
+} from "./service.ts";
 import { checkSameAnswer, checkSubscriptions, pathOf, type Sample } from "./validate.ts";
 
 const { values } = parseArgs({
@@ -99,15 +103,6 @@ const SERVER_CPU = 0;
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = resolve(HERE, "../..");
 const LUA = join(HERE, "rotate.lua");
-const SECRET_KEY = "00".repeat(32);
-const ADMIN_PASSWORD = "bench-password";
-/** As `npm start` runs the service: the bundle scripts/build.mjs makes (built once per run, in main). */
-const START_ARGS = [
-  "--enable-source-maps",
-  "--expose-gc",
-  "--max-semi-space-size=8",
-  join(ROOT, "dist/portcullis.mjs"),
-];
 /** For a closer look at the service, e.g. BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
 /** The same for the fastify and limit targets, to compare their profiles with the service's. */
@@ -118,16 +113,6 @@ const STOP_GRACE_MS = [...SERVICE_NODE_ARGS, ...SAMPLE_NODE_ARGS].some((arg) => 
   : undefined;
 /** How long the service may take to hold every user in memory after it answers /health. */
 const READY_DEADLINE_MS = 20 * 60_000;
-
-function shuffled<T>(items: readonly T[], seedNumber: number): T[] {
-  const random = prng(seedNumber);
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
-}
 
 /** Which users' answers are checked: CHECKS before the load and CHECKS others after it (when there are). */
 function checkedIndices(): { before: Set<number>; after: Set<number> } {
@@ -197,70 +182,6 @@ function finished(target: Target): Measured {
   };
 }
 
-async function adminToken(baseUrl: string): Promise<string> {
-  const login = await fetch(`${baseUrl}/api/auth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ username: "admin", password: ADMIN_PASSWORD }),
-    signal: AbortSignal.timeout(10_000),
-  });
-  if (!login.ok) throw new Error(`admin login for the index statistics: ${login.status}`);
-  return ((await login.json()) as { access_token: string }).access_token;
-}
-
-/** The service's index statistics, through the admin API. */
-async function readServiceCache(baseUrl: string, token: string): Promise<CacheUse> {
-  const res = await fetch(`${baseUrl}/api/subscriptions/cache`, {
-    headers: { authorization: `Bearer ${token}` },
-    signal: AbortSignal.timeout(10_000),
-  });
-  if (!res.ok) throw new Error(`GET /api/subscriptions/cache: ${res.status}`);
-  const body = (await res.json()) as Record<string, number>;
-  const field = (name: string) => body[name] ?? Number.NaN;
-  return {
-    entries: field("entries"),
-    bytes: field("bytes"),
-    budgetBytes: field("budget_bytes"),
-    layouts: field("layouts"),
-    hits: field("hits"),
-    misses: field("misses"),
-  };
-}
-
-/** Polls the statistics until every user is in memory (entries = users). */
-async function waitUntilIndexed(baseUrl: string, token: string): Promise<void> {
-  const deadline = Date.now() + READY_DEADLINE_MS;
-  for (;;) {
-    interrupted.throwIfAborted();
-    const { entries } = await readServiceCache(baseUrl, token);
-    if (entries >= USERS) return;
-    if (Date.now() > deadline)
-      throw new Error(`only ${entries} of ${USERS} users in memory after the deadline`);
-    await new Promise((done) => setTimeout(done, 250));
-  }
-}
-
-function startService(dataDir: string, databaseUrl: string | undefined) {
-  return (port: number) =>
-    startPinned(process.execPath, [...SERVICE_NODE_ARGS, ...START_ARGS, "serve"], {
-      cpu: SERVER_CPU,
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        DATA_DIR: dataDir,
-        ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
-        LOG_LEVEL: "warn",
-        MALLOC_ARENA_MAX: "1", // as npm start sets it
-        ...(MAX_AGE_MS === undefined ? {} : { PORTCULLIS_SUB_CACHE_MAX_AGE_MS: String(MAX_AGE_MS) }),
-        PORTCULLIS_ADMIN_PASSWORD: ADMIN_PASSWORD,
-        PORTCULLIS_SECRET_KEY: SECRET_KEY,
-      },
-    });
-}
-
 function startSampleServer(script: string, bodyFile: string, sample: Sample) {
   return (port: number) =>
     startPinned(process.execPath, [...SAMPLE_NODE_ARGS, "--import", "tsx", join(HERE, script)], {
@@ -285,28 +206,6 @@ function subset(seeded: Seeded, indices: Set<number>): Map<string, SeededUser> {
   return out;
 }
 
-async function seedDatabase(dialect: Dialect, dataDir: string, url: string | undefined, keep: Set<number>) {
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    DATABASE_URL: url,
-    PORTCULLIS_SECRET_KEY: SECRET_KEY,
-    PORTCULLIS_CORE_TIMEOUT_MS: "1000",
-  });
-  const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
-  try {
-    const seeded = await seed(deps, USERS, (index) => keep.has(index), interrupted, dataDir);
-    const version =
-      dialect === "postgres"
-        ? sql<{ v: string }>`SELECT current_setting('server_version') AS v`
-        : sql<{ v: string }>`SELECT sqlite_version() AS v`;
-    const { rows } = await version.execute(deps.database.db);
-    const databaseVersion = `${dialect === "postgres" ? "PostgreSQL" : "SQLite"} ${rows[0]?.v ?? "?"}`;
-    return { seeded, databaseVersion };
-  } finally {
-    await deps.close();
-  }
-}
-
 async function run(dialect: Dialect): Promise<DialectResult> {
   console.error(`${dialect}:`);
   const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-sub-"));
@@ -316,18 +215,31 @@ async function run(dialect: Dialect): Promise<DialectResult> {
     if (dialect === "postgres") scratch = await createScratchDatabase("portcullis_bench_sub");
     const checks = checkedIndices();
     const keep = new Set([...checks.before, ...checks.after]);
-    const { seeded, databaseVersion } = await seedDatabase(dialect, dataDir, scratch?.url, keep);
+    const { seeded, databaseVersion } = await seedDatabase(dialect, dataDir, scratch?.url, USERS, (index) =>
+      keep.has(index),
+    );
     console.error(`  seeded ${USERS.toLocaleString("en")} users in ${seeded.seconds.toFixed(1)} s`);
     const paths = shuffled(seeded.userIds, 7).map((id) => pathOf(id, FORMAT));
     const pathsFile = join(dataDir, "paths.txt");
     writeFileSync(pathsFile, `${paths.join("\n")}\n`);
 
     const startedMs = performance.now();
-    const sub = await startTarget("sub", startService(dataDir, scratch?.url));
+    const sub = await startTarget(
+      "sub",
+      startService({
+        root: ROOT,
+        bundle: builtBundle(ROOT),
+        cpu: SERVER_CPU,
+        dataDir,
+        databaseUrl: scratch?.url,
+        maxAgeMs: MAX_AGE_MS,
+        nodeArgs: SERVICE_NODE_ARGS,
+      }),
+    );
     targets.push(sub);
     const token = await adminToken(sub.baseUrl);
     sub.readCache = () => readServiceCache(sub.baseUrl, token);
-    await waitUntilIndexed(sub.baseUrl, token);
+    await waitUntilIndexed(sub.baseUrl, token, USERS, READY_DEADLINE_MS);
     const readySeconds = (performance.now() - startedMs) / 1000;
     console.error(`  every user in memory ${readySeconds.toFixed(1)} s after the start`);
     const sample = await checkSubscriptions(

@@ -21,7 +21,7 @@ import { freePort } from "../../test/support/ports.ts";
 import { cpuWindow } from "../lib/cpu.ts";
 import { describeCode, describeMachine } from "../lib/machine.ts";
 import { interrupted, type Pinned, stop, waitForHttp } from "../lib/processes.ts";
-import { shuffled } from "../lib/stats.ts";
+import { median, shuffled, standardDeviation } from "../lib/stats.ts";
 import { runWrk, totalErrors, type WrkResult, type WrkSettings } from "../lib/wrk.ts";
 import type { SeededUser } from "./seed.ts";
 import { adminToken, builtBundle, seedDatabase, startService, waitUntilIndexed } from "./service.ts";
@@ -143,20 +143,6 @@ async function pairedRound(a: Side, b: Side, pathsFile: string, bFirst: boolean)
     steal: (after.steal - stat.steal) / Math.max(1, after.total - stat.total),
     wrk,
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
-function standardDeviation(values: number[]): number {
-  if (values.length < 2) return 0;
-  const mean = values.reduce((sum, v) => sum + v, 0) / values.length;
-  return Math.sqrt(values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / (values.length - 1));
 }
 
 async function main(): Promise<number> {

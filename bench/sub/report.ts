@@ -3,7 +3,7 @@
 // to stdout and, with --write, put between the markers for its user count in docs/BENCHMARKS.md, so
 // the numbers there are always a whole run's, never hand-copied.
 import { readFileSync, writeFileSync } from "node:fs";
-import { fmt } from "../lib/stats.ts";
+import { fmt, median } from "../lib/stats.ts";
 import { socketErrors, totalErrors, type WrkResult, type WrkSettings } from "../lib/wrk.ts";
 
 export type Dialect = "sqlite" | "postgres";
@@ -81,13 +81,6 @@ const ACCEPTANCE: Record<number, Partial<Record<Dialect, Targets>>> = {
 type Targets = { costVsFastify: number; costVsLimit?: number; p99Ms?: number; rssMB?: number };
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 
 const requests = (m: Measured) => sum(m.rounds.map((r) => r.wrk.requests));
 const roundCpuUs = (r: Round) => (r.cpuSeconds / Math.max(1, r.wrk.requests)) * 1e6;

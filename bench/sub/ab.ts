@@ -1,13 +1,15 @@
 // `npm run bench:sub-ab -- --b /tmp/before.mjs [--a /tmp/after.mjs --users N --rounds R
-// --duration S --warmup S --connections C]`: two builds of the service measured at the same time,
+// --duration S --warmup S --connections C --runs K]`: two builds of the service measured at the same time,
 // for telling a change of 1-2 % on a machine whose speed drifts by far more between runs taken one
 // after the other. Seeds one SQLite database of N users (default 20,000) with 5 grants each and gives
 // each build its own copy; both services run on CPU 0, each loaded by its own wrk on CPU 1 (started
 // together, the same rotating paths), and each server's CPU time per request is read from
 // /proc/<pid>/stat over the same window. A change of the host's speed hits both alike, so their
 // ratio (B over A) holds where each one's own figure does not. Prints every round, and the median,
-// mean and standard deviation of the ratio. Without --b it measures A against itself: the method's
-// own spread. What it does not measure: a server alone on its core (bench:sub does that); taking
+// mean and standard deviation of the ratio. Two processes of one build differ by a few per cent
+// (layout luck), which no number of rounds averages out: --runs K starts both services afresh K times
+// (B first in even runs) and gives each run's median too. Without --b it measures A against itself:
+// the method's own spread. What it does not measure: a server alone on its core (bench:sub does that); taking
 // turns on one core, each server starts its turn with the other's cache lines, so compare builds of
 // the same server here, not /sub against the references. Without --a, `npm run build` makes A; the
 // build empties dist/, so keep the other bundle elsewhere (e.g. cp dist/portcullis.mjs /tmp/before.mjs).
@@ -45,6 +47,7 @@ const { values } = parseArgs({
     duration: { type: "string", default: "4" },
     warmup: { type: "string", default: "4" },
     connections: { type: "string", default: "64" },
+    runs: { type: "string", default: "1" },
   },
 });
 
@@ -56,6 +59,7 @@ function positive(name: string, text: string): number {
 }
 const USERS = positive("users", values.users);
 const ROUNDS = positive("rounds", values.rounds);
+const RUNS = positive("runs", values.runs);
 const WRK: WrkSettings = {
   threads: 1,
   connections: positive("connections", values.connections),
@@ -179,39 +183,64 @@ async function main(): Promise<number> {
     const checked = new Map<string, SeededUser>(
       seeded.userIds.slice(0, CHECKED).map((id) => [id, seeded.kept.get(id) as SeededUser]),
     );
-    sides.push(await startSide("A", bundleA, dirA), await startSide("B", bundleB, dirB));
-    for (const side of sides) {
-      await checkSubscriptions(side.baseUrl, checked, seeded.inbounds);
-      console.error(
-        `  ${side.name}: ${names[side.name]}, ${CHECKED} answers checked; warm-up ${WARMUP_SECONDS} s`,
-      );
-      await runWrk({ ...WRK, durationSeconds: WARMUP_SECONDS }, side.baseUrl, LUA, [pathsFile, "1"]);
-    }
-    const [a, b] = sides as [Side, Side];
-    const rounds: Round[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      interrupted.throwIfAborted();
-      const round = await pairedRound(a, b, pathsFile, i % 2 === 1);
-      rounds.push(round);
-      const errors = round.wrk.map(totalErrors);
-      console.error(
-        `  round ${i + 1}: A ${(round.costA * 1e6).toFixed(1)} µs/request (${round.wrk[0].requests}), B ${(round.costB * 1e6).toFixed(1)} (${round.wrk[1].requests}), B/A ${(round.costB / round.costA).toFixed(3)}, CPU ${SERVER_CPU} use ${round.cpuUse.toFixed(3)}${round.cpuUse < SATURATED ? " (not saturated: not counted)" : ""}, steal ${(round.steal * 100).toFixed(1)} %, errors ${errors.join("/")}`,
-      );
+    const runs: Round[][] = [];
+    for (let run = 0; run < RUNS; run++) {
+      if (RUNS > 1) console.error(`run ${run + 1} of ${RUNS}: both services started afresh`);
+      // Later runs start B first: neither build always gets the first process's luck.
+      const order = run % 2 === 0 ? (["A", "B"] as const) : (["B", "A"] as const);
+      for (const name of order) {
+        sides.push(await startSide(name, name === "A" ? bundleA : bundleB, name === "A" ? dirA : dirB));
+      }
+      sides.sort((x, y) => x.name.localeCompare(y.name));
+      for (const side of sides) {
+        await checkSubscriptions(side.baseUrl, checked, seeded.inbounds);
+        console.error(
+          `  ${side.name}: ${names[side.name]}, ${CHECKED} answers checked; warm-up ${WARMUP_SECONDS} s`,
+        );
+        await runWrk({ ...WRK, durationSeconds: WARMUP_SECONDS }, side.baseUrl, LUA, [pathsFile, "1"]);
+      }
+      const [a, b] = sides as [Side, Side];
+      const rounds: Round[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        interrupted.throwIfAborted();
+        const round = await pairedRound(a, b, pathsFile, i % 2 === 1);
+        rounds.push(round);
+        const errors = round.wrk.map(totalErrors);
+        console.error(
+          `  round ${i + 1}: A ${(round.costA * 1e6).toFixed(1)} µs/request (${round.wrk[0].requests}), B ${(round.costB * 1e6).toFixed(1)} (${round.wrk[1].requests}), B/A ${(round.costB / round.costA).toFixed(3)}, CPU ${SERVER_CPU} use ${round.cpuUse.toFixed(3)}${round.cpuUse < SATURATED ? " (not saturated: not counted)" : ""}, steal ${(round.steal * 100).toFixed(1)} %, errors ${errors.join("/")}`,
+        );
+      }
+      runs.push(rounds);
+      while (sides.length > 0) await stop((sides.pop() as Side).server);
     }
     // A round where CPU 0 was not busy with the two servers (their loads, or the hypervisor, held
     // them back) is shown but not counted: it is not a measurement of the servers.
-    const counted = rounds.filter((r) => r.cpuUse >= SATURATED);
-    const ratios = counted.map((r) => r.costB / r.costA);
+    const countedRuns = runs.map((rounds) => rounds.filter((r) => r.cpuUse >= SATURATED));
+    const counted = countedRuns.flat();
+    const ratiosOf = (rounds: Round[]) => rounds.map((r) => r.costB / r.costA);
+    const ratios = ratiosOf(counted);
+    const rounds = runs.flat();
     const summary =
       ratios.length === 0
         ? "no round saturated CPU 0: no result"
         : `B/A CPU per request over ${ratios.length} saturated round(s) of ${rounds.length}: median ${median(ratios).toFixed(3)}, mean ${(ratios.reduce((sum, v) => sum + v, 0) / ratios.length).toFixed(3)}, standard deviation ${standardDeviation(ratios).toFixed(3)} (${ratios.map((r) => r.toFixed(3)).join(", ")})`;
+    // Each run is a new pair of processes: their medians' spread is the per-process luck that one
+    // run cannot average out.
+    const perRun =
+      RUNS === 1
+        ? []
+        : [
+            `medians of B/A per run (pairs of processes): ${countedRuns
+              .map((r) => (r.length === 0 ? "none saturated" : median(ratiosOf(r)).toFixed(3)))
+              .join(", ")}`,
+          ];
     console.log(
       [
         `npm run bench:sub-ab -- ${process.argv.slice(2).join(" ")}`,
         ...describeMachine([describeCode(ROOT)]),
-        `A ${names.A}, B ${names.B}; ${USERS.toLocaleString("en")} users, ${ROUNDS} paired rounds of ${WRK.durationSeconds} s, ${WRK.connections} connections each`,
+        `A ${names.A}, B ${names.B}; ${USERS.toLocaleString("en")} users, ${RUNS} run(s) of ${ROUNDS} paired rounds of ${WRK.durationSeconds} s, ${WRK.connections} connections each`,
         summary,
+        ...perRun,
         ...(counted.length === 0
           ? []
           : [

@@ -44,7 +44,10 @@ export function startService(options: ServiceOptions): (port: number) => Pinned 
         DATA_DIR: options.dataDir,
         ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
         LOG_LEVEL: "warn",
-        MALLOC_ARENA_MAX: "1", // as npm start sets it
+        // as npm start sets them
+        MALLOC_ARENA_MAX: "1",
+        MALLOC_MMAP_THRESHOLD_: "131072",
+        MALLOC_TRIM_THRESHOLD_: "131072",
         ...(maxAgeMs === undefined ? {} : { PORTCULLIS_SUB_CACHE_MAX_AGE_MS: String(maxAgeMs) }),
         PORTCULLIS_ADMIN_PASSWORD: ADMIN_PASSWORD,
         PORTCULLIS_SECRET_KEY: SECRET_KEY,

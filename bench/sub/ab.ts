@@ -1,5 +1,5 @@
 // `npm run bench:sub-ab -- --b /tmp/before.mjs [--a /tmp/after.mjs --users N --rounds R
-// --duration S --warmup S --connections C --runs K]`: two builds of the service measured at the same time,
+// --duration S --warmup S --connections C --runs K --a-node-args=… --b-node-args=…]`: two builds of the service measured at the same time,
 // for telling a change of 1-2 % on a machine whose speed drifts by far more between runs taken one
 // after the other. Seeds one SQLite database of N users (default 20,000) with 5 grants each and gives
 // each build its own copy; both services run on CPU 0, each loaded by its own wrk on CPU 1 (started
@@ -48,6 +48,8 @@ const { values } = parseArgs({
     warmup: { type: "string", default: "4" },
     connections: { type: "string", default: "64" },
     runs: { type: "string", default: "1" },
+    "a-node-args": { type: "string", default: "" },
+    "b-node-args": { type: "string", default: "" },
   },
 });
 
@@ -68,6 +70,11 @@ const WRK: WrkSettings = {
   cpu: 1,
 };
 const WARMUP_SECONDS = positive("warmup", values.warmup);
+/** Node.js options before npm start's own, per side (e.g. a flag measured against its absence). */
+const NODE_ARGS = {
+  A: values["a-node-args"].split(" ").filter((arg) => arg !== ""),
+  B: values["b-node-args"].split(" ").filter((arg) => arg !== ""),
+};
 
 /** A bundle file, as an absolute path; exits 2 otherwise. */
 function bundleOf(path: string): string {
@@ -91,7 +98,7 @@ async function startSide(name: Side["name"], bundle: string, dataDir: string): P
     dataDir,
     databaseUrl: undefined,
     maxAgeMs: undefined,
-    nodeArgs: [],
+    nodeArgs: NODE_ARGS[name],
   });
   const server = start(port);
   try {
@@ -163,9 +170,11 @@ async function main(): Promise<number> {
   cpSync(givenA ?? builtBundle(ROOT), bundleA);
   const bundleB = join(copies, "b.mjs");
   cpSync(givenB ?? bundleA, bundleB);
+  const withArgs = (name: Side["name"]) =>
+    NODE_ARGS[name].length === 0 ? "" : ` with ${NODE_ARGS[name].join(" ")}`;
   const names = {
-    A: values.a ?? "the working tree's build",
-    B: values.b ?? values.a ?? "the working tree's build",
+    A: `${values.a ?? "the working tree's build"}${withArgs("A")}`,
+    B: `${values.b ?? values.a ?? "the working tree's build"}${withArgs("B")}`,
   };
   const dirA = mkdtempSync(join(tmpdir(), "portcullis-bench-ab-a-"));
   const dirB = mkdtempSync(join(tmpdir(), "portcullis-bench-ab-b-"));

@@ -48,6 +48,7 @@ export function startService(options: ServiceOptions): (port: number) => Pinned 
         MALLOC_ARENA_MAX: "1",
         MALLOC_MMAP_THRESHOLD_: "131072",
         MALLOC_TRIM_THRESHOLD_: "131072",
+        GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
         ...(maxAgeMs === undefined ? {} : { PORTCULLIS_SUB_CACHE_MAX_AGE_MS: String(maxAgeMs) }),
         PORTCULLIS_ADMIN_PASSWORD: ADMIN_PASSWORD,
         PORTCULLIS_SECRET_KEY: SECRET_KEY,

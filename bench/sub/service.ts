@@ -15,13 +15,7 @@ const ADMIN_PASSWORD = "bench-password";
 
 /** As `npm start` runs the service (package.json), with the bundle `bundle` (scripts/build.mjs makes dist/portcullis.mjs). */
 export function startArgs(bundle: string): string[] {
-  return [
-    "--enable-source-maps",
-    "--expose-gc",
-    "--max-semi-space-size=16",
-    "--max-valid-polymorphic-map-count=16",
-    bundle,
-  ];
+  return ["--enable-source-maps", "--expose-gc", "--max-semi-space-size=16", bundle];
 }
 
 export type ServiceOptions = {

@@ -14,6 +14,14 @@ export const SECRET_KEY = "00".repeat(32);
 const ADMIN_PASSWORD = "bench-password";
 
 /** As `npm start` runs the service (package.json), with the bundle `bundle` (scripts/build.mjs makes dist/portcullis.mjs). */
+/** The malloc settings, as npm start sets them (test/start-flags.test.ts keeps them alike). */
+export const MALLOC_ENV = {
+  MALLOC_ARENA_MAX: "1",
+  MALLOC_MMAP_THRESHOLD_: "131072",
+  MALLOC_TRIM_THRESHOLD_: "131072",
+  GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
+} as const;
+
 export function startArgs(bundle: string): string[] {
   return ["--enable-source-maps", "--expose-gc", "--max-semi-space-size=16", bundle];
 }
@@ -44,11 +52,7 @@ export function startService(options: ServiceOptions): (port: number) => Pinned 
         DATA_DIR: options.dataDir,
         ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
         LOG_LEVEL: "warn",
-        // as npm start sets them
-        MALLOC_ARENA_MAX: "1",
-        MALLOC_MMAP_THRESHOLD_: "131072",
-        MALLOC_TRIM_THRESHOLD_: "131072",
-        GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
+        ...MALLOC_ENV,
         ...(maxAgeMs === undefined ? {} : { PORTCULLIS_SUB_CACHE_MAX_AGE_MS: String(maxAgeMs) }),
         PORTCULLIS_ADMIN_PASSWORD: ADMIN_PASSWORD,
         PORTCULLIS_SECRET_KEY: SECRET_KEY,

@@ -11,7 +11,12 @@ import { MALLOC_ENV, startArgs } from "../bench/sub/service.ts";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const read = (path: string) => readFileSync(`${ROOT}${path}`, "utf8");
 
-const NODE_OPTIONS = ["--expose-gc", "--max-semi-space-size=16"];
+const NODE_OPTIONS = [
+  "--expose-gc",
+  "--max-semi-space-size=16",
+  "--max-inlined-bytecode-size=920",
+  "--max-inlined-bytecode-size-cumulative=2760",
+];
 const MALLOC = [
   "MALLOC_ARENA_MAX=1",
   "MALLOC_MMAP_THRESHOLD_=131072",

@@ -23,7 +23,14 @@ export const MALLOC_ENV = {
 } as const;
 
 export function startArgs(bundle: string): string[] {
-  return ["--enable-source-maps", "--expose-gc", "--max-semi-space-size=16", bundle];
+  return [
+    "--enable-source-maps",
+    "--expose-gc",
+    "--max-semi-space-size=16",
+    "--max-inlined-bytecode-size=920",
+    "--max-inlined-bytecode-size-cumulative=2760",
+    bundle,
+  ];
 }
 
 export type ServiceOptions = {

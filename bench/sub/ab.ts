@@ -6,7 +6,7 @@
 // together, the same rotating paths), and each server's CPU time per request is read from
 // /proc/<pid>/stat over the same window. A change of the host's speed hits both alike, so their
 // ratio (B over A) holds where each one's own figure does not. Prints every round, and the median,
-// mean and standard deviation of the ratio. Two processes of one build differ by a few per cent
+// mean and standard deviation of the ratio, and each side's peak RSS under the paired load per run. Two processes of one build differ by a few per cent
 // (layout luck), which no number of rounds averages out: --runs K starts both services afresh K times
 // (B first in even runs) and gives each run's median too. Without --b it measures A against itself:
 // the method's own spread. What it does not measure: a server alone on its core (bench:sub does that); taking
@@ -23,6 +23,7 @@ import { freePort } from "../../test/support/ports.ts";
 import { cpuWindow } from "../lib/cpu.ts";
 import { describeCode, describeMachine } from "../lib/machine.ts";
 import { interrupted, type Pinned, stop, waitForHttp } from "../lib/processes.ts";
+import { readPeakRssMB, sampleRss } from "../lib/rss.ts";
 import { median, shuffled, standardDeviation } from "../lib/stats.ts";
 import { runWrk, totalErrors, type WrkResult, type WrkSettings } from "../lib/wrk.ts";
 import type { SeededUser } from "./seed.ts";
@@ -193,6 +194,7 @@ async function main(): Promise<number> {
       seeded.userIds.slice(0, CHECKED).map((id) => [id, seeded.kept.get(id) as SeededUser]),
     );
     const runs: Round[][] = [];
+    const memory: { a: number; b: number }[] = [];
     for (let run = 0; run < RUNS; run++) {
       if (RUNS > 1) console.error(`run ${run + 1} of ${RUNS}: both services started afresh`);
       // Later runs start B first: neither build always gets the first process's luck.
@@ -209,6 +211,9 @@ async function main(): Promise<number> {
         await runWrk({ ...WRK, durationSeconds: WARMUP_SECONDS }, side.baseUrl, LUA, [pathsFile, "1"]);
       }
       const [a, b] = sides as [Side, Side];
+      // Resident memory under the paired load, each side's peak (a flag or build that costs memory
+      // shows here as in bench:sub's RSS row, measured on the same host at the same time).
+      const rssSamplers = [sampleRss(a.server.pid), sampleRss(b.server.pid)] as const;
       const rounds: Round[] = [];
       for (let i = 0; i < ROUNDS; i++) {
         interrupted.throwIfAborted();
@@ -219,6 +224,15 @@ async function main(): Promise<number> {
           `  round ${i + 1}: A ${(round.costA * 1e6).toFixed(1)} µs/request (${round.wrk[0].requests}), B ${(round.costB * 1e6).toFixed(1)} (${round.wrk[1].requests}), B/A ${(round.costB / round.costA).toFixed(3)}, CPU ${SERVER_CPU} use ${round.cpuUse.toFixed(3)}${round.cpuUse < SATURATED ? " (not saturated: not counted)" : ""}, steal ${(round.steal * 100).toFixed(1)} %, errors ${errors.join("/")}`,
         );
       }
+      const [rssA, rssB] = rssSamplers.map((sampler) => sampler.stop().peakMB) as [number, number];
+      const [hwmA, hwmB] = [a, b].map((side) => readPeakRssMB(side.server.pid) ?? Number.NaN) as [
+        number,
+        number,
+      ];
+      memory.push({ a: rssA, b: rssB });
+      console.error(
+        `  RSS MB, peak under load (since start): A ${rssA.toFixed(0)} (${hwmA.toFixed(0)}), B ${rssB.toFixed(0)} (${hwmB.toFixed(0)})`,
+      );
       runs.push(rounds);
       while (sides.length > 0) await stop((sides.pop() as Side).server);
     }
@@ -255,6 +269,7 @@ async function main(): Promise<number> {
           : [
               `median µs/request in those rounds: A ${(median(counted.map((r) => r.costA)) * 1e6).toFixed(1)}, B ${(median(counted.map((r) => r.costB)) * 1e6).toFixed(1)}`,
             ]),
+        `RSS MB, peak under load per run: A ${memory.map((m) => m.a.toFixed(0)).join(", ")}; B ${memory.map((m) => m.b.toFixed(0)).join(", ")}; B − A ${memory.map((m) => (m.b - m.a).toFixed(0)).join(", ")}`,
       ].join("\n"),
     );
     const failed = rounds.some((r) => r.wrk.some((w) => totalErrors(w) > 0));

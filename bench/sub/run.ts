@@ -40,7 +40,9 @@ import {
   builtBundle,
   readServiceCache,
   seedDatabase,
+  startArgs,
   startService,
+  V8_COMPILER_ARGS,
   waitUntilIndexed,
 } from "./service.ts";
 import { checkSameAnswer, checkSubscriptions, pathOf, type Sample } from "./validate.ts";
@@ -184,17 +186,21 @@ function finished(target: Target): Measured {
 
 function startSampleServer(script: string, bodyFile: string, sample: Sample) {
   return (port: number) =>
-    startPinned(process.execPath, [...SAMPLE_NODE_ARGS, "--import", "tsx", join(HERE, script)], {
-      cpu: SERVER_CPU,
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        BENCH_BODY_FILE: bodyFile,
-        BENCH_HEADERS: JSON.stringify(sample.headers),
+    startPinned(
+      process.execPath,
+      [...SAMPLE_NODE_ARGS, ...V8_COMPILER_ARGS, "--import", "tsx", join(HERE, script)],
+      {
+        cpu: SERVER_CPU,
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH,
+          HOST: "127.0.0.1",
+          PORT: String(port),
+          BENCH_BODY_FILE: bodyFile,
+          BENCH_HEADERS: JSON.stringify(sample.headers),
+        },
       },
-    });
+    );
 }
 
 function subset(seeded: Seeded, indices: Set<number>): Map<string, SeededUser> {
@@ -305,6 +311,8 @@ async function main(): Promise<number> {
       rounds: ROUNDS,
       serverCpu: SERVER_CPU,
       maxAgeMs: MAX_AGE_MS,
+      serviceNodeArgs: [...SERVICE_NODE_ARGS, ...startArgs("").slice(0, -1)],
+      sampleNodeArgs: [...SAMPLE_NODE_ARGS, ...V8_COMPILER_ARGS],
     },
     results,
   );

@@ -22,15 +22,17 @@ export const MALLOC_ENV = {
   GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
 } as const;
 
+/**
+ * V8's compiler settings of npm start: the fastify and limit targets run with them too, so that the
+ * references are the fastest those servers are on this Node.js, not servers with V8's defaults.
+ */
+export const V8_COMPILER_ARGS = [
+  "--max-inlined-bytecode-size=920",
+  "--max-inlined-bytecode-size-cumulative=2760",
+] as const;
+
 export function startArgs(bundle: string): string[] {
-  return [
-    "--enable-source-maps",
-    "--expose-gc",
-    "--max-semi-space-size=16",
-    "--max-inlined-bytecode-size=920",
-    "--max-inlined-bytecode-size-cumulative=2760",
-    bundle,
-  ];
+  return ["--enable-source-maps", "--expose-gc", "--max-semi-space-size=16", ...V8_COMPILER_ARGS, bundle];
 }
 
 export type ServiceOptions = {

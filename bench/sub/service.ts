@@ -13,7 +13,6 @@ import { type Seeded, seed } from "./seed.ts";
 export const SECRET_KEY = "00".repeat(32);
 const ADMIN_PASSWORD = "bench-password";
 
-/** As `npm start` runs the service (package.json), with the bundle `bundle` (scripts/build.mjs makes dist/portcullis.mjs). */
 /** The malloc settings, as npm start sets them (test/start-flags.test.ts keeps them alike). */
 export const MALLOC_ENV = {
   MALLOC_ARENA_MAX: "1",
@@ -31,8 +30,17 @@ export const V8_COMPILER_ARGS = [
   "--max-inlined-bytecode-size-cumulative=2760",
 ] as const;
 
+/** npm start's node options (package.json), before the bundle. */
+export const START_NODE_ARGS = [
+  "--enable-source-maps",
+  "--expose-gc",
+  "--max-semi-space-size=16",
+  ...V8_COMPILER_ARGS,
+] as const;
+
+/** As `npm start` runs the service (package.json), with the bundle `bundle` (scripts/build.mjs makes dist/portcullis.mjs). */
 export function startArgs(bundle: string): string[] {
-  return ["--enable-source-maps", "--expose-gc", "--max-semi-space-size=16", ...V8_COMPILER_ARGS, bundle];
+  return [...START_NODE_ARGS, bundle];
 }
 
 export type ServiceOptions = {

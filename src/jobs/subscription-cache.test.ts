@@ -29,7 +29,7 @@ describe("warm-up garbage collection", () => {
     assert.equal(collections, 3, "the final collection always runs");
   });
 
-  test("without --expose-gc nothing is collected (nor read); the default allowance is 64 MiB", () => {
+  test("without --expose-gc nothing is collected (nor read); the default allowance is 32 MiB", () => {
     let reads = 0;
     const collector = warmGarbageCollector(undefined, () => {
       reads++;
@@ -38,6 +38,6 @@ describe("warm-up garbage collection", () => {
     collector.betweenBatches();
     collector.collect();
     assert.equal(reads, 0);
-    assert.equal(WARM_GARBAGE_BYTES, 64 * 2 ** 20);
+    assert.equal(WARM_GARBAGE_BYTES, 32 * 2 ** 20);
   });
 });

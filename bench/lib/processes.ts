@@ -1,7 +1,7 @@
 // Child processes of a benchmark, pinned to a CPU with taskset, always stopped: each one is tracked
 // until it exits, and SIGINT/SIGTERM stop every tracked process and abort `interrupted` so the run's
 // finally blocks (scratch databases, temp dirs) still execute. A second signal exits at once.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 
 const running = new Set<ChildProcess>();
 const controller = new AbortController();
@@ -63,6 +63,22 @@ export function startPinned(command: string, args: string[], options: StartOptio
     });
   });
   return { child, pid: child.pid, exited, stderr: () => err, stdout: () => out };
+}
+
+/**
+ * Every thread of the process to SCHED_IDLE (idle: true) or back to SCHED_OTHER (chrt, util-linux).
+ * A process at SCHED_IDLE gets its CPU only while nothing else wants it: a server that idles
+ * between its rounds (its timers, its background writes) then takes nothing from the one measured
+ * on the same CPU, and still does its work in that server's idle moments.
+ */
+export function setIdle(proc: Pinned, idle: boolean): void {
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  const policy = idle ? "--idle" : "--other";
+  const result = spawnSync("chrt", [policy, "--all-tasks", "--pid", "0", String(proc.pid)], {
+    encoding: "utf8",
+  });
+  if (result.status !== 0)
+    throw new Error(`chrt ${policy} ${proc.pid}: ${result.stderr || result.error?.message || result.status}`);
 }
 
 /** SIGTERM, then SIGKILL if the process is still there after `graceMs`. */

@@ -227,7 +227,7 @@ export function renderReport(info: RunInfo, results: DialectResult[]): string {
     "",
     ...info.machine.map((line) => `- ${line}`),
     `- data: ${int(info.users)} users × ${info.linksPerUser} grants (2 servers, 5 inbounds: VLESS REALITY, VLESS WS+TLS, Trojan TLS, VMess WS+TLS, Shadowsocks 2022)`,
-    `- load: wrk, ${wrk.threads} thread(s), ${wrk.connections} connections; each server ${info.warmupSeconds} s warm-up, then ${info.rounds} round(s) of ${wrk.durationSeconds} s measured, the three servers taking turns; timeout ${wrk.timeoutSeconds} s, rotating over all user ids in shuffled order, no Lua per response; each server on CPU ${info.serverCpu}, wrk on CPU ${wrk.cpu} (taskset); server CPU from /proc/<pid>/stat around the measured run, saturated at ≥ ${SATURATED}`,
+    `- load: wrk, ${wrk.threads} thread(s), ${wrk.connections} connections; each server ${info.warmupSeconds} s warm-up, then ${info.rounds} round(s) of ${wrk.durationSeconds} s measured, the three servers taking turns; timeout ${wrk.timeoutSeconds} s, rotating over all user ids in shuffled order, no Lua per response; each server on CPU ${info.serverCpu}, wrk on CPU ${wrk.cpu} (taskset), the two servers not measured at SCHED_IDLE meanwhile (chrt); server CPU from /proc/<pid>/stat around the measured run, saturated at ≥ ${SATURATED}`,
     `- service: PORTCULLIS_SUB_CACHE_MAX_AGE_MS ${info.maxAgeMs === undefined ? "300000 (its default)" : info.maxAgeMs}; the totals sweep reads every user again within three quarters of it (at most the max age less two sync intervals and a second)`,
     `- node options: the service ${info.serviceNodeArgs.join(" ")} (as npm start); fastify and limit ${info.sampleNodeArgs.join(" ")}`,
     "",

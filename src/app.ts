@@ -62,8 +62,16 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
     },
     clientErrorHandler: answerClientError,
     // Cached subscriptions are answered before Fastify's routing (features/subscriptions/fast-path.ts).
+    // A client gets PORTCULLIS_REQUEST_TIMEOUT_MS to send a whole request (Fastify's default is no
+    // limit: a body sent a byte a minute would hold its connection for ever), its head at most 60 s.
+    requestTimeout: deps.config.requestTimeoutMs,
     serverFactory: (handler, options) => {
-      const server = createServer(withCacheFastPath(deps.services.subscriptions, handler));
+      const requestTimeout = deps.config.requestTimeoutMs;
+      const server = createServer(
+        // Node checks those two limits on this interval (its default 30 s): a quarter of the limit.
+        { connectionsCheckingInterval: Math.min(30_000, Math.ceil(requestTimeout / 4)) },
+        withCacheFastPath(deps.services.subscriptions, handler),
+      );
       // What Fastify sets on the server it makes itself (its defaults: 72 s, none, none).
       const timeouts = options as {
         keepAliveTimeout?: number;
@@ -71,7 +79,8 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
         connectionTimeout?: number;
       };
       server.keepAliveTimeout = timeouts.keepAliveTimeout ?? 72_000;
-      server.requestTimeout = timeouts.requestTimeout ?? 0;
+      server.requestTimeout = timeouts.requestTimeout ?? requestTimeout;
+      server.headersTimeout = Math.min(60_000, server.requestTimeout);
       server.setTimeout(timeouts.connectionTimeout ?? 0);
       return server;
     },

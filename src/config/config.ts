@@ -34,6 +34,11 @@ export type Config = {
   coreTimeoutMs: number;
   /** How long a graceful shutdown waits for in-flight requests before closing their connections. */
   shutdownTimeoutMs: number;
+  /**
+   * How long a client may take to send a whole request (its head within the same time or 60 s,
+   * whichever is less); then 408 and the connection is closed.
+   */
+  requestTimeoutMs: number;
   backups: BackupsConfig;
   convergence: ConvergenceConfig;
   lifecycle: LifecycleConfig;
@@ -342,6 +347,7 @@ export function loadConfig(env: Env = process.env): Config {
     usagePruneIntervalMs: read.integer("PORTCULLIS_USAGE_PRUNE_INTERVAL_MS", 3_600_000, 1000, 86_400_000),
     coreTimeoutMs: read.integer("PORTCULLIS_CORE_TIMEOUT_MS", 5000, 100, 120_000),
     shutdownTimeoutMs: read.integer("PORTCULLIS_SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
+    requestTimeoutMs: read.integer("PORTCULLIS_REQUEST_TIMEOUT_MS", 60_000, 1000, 600_000),
     backups: readBackups(read),
     convergence: readConvergence(read),
     lifecycle: readLifecycle(read),

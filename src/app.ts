@@ -61,10 +61,10 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
       sendProblem(error, request, reply);
     },
     clientErrorHandler: answerClientError,
-    // Cached subscriptions are answered before Fastify's routing (features/subscriptions/fast-path.ts).
     // A client gets PORTCULLIS_REQUEST_TIMEOUT_MS to send a whole request (Fastify's default is no
     // limit: a body sent a byte a minute would hold its connection for ever), its head at most 60 s.
     requestTimeout: deps.config.requestTimeoutMs,
+    // Cached subscriptions are answered before Fastify's routing (features/subscriptions/fast-path.ts).
     serverFactory: (handler, options) => {
       const requestTimeout = deps.config.requestTimeoutMs;
       const server = createServer(

@@ -122,7 +122,7 @@ export const WARM_GARBAGE_BYTES = 32 * 2 ** 20;
  * plus that; `collect` runs once at the end, so the warm-up's garbage is handed back before the polls
  * come. About 110 ms each on a slow machine (60 MB live), one per 10–15 batches at a million users.
  * 32 MiB rather than 64: at 100,000 users the warm-up's peak was 249–250 MB with 64 and 236–243 with
- * 32 (the service's peak since its start; 231 once idle either way), at the cost of 71 collections
+ * 32 (the service's peak since its start; about 225 once idle either way), at the cost of 71 collections
  * instead of 37 at a million users (8.6 s of a 100 s warm-up instead of 4 s, on a slow machine).
  */
 export function warmGarbageCollector(

@@ -280,7 +280,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       : { dialect: "sqlite", connection: database.sqlite, pagesPerStep: BACKUP_PAGES_PER_STEP },
     secretKey,
   );
-  const metrics = new MetricsService(new MetricsRepository(database.db), () => subscriptions.stats());
+  const metrics = new MetricsService(new MetricsRepository(database.db), () => subscriptions.stats(), {
+    processMetrics: config.metricsToken !== undefined,
+  });
   const webhooks = new WebhooksService(notificationsRepository, notifier, secretBox);
   const dispatcher = new Dispatcher(notificationsRepository, secretBox, logger, {
     telegramApiUrl: config.telegramApiUrl,

@@ -1,8 +1,9 @@
 // Prometheus metrics (prom-client, a registry of our own): HTTP requests by route and status with
 // latency, the subscription fast path and cache, reconcile runs and lag, cores up or down, grants
 // per sync state, traffic collected, lifecycle transitions, webhook deliveries, and Node's own
-// (event-loop lag, memory, GC). Counters are moved by the code that does the work (`record*`);
-// gauges over the database are read once per scrape (two small grouped queries).
+// (event-loop lag, memory, GC: only when /metrics is on, since the lag monitor is a 10 ms timer that
+// wakes an idle service 100 times a second). Counters are moved by the code that does the work
+// (`record*`); gauges over the database are read once per scrape (two small grouped queries).
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { MetricsRepository, ServerHealth } from "./metrics.repository.ts";
 
@@ -26,14 +27,16 @@ export class MetricsService {
   readonly #deliveries: Counter<"outcome">;
   /** The database's answer for the scrape in progress, shared by the gauges that read it. */
   #snapshot: Promise<{ servers: ServerHealth[]; grants: Map<string, number> }> | undefined;
+  private readonly now: () => number;
 
   constructor(
     private readonly repo: MetricsRepository,
     cacheStats: CacheStatsSource,
-    private readonly now: () => number = Date.now,
+    options: { processMetrics: boolean; now?: () => number } = { processMetrics: true },
   ) {
+    this.now = options.now ?? Date.now;
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: "portcullis_" });
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: "portcullis_" });
     this.#http = new Counter({
       name: "portcullis_http_requests_total",
       help: "HTTP requests answered through the router, by route pattern and status",

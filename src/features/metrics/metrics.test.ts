@@ -45,6 +45,10 @@ describe("GET /metrics", needs, () => {
     const off = await createTestApp();
     try {
       assert.equal((await off.app.inject({ url: "/metrics" })).statusCode, 404);
+      // Nor Node's own metrics (the event-loop lag monitor is a 10 ms timer), which nobody could read.
+      const offText = (await off.deps.services.metrics.render()).body;
+      assert.doesNotMatch(offText, /portcullis_nodejs_eventloop_lag_seconds|portcullis_process_/);
+      assert.match(offText, /portcullis_http_requests_total/, "the service's own metrics are there");
     } finally {
       await off.close();
     }

@@ -61,26 +61,22 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
       sendProblem(error, request, reply);
     },
     clientErrorHandler: answerClientError,
-    // A client gets PORTCULLIS_REQUEST_TIMEOUT_MS to send a whole request (Fastify's default is no
-    // limit: a body sent a byte a minute would hold its connection for ever), its head at most 60 s.
-    requestTimeout: deps.config.requestTimeoutMs,
     // Cached subscriptions are answered before Fastify's routing (features/subscriptions/fast-path.ts).
     serverFactory: (handler, options) => {
       const requestTimeout = deps.config.requestTimeoutMs;
       const server = createServer(
-        // Node checks those two limits on this interval (its default 30 s): a quarter of the limit.
-        { connectionsCheckingInterval: Math.min(30_000, Math.ceil(requestTimeout / 4)) },
+        {
+          // A client gets PORTCULLIS_REQUEST_TIMEOUT_MS to send a whole request (Fastify's default is
+          // no limit: a body sent a byte a minute would hold its connection for ever); Node gives the
+          // head that or 60 s, whichever is less, and checks both every quarter of the limit.
+          requestTimeout,
+          connectionsCheckingInterval: Math.min(30_000, Math.ceil(requestTimeout / 4)),
+        },
         withCacheFastPath(deps.services.subscriptions, handler),
       );
-      // What Fastify sets on the server it makes itself (its defaults: 72 s, none, none).
-      const timeouts = options as {
-        keepAliveTimeout?: number;
-        requestTimeout?: number;
-        connectionTimeout?: number;
-      };
+      // What Fastify sets on the server it makes itself (its defaults: 72 s, none).
+      const timeouts = options as { keepAliveTimeout?: number; connectionTimeout?: number };
       server.keepAliveTimeout = timeouts.keepAliveTimeout ?? 72_000;
-      server.requestTimeout = timeouts.requestTimeout ?? requestTimeout;
-      server.headersTimeout = Math.min(60_000, server.requestTimeout);
       server.setTimeout(timeouts.connectionTimeout ?? 0);
       return server;
     },

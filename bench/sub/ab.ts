@@ -7,8 +7,9 @@
 // /proc/<pid>/stat over the same window. A change of the host's speed hits both alike, so their
 // ratio (B over A) holds where each one's own figure does not. Prints every round, the median,
 // mean and standard deviation of the ratio, and each side's peak RSS under the paired load per run.
-// Two processes of one build differ by a few per cent (layout luck), which no number of rounds averages out: --runs K starts both services afresh K times
-// (B first in even runs) and gives each run's median too. Without --b it measures A against itself:
+// Two processes of one build differ by a few per cent (layout luck), which no number of rounds
+// averages out: --runs K starts both services afresh K times (B first in even runs) and gives each
+// run's median too. Without --b it measures A against itself:
 // the method's own spread. What it does not measure: a server alone on its core (bench:sub does that); taking
 // turns on one core, each server starts its turn with the other's cache lines, so compare builds of
 // the same server here, not /sub against the references. Without --a, `npm run build` makes A; the

@@ -32,7 +32,7 @@ export class MetricsService {
   constructor(
     private readonly repo: MetricsRepository,
     cacheStats: CacheStatsSource,
-    options: { processMetrics: boolean; now?: () => number } = { processMetrics: true },
+    options: { processMetrics: boolean; now?: () => number },
   ) {
     this.now = options.now ?? Date.now;
     const registers = [this.registry];

@@ -32,6 +32,9 @@ export type InboundLinkRow = { id: string; isActive: boolean; linkParams: LinkPa
 /** A user's traffic this period (used_bytes) and their active grants' counters (how it splits up/down). */
 export type TotalsRow = { userId: string; usedBytes: number; uplinkBytes: number; downlinkBytes: number };
 export type UsedRow = { userId: string; usedBytes: number };
+/** Where the totals sweep's walk goes on: SQLite's seq, PostgreSQL's id (listUsedAfter()). */
+export type SweepCursor = number | string;
+export type UsedPage = { rows: UsedRow[]; next: SweepCursor | undefined };
 /** Where the warm-up's walk over users (by created_at, id) goes on. */
 export type WarmCursor = { createdAt: string | Date; id: string };
 export type SubscriptionsPage = { users: SubscriptionRows[]; next: WarmCursor | undefined };
@@ -147,14 +150,28 @@ export class SubscriptionsRepository implements ChangeSource {
   }
 
   /**
-   * used_bytes of up to `limit` users after `afterId`, by id (the primary key): the totals sweep's
-   * walk over every user (used_bytes grows with every collection and tells the change feed nothing).
+   * used_bytes of up to `limit` users after `after`, and where the next read goes on: the totals
+   * sweep's walk over every user (used_bytes grows with every collection and tells the change feed
+   * nothing). SQLite walks the table in its own order (seq, the rowid): a read is a few pages one
+   * after the other, where walking by id (a random uuid) looked each row up in the table at random,
+   * a page read from the file for each (2.6 µs against 0.5 a row at 1,000,000 users). New users get
+   * the highest seq, so a pass reads them too. PostgreSQL walks its primary key, id.
    */
-  async listUsedAfter(afterId: string | undefined, limit: number): Promise<UsedRow[]> {
-    let query = this.db.selectFrom("users").select(["id", "used_bytes"]).orderBy("id").limit(limit);
-    if (afterId !== undefined) query = query.where("id", ">", afterId);
-    const rows = await query.execute();
-    return rows.map((row) => ({ userId: row.id, usedBytes: read.bigint(row.used_bytes) }));
+  async listUsedAfter(after: SweepCursor | undefined, limit: number): Promise<UsedPage> {
+    if (this.dialect === "sqlite") {
+      const seq = sql<number>`seq`;
+      let query = this.db
+        .selectFrom("users")
+        .select([seq.as("seq"), "id", "used_bytes"])
+        .orderBy(seq);
+      if (after !== undefined) query = query.where(seq, ">", Number(after));
+      const rows = await query.limit(limit).execute();
+      return { rows: rows.map(usedRowOf), next: rows.at(-1)?.seq };
+    }
+    let query = this.db.selectFrom("users").select(["id", "used_bytes"]).orderBy("id");
+    if (after !== undefined) query = query.where("id", ">", String(after));
+    const rows = await query.limit(limit).execute();
+    return { rows: rows.map(usedRowOf), next: rows.at(-1)?.id };
   }
 
   /**
@@ -330,4 +347,8 @@ function groupByUser(rows: readonly JoinedRow[]): SubscriptionRows[] {
     });
   }
   return users;
+}
+
+function usedRowOf(row: { id: string; used_bytes: number | string }): UsedRow {
+  return { userId: row.id, usedBytes: read.bigint(row.used_bytes) };
 }

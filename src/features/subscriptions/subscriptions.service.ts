@@ -32,7 +32,12 @@ import {
 } from "./placeholders.ts";
 import { dispositionUnlessPlain } from "./subscription.ts";
 import type { IndexStats, SubscriptionIndex } from "./subscription-index.ts";
-import type { SubscriptionRows, SubscriptionsRepository, WarmCursor } from "./subscriptions.repository.ts";
+import type {
+  SubscriptionRows,
+  SubscriptionsRepository,
+  SweepCursor,
+  WarmCursor,
+} from "./subscriptions.repository.ts";
 import { KEY, type RecordInput } from "./user-record.ts";
 
 /** Where the settings come from (the subscription-settings feature). */
@@ -125,10 +130,10 @@ export class SubscriptionsService {
   /** /sub fetches not written yet (flushFetches()). */
   readonly fetches: FetchLog;
   /**
-   * The totals sweep (refreshTotals()): the last user id read (undefined: a pass starts), the users
+   * The totals sweep (refreshTotals()): where its walk goes on (undefined: a pass starts), the users
    * in the table when the pass started, the users owed, and when it last ran.
    */
-  #sweepAfter: string | undefined;
+  #sweepAfter: SweepCursor | undefined;
   #passUsers: number | undefined;
   #sweepOwed = 0;
   /** When the sweep's pace was last taken; first the service's start, so the warm-up's records are owed. */
@@ -444,7 +449,7 @@ export class SubscriptionsService {
 
   /**
    * Keeps the traffic totals in memory current, so that records do not reach the max age while their
-   * user polls: reads every user's used_bytes again (by id, TOTALS_PER_BATCH a read) at a pace that
+   * user polls: reads every user's used_bytes again (in the table's order, TOTALS_PER_BATCH a read) at a pace that
    * passes over all of them (as counted when the pass starts) in three quarters of the max age, or
    * less for a short one (sweepPassMs()); the pace is taken from the service's start. A
    * record loaded before the read began whose upload + download make that used_bytes counts as loaded
@@ -470,7 +475,7 @@ export class SubscriptionsService {
     while (this.#sweepOwed >= 1 && performance.now() < deadline) {
       const limit = Math.min(TOTALS_PER_BATCH, Math.ceil(this.#sweepOwed));
       const readAtS = Math.floor(this.#now() / 1000);
-      const rows = await this.subscriptions.listUsedAfter(this.#sweepAfter, limit);
+      const { rows, next } = await this.subscriptions.listUsedAfter(this.#sweepAfter, limit);
       this.#sweepOwed -= limit;
       const changed: string[] = [];
       for (const row of rows) {
@@ -490,7 +495,7 @@ export class SubscriptionsService {
         [this.#sweepAfter, this.#passUsers, this.#sweepOwed] = [undefined, undefined, 0];
         break;
       }
-      this.#sweepAfter = rows.at(-1)?.userId;
+      this.#sweepAfter = next;
       await yieldToRequests();
     }
     return refreshed;

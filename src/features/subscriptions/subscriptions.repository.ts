@@ -158,20 +158,14 @@ export class SubscriptionsRepository implements ChangeSource {
    * the highest seq, so a pass reads them too. PostgreSQL walks its primary key, id.
    */
   async listUsedAfter(after: SweepCursor | undefined, limit: number): Promise<UsedPage> {
-    if (this.dialect === "sqlite") {
-      const seq = sql<number>`seq`;
-      let query = this.db
-        .selectFrom("users")
-        .select([seq.as("seq"), "id", "used_bytes"])
-        .orderBy(seq);
-      if (after !== undefined) query = query.where(seq, ">", Number(after));
-      const rows = await query.limit(limit).execute();
-      return { rows: rows.map(usedRowOf), next: rows.at(-1)?.seq };
-    }
-    let query = this.db.selectFrom("users").select(["id", "used_bytes"]).orderBy("id");
-    if (after !== undefined) query = query.where("id", ">", String(after));
+    const key = this.dialect === "sqlite" ? sql<SweepCursor>`seq` : sql<SweepCursor>`id`;
+    let query = this.db
+      .selectFrom("users")
+      .select([key.as("key"), "id", "used_bytes"])
+      .orderBy(key);
+    if (after !== undefined) query = query.where(key, ">", after);
     const rows = await query.limit(limit).execute();
-    return { rows: rows.map(usedRowOf), next: rows.at(-1)?.id };
+    return { rows: rows.map(usedRowOf), next: rows.at(-1)?.key };
   }
 
   /**

@@ -40,6 +40,8 @@ export type DialectResult = {
   dialect: Dialect;
   databaseVersion: string;
   seedSeconds: number;
+  /** The database was a copy of one seeded by an earlier run (--data), not seeded by this one. */
+  seedReused: boolean;
   /** From the service's start until every user was in its memory (GET /api/subscriptions/cache). */
   readySeconds: number;
   bodyBytes: number;
@@ -195,7 +197,7 @@ function cacheLine(m: Measured): string[] {
 function dialectBlock(result: DialectResult): string[] {
   const { sub } = result.targets;
   const out = [
-    `**${result.dialect}** (${result.databaseVersion}; seeded in ${result.seedSeconds.toFixed(1)} s; every user in memory ${result.readySeconds.toFixed(1)} s after the start; body ${result.bodyBytes} bytes; ${int(result.checked.before)} answers checked byte for byte before the load and ${int(result.checked.after)} after it)`,
+    `**${result.dialect}** (${result.databaseVersion}; ${result.seedReused ? "a copy of a database an earlier run seeded in" : "seeded in"} ${result.seedSeconds.toFixed(1)} s; every user in memory ${result.readySeconds.toFixed(1)} s after the start; body ${result.bodyBytes} bytes; ${int(result.checked.before)} answers checked byte for byte before the load and ${int(result.checked.after)} after it)`,
     "",
     "| target | requests/s | server CPU µs/request | server CPU use (lowest round) | p50 ms (median round) | p99 ms (worst round) | requests | errors (status / socket) | RSS MB, peak under load (since start) | load avg (highest at a round's start) |",
     "|---|---|---|---|---|---|---|---|---|---|",

@@ -1,5 +1,5 @@
 // `npm run bench:sub [-- --users N --duration S --warmup S --connections C --dialects sqlite,postgres
-// --check K --max-age-ms M --write docs/BENCHMARKS.md --smoke]`: seeds N users (default 100,000) with 5 grants each,
+// --check K --max-age-ms M --data DIR --write docs/BENCHMARKS.md --smoke]`: seeds N users (default 100,000) with 5 grants each,
 // then measures three servers, one after the other, each alone on CPU 0 with wrk on CPU 1 rotating
 // over every user id: `sub` (GET /sub/{user_id} of `portcullis serve`), `fastify` (bare Fastify
 // answering the bytes /sub sent) and `limit` (raw node:http answering the same bytes). Reports
@@ -10,7 +10,7 @@
 // aged out, which the totals sweep prevents; `--max-age-ms` sets PORTCULLIS_SUB_CACHE_MAX_AGE_MS, and
 // the smoke run sets 6 s so that its load outlasts it).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,6 +34,7 @@ import {
   type TargetName,
   writeResults,
 } from "./report.ts";
+import { restoreSeed, type SavedSeed, saveSeed, seedKey } from "./saved-seed.ts";
 import { LINKS_PER_USER, type Seeded, type SeededUser } from "./seed.ts";
 import {
   adminToken,
@@ -62,6 +63,7 @@ const { values } = parseArgs({
     smoke: { type: "boolean", default: false },
     format: { type: "string", default: "base64" },
     "max-age-ms": { type: "string" },
+    data: { type: "string" },
   },
 });
 function usage(message: string): never {
@@ -101,6 +103,10 @@ const DIALECTS = values.dialects.split(",").map((name) => {
 const FORMAT: Format = isFormat(values.format)
   ? values.format
   : usage(`--format takes one of ${FORMATS.join(", ")}`);
+/** Where a seeded SQLite database is kept for later runs (saved-seed.ts); undefined: seed every run. */
+const DATA_DIR = values.data === undefined ? undefined : resolve(values.data);
+if (DATA_DIR !== undefined && DIALECTS.includes("postgres"))
+  usage("--data keeps a SQLite database: use it with --dialects sqlite");
 const SERVER_CPU = 0;
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const ROOT = resolve(HERE, "../..");
@@ -229,6 +235,32 @@ function subset(seeded: Seeded, indices: Set<number>): Map<string, SeededUser> {
   return out;
 }
 
+/** Seeds the database, or (--data) copies the one kept from an earlier run when it fits this run. */
+async function seedOrRestore(
+  dialect: Dialect,
+  dataDir: string,
+  url: string | undefined,
+  keep: Set<number>,
+): Promise<SavedSeed & { reused: boolean }> {
+  const key = DATA_DIR === undefined ? "" : seedKey(USERS, readFileSync(join(HERE, "seed.ts"), "utf8"));
+  if (DATA_DIR !== undefined) {
+    const restored = restoreSeed(DATA_DIR, key, keep, dataDir);
+    if (restored !== undefined) {
+      console.error(
+        `  ${USERS.toLocaleString("en")} users copied from ${DATA_DIR} (seeded there in ${restored.seeded.seconds.toFixed(1)} s)`,
+      );
+      return { ...restored, reused: true };
+    }
+  }
+  const seeded = await seedDatabase(dialect, dataDir, url, USERS, (index) => keep.has(index));
+  console.error(`  seeded ${USERS.toLocaleString("en")} users in ${seeded.seeded.seconds.toFixed(1)} s`);
+  if (DATA_DIR !== undefined) {
+    saveSeed(DATA_DIR, key, dataDir, seeded);
+    console.error(`  kept in ${DATA_DIR} for later runs (--data)`);
+  }
+  return { ...seeded, reused: false };
+}
+
 async function run(dialect: Dialect): Promise<DialectResult> {
   console.error(`${dialect}:`);
   const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-sub-"));
@@ -238,10 +270,7 @@ async function run(dialect: Dialect): Promise<DialectResult> {
     if (dialect === "postgres") scratch = await createScratchDatabase("portcullis_bench_sub");
     const checks = checkedIndices();
     const keep = new Set([...checks.before, ...checks.after]);
-    const { seeded, databaseVersion } = await seedDatabase(dialect, dataDir, scratch?.url, USERS, (index) =>
-      keep.has(index),
-    );
-    console.error(`  seeded ${USERS.toLocaleString("en")} users in ${seeded.seconds.toFixed(1)} s`);
+    const { seeded, databaseVersion, reused } = await seedOrRestore(dialect, dataDir, scratch?.url, keep);
     const paths = shuffled(seeded.userIds, 7).map((id) => pathOf(id, FORMAT));
     const pathsFile = join(dataDir, "paths.txt");
     writeFileSync(pathsFile, `${paths.join("\n")}\n`);
@@ -300,6 +329,7 @@ async function run(dialect: Dialect): Promise<DialectResult> {
       dialect,
       databaseVersion,
       seedSeconds: seeded.seconds,
+      seedReused: reused,
       readySeconds,
       bodyBytes: Buffer.byteLength(sample.body, "latin1"),
       checked: { before: checks.before.size, after: checks.after.size },

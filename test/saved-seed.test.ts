@@ -28,12 +28,13 @@ function folders(t: { after(fn: () => void): void }) {
   const seeded = join(root, "seeded");
   const kept = join(root, "kept");
   const run = join(root, "run");
+  mkdirSync(seeded);
+  mkdirSync(run);
   return { seeded, kept, run };
 }
 
 test("a saved seed comes back whole for the same key: the database's bytes and what the seeding gave", (t) => {
   const { seeded, kept, run } = folders(t);
-  mkdirs(seeded, run);
   writeFileSync(sqliteFile(seeded), "database bytes");
   writeFileSync(`${sqliteFile(seeded)}-wal`, "wal bytes");
   const key = seedKey(3, "seed code");
@@ -44,11 +45,20 @@ test("a saved seed comes back whole for the same key: the database's bytes and w
   assert.deepEqual(restored, SAVED);
   assert.equal(readFileSync(sqliteFile(run), "utf8"), "database bytes");
   assert.equal(readFileSync(`${sqliteFile(run)}-wal`, "utf8"), "wal bytes");
+
+  // A later seed without a WAL replaces the folder: the old seed's WAL must not come back with it.
+  const again = join(run, "..", "again");
+  mkdirSync(again);
+  rmSync(`${sqliteFile(seeded)}-wal`);
+  writeFileSync(sqliteFile(seeded), "new database bytes");
+  saveSeed(kept, key, seeded, SAVED);
+  assert.ok(restoreSeed(kept, key, [0], again) !== undefined);
+  assert.equal(readFileSync(sqliteFile(again), "utf8"), "new database bytes");
+  assert.equal(existsSync(`${sqliteFile(again)}-wal`), false);
 });
 
 test("a saved seed is refused, and nothing copied, for another key or a user it did not keep", (t) => {
   const { seeded, kept, run } = folders(t);
-  mkdirs(seeded, run);
   writeFileSync(sqliteFile(seeded), "database bytes");
   const key = seedKey(3, "seed code");
   saveSeed(kept, key, seeded, SAVED);
@@ -62,7 +72,6 @@ test("a saved seed is refused, and nothing copied, for another key or a user it 
 
 test("a folder without a whole seed (no description, or no database) restores nothing", (t) => {
   const { seeded, kept, run } = folders(t);
-  mkdirs(seeded, run);
   const key = seedKey(3, "seed code");
   assert.equal(restoreSeed(kept, key, [], run), undefined, "no folder");
   writeFileSync(sqliteFile(seeded), "database bytes");
@@ -79,7 +88,3 @@ test("the key changes with the user count and the seeding code", () => {
   assert.notEqual(seedKey(3, "a"), seedKey(30, "a"));
   assert.notEqual(seedKey(3, "a"), seedKey(3, "b"));
 });
-
-function mkdirs(...dirs: string[]): void {
-  for (const dir of dirs) mkdirSync(dir, { recursive: true });
-}

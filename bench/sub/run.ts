@@ -242,19 +242,17 @@ async function seedOrRestore(
   url: string | undefined,
   keep: Set<number>,
 ): Promise<SavedSeed & { reused: boolean }> {
-  const key = DATA_DIR === undefined ? "" : seedKey(USERS, readFileSync(join(HERE, "seed.ts"), "utf8"));
-  if (DATA_DIR !== undefined) {
-    const restored = restoreSeed(DATA_DIR, key, keep, dataDir);
-    if (restored !== undefined) {
-      console.error(
-        `  ${USERS.toLocaleString("en")} users copied from ${DATA_DIR} (seeded there in ${restored.seeded.seconds.toFixed(1)} s)`,
-      );
-      return { ...restored, reused: true };
-    }
+  const key = DATA_DIR && seedKey(USERS, readFileSync(join(HERE, "seed.ts"), "utf8"));
+  const restored = DATA_DIR && key ? restoreSeed(DATA_DIR, key, keep, dataDir) : undefined;
+  if (restored !== undefined) {
+    console.error(
+      `  ${USERS.toLocaleString("en")} users copied from ${DATA_DIR} (seeded there in ${restored.seeded.seconds.toFixed(1)} s)`,
+    );
+    return { ...restored, reused: true };
   }
   const seeded = await seedDatabase(dialect, dataDir, url, USERS, (index) => keep.has(index));
   console.error(`  seeded ${USERS.toLocaleString("en")} users in ${seeded.seeded.seconds.toFixed(1)} s`);
-  if (DATA_DIR !== undefined) {
+  if (DATA_DIR && key) {
     saveSeed(DATA_DIR, key, dataDir, seeded);
     console.error(`  kept in ${DATA_DIR} for later runs (--data)`);
   }

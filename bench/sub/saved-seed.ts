@@ -22,11 +22,19 @@ import type { Seeded, SeededUser } from "./seed.ts";
 
 const DESCRIPTION_FILE = "seed.json";
 
-/** The database's files in a folder (as db/connection.ts names them): a WAL left behind goes along. */
+/**
+ * The database's files in a folder (as db/connection.ts names them): a WAL left behind goes along.
+ * Each file is copied under a temporary name and renamed into place, so a run restoring from the
+ * folder while another saves into it copies an old file or a new one, never a half-written one (a
+ * description and a database of two different seeds then fail the answers' byte-for-byte check).
+ */
 function copyDatabase(from: string, to: string): void {
   for (const suffix of ["", "-wal"]) {
     const file = `${sqliteFile(from)}${suffix}`;
-    if (existsSync(file)) copyFileSync(file, `${sqliteFile(to)}${suffix}`);
+    const target = `${sqliteFile(to)}${suffix}`;
+    if (!existsSync(file)) continue;
+    copyFileSync(file, `${target}.tmp`);
+    renameSync(`${target}.tmp`, target);
   }
 }
 

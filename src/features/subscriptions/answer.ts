@@ -50,6 +50,9 @@ const QUOTE = 0x22;
 /** Names and values as Node's writeHead takes them: 7 pairs for 200, 3 for 304, then room for more. */
 export const OK_HEADERS = 14;
 export const NOT_MODIFIED_HEADERS = 6;
+/** Where answerInto() writes each answer's own values in the lists: the rest stay as they were made. */
+export const OK_VALUES = { userinfo: 3, title: 5, disposition: 9, etag: 11 } as const;
+export const NOT_MODIFIED_VALUES = { etag: 1, userinfo: 5 } as const;
 
 export function okHeaders(extra = 0): string[] {
   // biome-ignore format: name, value pairs
@@ -90,17 +93,17 @@ export function answerInto(
   const own = writeValues("", template.tag, page, at);
   const etag = own.slice(0, valueEnds[0]);
   if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {
-    notModified[1] = etag;
-    notModified[5] = userinfo;
+    notModified[NOT_MODIFIED_VALUES.etag] = etag;
+    notModified[NOT_MODIFIED_VALUES.userinfo] = userinfo;
     return undefined;
   }
   const body = template.renderInto(text, page, at)
     ? base64Of(text.bytes, 0, text.end)
     : template.renderByBuilders(page, at);
-  ok[3] = userinfo;
-  ok[5] = own.slice(valueEnds[0], valueEnds[1]);
-  ok[9] = own.slice(valueEnds[1]);
-  ok[11] = etag;
+  ok[OK_VALUES.userinfo] = userinfo;
+  ok[OK_VALUES.title] = own.slice(valueEnds[0], valueEnds[1]);
+  ok[OK_VALUES.disposition] = own.slice(valueEnds[1]);
+  ok[OK_VALUES.etag] = etag;
   return body;
 }
 

@@ -13,6 +13,7 @@ import { freePort } from "../../../test/support/ports.ts";
 import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
 import { request } from "../../../test/support/templates.ts";
 import { withCacheFastPath } from "./fast-path.ts";
+import { headSplicing, headTextIsWritable } from "./head-text.ts";
 
 let t: TestApp;
 let server: Server;
@@ -109,6 +110,76 @@ async function exchange(
 /** A head's lines without those that differ from answer to answer, sorted: the same set whoever wrote it. */
 const fieldsOf = (lines: string[]) => lines.filter((l) => !/^(date|x-request-id):/i.test(l)).sort();
 
+/** The wire test's cases, each answered by the fast path and by the route (an uppercase id). */
+async function wireHeads(): Promise<void> {
+  const etag = (await fetchSub(`/sub/${userId}`)).headers.etag ?? ""; // in memory
+  const get = (id: string, more = "") => `GET /sub/${id} HTTP/1.1\r\nHost: x\r\n${more}\r\n`;
+  const upper = userId.toUpperCase(); // the route's answer (Fastify's writeHead) to compare with
+  const cases: {
+    name: string;
+    raw: (id: string) => string;
+    answers: number;
+    closed: boolean;
+    isHead?: boolean;
+    status?: string;
+  }[] = [
+    { name: "keep-alive, pipelined", raw: (id) => get(id) + get(id), answers: 2, closed: false },
+    { name: "HTTP/1.0", raw: (id) => `GET /sub/${id} HTTP/1.0\r\n\r\n`, answers: 1, closed: true },
+    {
+      name: "HTTP/1.0 keep-alive",
+      raw: (id) => `GET /sub/${id} HTTP/1.0\r\nConnection: keep-alive\r\n\r\n`,
+      answers: 1,
+      closed: false,
+    },
+    { name: "Connection: close", raw: (id) => get(id, "Connection: close\r\n"), answers: 1, closed: true },
+    {
+      name: "If-None-Match",
+      raw: (id) => get(id, `If-None-Match: ${etag}\r\n`),
+      answers: 1,
+      closed: false,
+      status: "HTTP/1.1 304 Not Modified",
+    },
+    {
+      name: "HEAD",
+      raw: (id) => `HEAD /sub/${id} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      answers: 1,
+      closed: false,
+      isHead: true,
+    },
+  ];
+  for (const c of cases) {
+    const before = fellThrough.length;
+    const fast = await exchange(c.raw(userId), c.answers, c.isHead);
+    assert.deepEqual(
+      fellThrough.slice(before).filter((seen) => seen !== "GET /health"),
+      [],
+      `${c.name}: answered by the fast path (the follow-up /health by Fastify)`,
+    );
+    const routed = await exchange(c.raw(upper), c.answers, c.isHead);
+    assert.equal(fast.heads.length, c.answers, c.name);
+    assert.equal(fast.closed, c.closed, `${c.name}: closed after the answer`);
+    assert.equal(routed.closed, c.closed, `${c.name}: the route closes alike`);
+    for (const [i, head] of fast.heads.entries()) {
+      assert.equal(head[0], c.status ?? "HTTP/1.1 200 OK", c.name);
+      assert.deepEqual(fieldsOf(head), fieldsOf(routed.heads[i] ?? []), `${c.name}: answer ${i + 1}`);
+    }
+  }
+  const [keptAlive] = (await exchange(get(userId), 1)).heads;
+  assert.ok(keptAlive?.includes("Connection: keep-alive") && keptAlive.includes("Keep-Alive: timeout=5"));
+  // The last request a socket may carry (server.maxRequestsPerSocket): Node says Connection: close, as for any answer.
+  server.maxRequestsPerSocket = 2;
+  try {
+    const fast = await exchange(get(userId) + get(userId), 2);
+    const routed = await exchange(get(upper) + get(upper), 2);
+    assert.equal(fast.closed, routed.closed);
+    assert.deepEqual(fast.heads.map(fieldsOf), routed.heads.map(fieldsOf));
+    assert.ok(fast.heads[0]?.includes("Keep-Alive: timeout=5, max=2"));
+    assert.ok(fast.heads[1]?.includes("Connection: close"));
+  } finally {
+    server.maxRequestsPerSocket = 0;
+  }
+}
+
 describe("the subscription cache fast path", () => {
   test("a miss goes to Fastify (counted once); the hit after it is the same answer without Fastify", async () => {
     const stats = () => t.deps.services.subscriptions.stats();
@@ -189,66 +260,15 @@ describe("the subscription cache fast path", () => {
     assert.deepEqual([post.fastify, post.answer.status, post.answer.headers.allow], [true, 405, "GET, HEAD"]);
   });
 
-  test("the head on the wire: Node's own connection fields for keep-alive, HTTP/1.0, Connection: close, pipelining, a socket's last request", async () => {
-    await fetchSub(`/sub/${userId}`); // in memory
-    const get = (id: string, more = "") => `GET /sub/${id} HTTP/1.1\r\nHost: x\r\n${more}\r\n`;
-    const upper = userId.toUpperCase(); // the route's answer (Fastify's writeHead) to compare with
-    const cases: {
-      name: string;
-      raw: (id: string) => string;
-      answers: number;
-      closed: boolean;
-      isHead?: boolean;
-    }[] = [
-      { name: "keep-alive, pipelined", raw: (id) => get(id) + get(id), answers: 2, closed: false },
-      { name: "HTTP/1.0", raw: (id) => `GET /sub/${id} HTTP/1.0\r\n\r\n`, answers: 1, closed: true },
-      {
-        name: "HTTP/1.0 keep-alive",
-        raw: (id) => `GET /sub/${id} HTTP/1.0\r\nConnection: keep-alive\r\n\r\n`,
-        answers: 1,
-        closed: false,
-      },
-      { name: "Connection: close", raw: (id) => get(id, "Connection: close\r\n"), answers: 1, closed: true },
-      {
-        name: "HEAD",
-        raw: (id) => `HEAD /sub/${id} HTTP/1.1\r\nHost: x\r\n\r\n`,
-        answers: 1,
-        closed: false,
-        isHead: true,
-      },
-    ];
-    for (const c of cases) {
-      const before = fellThrough.length;
-      const fast = await exchange(c.raw(userId), c.answers, c.isHead);
-      assert.deepEqual(
-        fellThrough.slice(before).filter((seen) => seen !== "GET /health"),
-        [],
-        `${c.name}: answered by the fast path (the follow-up /health by Fastify)`,
-      );
-      const routed = await exchange(c.raw(upper), c.answers, c.isHead);
-      assert.equal(fast.heads.length, c.answers, c.name);
-      assert.equal(fast.closed, c.closed, `${c.name}: closed after the answer`);
-      assert.equal(routed.closed, c.closed, `${c.name}: the route closes alike`);
-      for (const [i, head] of fast.heads.entries()) {
-        assert.equal(head[0], "HTTP/1.1 200 OK", c.name);
-        assert.deepEqual(fieldsOf(head), fieldsOf(routed.heads[i] ?? []), `${c.name}: answer ${i + 1}`);
+  for (const splice of [true, false])
+    test(`the head on the wire (${splice ? "written as text" : "through writeHead's checks"}): Node's own connection fields for keep-alive, HTTP/1.0, Connection: close, pipelining, HEAD, 304, a socket's last request`, async () => {
+      headSplicing.on = splice;
+      try {
+        await wireHeads();
+      } finally {
+        headSplicing.on = headTextIsWritable();
       }
-    }
-    const [keptAlive] = (await exchange(get(userId), 1)).heads;
-    assert.ok(keptAlive?.includes("Connection: keep-alive") && keptAlive.includes("Keep-Alive: timeout=5"));
-    // The last request a socket may carry (server.maxRequestsPerSocket): Node says Connection: close, as for any answer.
-    server.maxRequestsPerSocket = 2;
-    try {
-      const fast = await exchange(get(userId) + get(userId), 2);
-      const routed = await exchange(get(upper) + get(upper), 2);
-      assert.equal(fast.closed, routed.closed);
-      assert.deepEqual(fast.heads.map(fieldsOf), routed.heads.map(fieldsOf));
-      assert.ok(fast.heads[0]?.includes("Keep-Alive: timeout=5, max=2"));
-      assert.ok(fast.heads[1]?.includes("Connection: close"));
-    } finally {
-      server.maxRequestsPerSocket = 0;
-    }
-  });
+    });
 
   test("a client's own X-Request-Id is left to Fastify, which echoes it", async () => {
     const res = await fetch(`${base}/sub/${userId}`, {

@@ -2,15 +2,24 @@
 // request and reply objects and the logger cost more than the answer itself. Anything this path does
 // not answer (a user not in memory, an uppercase or malformed id, a query string, a client's own
 // X-Request-Id) goes on to the Fastify route unchanged, which answers the same bytes (answer.ts).
-// Per request it allocates only the answer's strings: the header lists are reused (writeHead copies
-// them into the response's header text before it returns), the request's headers are scanned in
-// their raw form (IncomingMessage#headers builds an object on first use), request ids count up.
+// Per request it allocates only the answer's strings: the header lists are reused (their text is
+// copied into the response's head before it returns), the request's headers are scanned in their raw
+// form (IncomingMessage#headers builds an object on first use), request ids count up. The base64
+// answers' heads skip writeHead's per-field checks (head-text.ts): their values need none.
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { SECURITY_HEADERS } from "../../lib/security-headers.ts";
 import { type Format, isFormat } from "../../lib/subscription-formats.ts";
-import { NOT_MODIFIED_HEADERS, notModifiedHeaders, OK_HEADERS, okHeaders } from "./answer.ts";
+import {
+  NOT_MODIFIED_HEADERS,
+  NOT_MODIFIED_VALUES,
+  notModifiedHeaders,
+  OK_HEADERS,
+  OK_VALUES,
+  okHeaders,
+} from "./answer.ts";
 import { isBrowser } from "./formats.ts";
+import { HeadFields } from "./head-text.ts";
 import type { SubscriptionsService } from "./subscriptions.service.ts";
 
 const PREFIX = "/sub/";
@@ -25,6 +34,14 @@ OK.splice(OK_HEADERS + 4, SECURITY_HEADERS.length, ...SECURITY_HEADERS);
 const NOT_MODIFIED = notModifiedHeaders(1 + SECURITY_PAIRS);
 NOT_MODIFIED[NOT_MODIFIED_HEADERS] = "x-request-id";
 NOT_MODIFIED.splice(NOT_MODIFIED_HEADERS + 2, SECURITY_HEADERS.length, ...SECURITY_HEADERS);
+/** The two lists as heads: what answerInto() fills and the request id change per answer (and the length). */
+const OK_HEAD = new HeadFields(200, OK, [...Object.values(OK_VALUES), OK_HEADERS + 1], OK_HEADERS + 2);
+const NOT_MODIFIED_HEAD = new HeadFields(
+  304,
+  NOT_MODIFIED,
+  [...Object.values(NOT_MODIFIED_VALUES), NOT_MODIFIED_HEADERS + 1],
+  -1,
+);
 
 const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 /**
@@ -133,13 +150,13 @@ export function answerFromMemory(
   const body = subscriptions.answerInto(address, ifNoneMatch, OK, NOT_MODIFIED);
   if (body === undefined) {
     NOT_MODIFIED[NOT_MODIFIED_HEADERS + 1] = requestIds.next();
-    response.writeHead(304, NOT_MODIFIED);
+    NOT_MODIFIED_HEAD.write(response);
     response.end();
     return true;
   }
   OK[OK_HEADERS + 1] = requestIds.next();
   OK[OK_HEADERS + 3] = String(body.length); // base64: ASCII
-  response.writeHead(200, OK);
+  OK_HEAD.write(response);
   if (method === "GET") response.end(body, "latin1");
   else response.end();
   return true;

@@ -5,12 +5,13 @@
 // generation guard, and the change feed's cursor over out-of-order PostgreSQL commits.
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
+import { validateHeaderValue } from "node:http";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { loadConfig } from "../../config/config.ts";
 import { linkShapesOf } from "../access/links.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
-import { answerInto, notModifiedHeaders, okHeaders } from "./answer.ts";
+import { answerInto, NOT_MODIFIED_VALUES, notModifiedHeaders, OK_VALUES, okHeaders } from "./answer.ts";
 import { base64Of, encodeGroups, latin1Of, STANDARD, TextBuffer, URL_SAFE } from "./base64.ts";
 import { advance, type Change, type FeedCursor } from "./change-feed.ts";
 import { RequestIds } from "./fast-path.ts";
@@ -128,6 +129,8 @@ const userName = fc.oneof(
   fc.stringMatching(/^[A-Za-z0-9._-]{1,30}$/),
   fc.string({ minLength: 1, maxLength: 30 }),
   fc.constantFrom("Пользователь 7", "Zoë Ünïcode", 'quote " and \\', "ユーザー"),
+  // What would break a head written as text (head-text.ts) if it reached a value as it is.
+  fc.constantFrom("a\r\nSet-Cookie: x=1", "line\nfeed", "tab\there", "nul\u0000", "del\u007f"),
   // Up to the longest name the API takes, in 4-byte characters: past the reused buffers' first size.
   fc.string({ unit: "binary", minLength: 100, maxLength: 128 }),
 );
@@ -209,6 +212,12 @@ describe("answers from the index", () => {
           [userinfo, expected.headers.title, expected.headers.disposition],
         );
         assert.match(String(ok[11]), /^"[A-Za-z0-9_-]{22}"$/);
+        // The fast path writes these values into the head without writeHead's checks (head-text.ts):
+        // each must pass them, whatever the name.
+        for (const i of Object.values(OK_VALUES)) validateHeaderValue(String(ok[i - 1]), ok[i] as string);
+        const { notModified } = answerOf(index, address, String(ok[OK_VALUES.etag]));
+        for (const i of Object.values(NOT_MODIFIED_VALUES))
+          validateHeaderValue(String(notModified[i - 1]), notModified[i] as string);
         // A record that is not kept (the slow path's) answers the same.
         const transient = index.transient(input, refs);
         const other = okHeaders();

@@ -19,7 +19,7 @@ import {
   okHeaders,
 } from "./answer.ts";
 import { isBrowser } from "./formats.ts";
-import { HeadFields } from "./head-text.ts";
+import { endWith, HeadFields } from "./head-text.ts";
 import type { SubscriptionsService } from "./subscriptions.service.ts";
 
 const PREFIX = "/sub/";
@@ -142,23 +142,21 @@ export function answerFromMemory(
     const headers = answer.headers;
     headers.push("x-request-id", requestIds.next(), ...SECURITY_HEADERS);
     if (answer.body !== undefined) headers.push("content-length", String(answer.body.length)); // ASCII or bytes
-    response.writeHead(answer.status, headers);
-    if (method === "GET" && answer.body !== undefined) response.end(answer.body, "latin1");
-    else response.end();
+    response.writeHead(answer.status, headers); // values an admin may have typed (extras): checked
+    if (method !== "GET" || answer.body === undefined) response.end();
+    else if (typeof answer.body === "string") endWith(response, answer.body);
+    else response.end(answer.body);
     return true;
   }
   const body = subscriptions.answerInto(address, ifNoneMatch, OK, NOT_MODIFIED);
   if (body === undefined) {
     NOT_MODIFIED[NOT_MODIFIED_HEADERS + 1] = requestIds.next();
-    NOT_MODIFIED_HEAD.write(response);
-    response.end();
+    NOT_MODIFIED_HEAD.answer(response, undefined);
     return true;
   }
   OK[OK_HEADERS + 1] = requestIds.next();
   OK[OK_HEADERS + 3] = String(body.length); // base64: ASCII
-  OK_HEAD.write(response);
-  if (method === "GET") response.end(body, "latin1");
-  else response.end();
+  OK_HEAD.answer(response, method === "GET" ? body : undefined);
   return true;
 }
 

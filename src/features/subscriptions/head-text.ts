@@ -1,18 +1,24 @@
-// The fast path's heads written as text into the head Node keeps for a response, instead of through
-// writeHead's field list. writeHead checks every field it is given, each name and value with a regular
-// expression and each name lowercased, and builds the head by concatenation: for a /sub answer's
-// twelve fields that cost more than the lookup and the render together (docs/BENCHMARKS.md, session
-// 26). The fast path's values need no check: each comes from a fixed alphabet (numbers, base64,
-// hex, the quoted entity tag, a file name of [A-Za-z0-9._-] or its RFC 5987 form; head-text.test.ts
-// holds every value to Node's own checks, hostile user names included). So the fast path gives
-// writeHead only what Node decides the connection by (Content-Length), and puts its own fields, as
-// text, right after the status line of the head Node wrote: Node still writes Date, Connection and
-// Keep-Alive, closes or keeps the connection, and sends no body for HEAD and 304.
+// The fast path's answers written as text into the head Node keeps for a response, instead of
+// through writeHead's field list and end(body). Two costs go (docs/BENCHMARKS.md, session 26):
 //
-// The head is ServerResponse's `_header`: text that writeHead leaves there and end() sends before the
-// body. It is not documented, so it is checked once, when this module loads, on a response that is
-// never sent; on a Node.js where it is not what this expects, `headSplicing.on` is false and the fast
-// path goes through writeHead's checks as before. The wire test (fast-path.test.ts) runs both ways.
+// - writeHead checks every field it is given, each name and value with a regular expression and each
+//   name lowercased, and builds the head by concatenation: for a /sub answer's twelve fields that cost
+//   more than the lookup. The plain base64 answers' values need no check: each comes from a fixed
+//   alphabet (numbers, base64, hex, the quoted entity tag, a file name of [A-Za-z0-9._-] or its RFC
+//   5987 form; a property test in subscription-index.test.ts holds every value to Node's own
+//   validateHeaderValue, for any user name) and nothing an admin types reaches them. So writeHead gets
+//   only what Node decides the connection by (Content-Length) and the fields go, as text, right after
+//   its status line: Node still writes Date, Connection and Keep-Alive, closes or keeps the
+//   connection, and sends no body for HEAD and 304.
+// - end(body) sends the head and body as one string, then an empty chunk that carries the end: two
+//   chunks, which the socket writes with writev through a copy on the C++ heap. With the body appended
+//   to the head and end() given none, the one string goes out in one write from the stack. Any answer
+//   whose body is a string can take this, checked head or not (endWith()).
+//
+// The head is ServerResponse's `_header`: text that writeHead leaves there and end() sends as it is.
+// It is not documented, so it is checked once, when this module loads, on a response that is never
+// sent; on a Node.js where it is not what this expects, `headSplicing.on` is false and answers go
+// through writeHead's checks and end(body) as before. The wire test (fast-path.test.ts) runs both ways.
 import { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
 
@@ -21,8 +27,6 @@ const STATUS_LINES: Readonly<Record<200 | 304, string>> = {
   200: "HTTP/1.1 200 OK\r\n",
   304: "HTTP/1.1 304 Not Modified\r\n",
 };
-
-type HeadText = { _header: unknown };
 
 /**
  * Whether writeHead leaves the head as text in `_header`, its status line first and the fields it
@@ -37,7 +41,7 @@ export function headTextIsWritable(): boolean {
       request.httpVersionMinor = 1;
       const response = new ServerResponse(request);
       response.writeHead(status, ["content-length", "0"]);
-      const head = (response as unknown as HeadText)._header;
+      const head: unknown = (response as unknown as HeadText)._header;
       const property = Object.getOwnPropertyDescriptor(response, "_header");
       const expected = `${STATUS_LINES[status]}content-length: 0\r\n`;
       if (typeof head !== "string" || !head.startsWith(expected) || !head.endsWith("\r\n\r\n")) return false;
@@ -55,12 +59,28 @@ export const headSplicing = { on: headTextIsWritable() };
 const LENGTH = ["content-length", ""];
 const NO_FIELDS: string[] = [];
 
+/** The head Node keeps for a response once writeHead() returns (checked by headTextIsWritable()). */
+type HeadText = { _header: string };
+
+/**
+ * Ends a response whose head is written: with `body` (undefined: none) appended to the head text,
+ * so both go out as one string in one write, or by end(body) when `headSplicing.on` is false.
+ */
+export function endWith(response: ServerResponse, body: string | undefined): void {
+  if (body === undefined) response.end();
+  else if (headSplicing.on) {
+    (response as unknown as HeadText)._header += body;
+    response.end();
+  } else response.end(body, "latin1");
+}
+
 /**
  * A reused list of header pairs (name, value, …) as Node's writeHead takes them, whose values at
- * `varying` change from answer to answer and the others never, written by write(): spliced as text
- * (the constant text between the changing values made once), or through writeHead's checks when
- * `headSplicing.on` is false. `lengthAt`: the index of the content-length name in the list, or -1
- * (304): spliced, the fields keep their order but for Content-Length, which Node writes after them.
+ * `varying` change from answer to answer and the others never. answer() writes it (spliced as text:
+ * the constant text between the changing values made once; or through writeHead's checks when
+ * `headSplicing.on` is false) and the body. `lengthAt`: the index of the content-length name in the
+ * list, or -1 (304): spliced, the fields keep their order but for Content-Length, which Node writes
+ * after them.
  */
 export class HeadFields {
   /** The constant text before each changing value, and after the last one. */
@@ -89,11 +109,12 @@ export class HeadFields {
     this.#texts.push(text);
   }
 
-  /** writeHead(status, pairs) with the pairs as they are now. */
-  write(response: ServerResponse): void {
+  /** Answers with the pairs as they are now and `body` (undefined: none, as for HEAD and 304), and ends the response. */
+  answer(response: ServerResponse, body: string | undefined): void {
     const pairs = this.pairs;
     if (!headSplicing.on) {
       response.writeHead(this.status, pairs);
+      endWith(response, body);
       return;
     }
     if (this.lengthAt < 0) response.writeHead(this.status, NO_FIELDS);
@@ -105,7 +126,10 @@ export class HeadFields {
     const varying = this.#varying;
     let fields = texts[0] as string;
     for (let k = 0; k < varying.length; k++) fields += (pairs[varying[k] as number] as string) + texts[k + 1];
-    const own = response as unknown as { _header: string };
-    own._header = this.#statusLine + fields + own._header.slice(this.#statusLine.length);
+    const own = response as unknown as HeadText;
+    const rest = own._header.slice(this.#statusLine.length);
+    own._header =
+      body === undefined ? this.#statusLine + fields + rest : this.#statusLine + fields + rest + body;
+    response.end();
   }
 }

@@ -57,6 +57,21 @@ describe("answers written as text", () => {
     assert.equal(headSplicing.on, true);
   });
 
+  test("the check refuses a Node.js whose end() does not send the head text as it was left", () => {
+    const end = ServerResponse.prototype.end;
+    ServerResponse.prototype.end = function (this: ServerResponse, ...args: unknown[]) {
+      const own = this as unknown as { _header: string };
+      own._header = own._header.replace("x-probe: 1\r\n", "");
+      return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+    } as typeof end;
+    try {
+      assert.equal(headTextIsWritable(), false);
+    } finally {
+      ServerResponse.prototype.end = end;
+    }
+    assert.equal(headTextIsWritable(), true);
+  });
+
   test("a spliced answer has the checked one's fields and body, Content-Length after the others, each answer's values, in one write", () => {
     // biome-ignore format: name, value pairs
     const pairs = [

@@ -16,11 +16,12 @@
 //   whose body is a string can take this, checked head or not (endWith()).
 //
 // The head is ServerResponse's `_header`: text that writeHead leaves there and end() sends as it is.
-// It is not documented, so it is checked once, when this module loads, on a response that is never
-// sent; on a Node.js where it is not what this expects, `headSplicing.on` is false and answers go
+// It is not documented, so it is checked once, when this module loads, on a response whose socket is
+// a stream that keeps what it is given; on a Node.js where it is not what this expects, `headSplicing.on` is false and answers go
 // through writeHead's checks and end(body) as before. The wire test (fast-path.test.ts) runs both ways.
 import { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
+import { Writable } from "node:stream";
 
 /** The status lines writeHead writes first for the statuses the fast path answers. */
 const STATUS_LINES: Readonly<Record<200 | 304, string>> = {
@@ -29,8 +30,9 @@ const STATUS_LINES: Readonly<Record<200 | 304, string>> = {
 };
 
 /**
- * Whether writeHead leaves the head as text in `_header`, its status line first and the fields it
- * was given next, in a plain writable property: on a response that is never sent.
+ * Whether writeHead leaves the head as text in `_header` (its status line first, the fields it was
+ * given next) and end() sends that text as it is, a field and a body added to it, in one write: for
+ * 200 and 304, on a response whose socket is a stream that keeps what it is given.
  */
 export function headTextIsWritable(): boolean {
   try {
@@ -40,12 +42,26 @@ export function headTextIsWritable(): boolean {
       request.httpVersionMajor = 1;
       request.httpVersionMinor = 1;
       const response = new ServerResponse(request);
-      response.writeHead(status, ["content-length", "0"]);
-      const head: unknown = (response as unknown as HeadText)._header;
-      const property = Object.getOwnPropertyDescriptor(response, "_header");
-      const expected = `${STATUS_LINES[status]}content-length: 0\r\n`;
-      if (typeof head !== "string" || !head.startsWith(expected) || !head.endsWith("\r\n\r\n")) return false;
-      if (property === undefined || property.writable !== true || !response.headersSent) return false;
+      const written: Buffer[] = [];
+      const socket = new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          if (chunk.length > 0) written.push(chunk);
+          callback();
+        },
+      });
+      response.assignSocket(socket as unknown as Socket);
+      const body = status === 200 ? "b" : "";
+      response.writeHead(status, ["content-length", String(body.length)]);
+      const own = response as unknown as { _header: unknown };
+      const head = own._header;
+      const line = STATUS_LINES[status];
+      if (typeof head !== "string" || !head.startsWith(`${line}content-length: ${body.length}\r\n`))
+        return false;
+      if (!head.endsWith("\r\n\r\n") || !response.headersSent) return false;
+      const expected = `${line}x-probe: 1\r\n${head.slice(line.length)}${body}`;
+      own._header = expected;
+      response.end();
+      if (written.length !== 1 || written[0]?.toString("latin1") !== expected) return false;
     }
     return true;
   } catch {

@@ -4,8 +4,9 @@
 // X-Request-Id) goes on to the Fastify route unchanged, which answers the same bytes (answer.ts).
 // Per request it allocates only the answer's strings: the header lists are reused (their text is
 // copied into the response's head before it returns), the request's headers are scanned in their raw
-// form (IncomingMessage#headers builds an object on first use), request ids count up. The base64
-// answers' heads skip writeHead's per-field checks (head-text.ts): their values need none.
+// form (IncomingMessage#headers builds an object on first use), request ids count up. The plain
+// base64 answers' heads skip writeHead's per-field checks (their values need none), and every body
+// sent as a string goes out with its head in one write (head-text.ts).
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { SECURITY_HEADERS } from "../../lib/security-headers.ts";

@@ -1,24 +1,25 @@
 // The fast path's answers written as text into the head Node keeps for a response, instead of
 // through writeHead's field list and end(body). Two costs go (docs/BENCHMARKS.md, session 26):
 //
-// - writeHead checks every field it is given, each name and value with a regular expression and each
-//   name lowercased, and builds the head by concatenation: for a /sub answer's twelve fields that cost
-//   more than the lookup. The plain base64 answers' values need no check: each comes from a fixed
-//   alphabet (numbers, base64, hex, the quoted entity tag, a file name of [A-Za-z0-9._-] or its RFC
-//   5987 form; a property test in subscription-index.test.ts holds every value to Node's own
-//   validateHeaderValue, for any user name) and nothing an admin types reaches them. So writeHead gets
-//   only what Node decides the connection by (Content-Length) and the fields go, as text, right after
-//   its status line: Node still writes Date, Connection and Keep-Alive, closes or keeps the
-//   connection, and sends no body for HEAD and 304.
+// - writeHead checks every field it is given, each name and value with a regular expression and
+//   each name lowercased, and builds the head by concatenation: for a /sub answer's twelve fields
+//   that cost more than the lookup. The plain base64 answers' values need no check: each comes from
+//   a fixed alphabet (numbers, base64, hex, the quoted entity tag, a file name of [A-Za-z0-9._-] or
+//   its RFC 5987 form; a property test in subscription-index.test.ts holds every value to Node's
+//   own validateHeaderValue, for any user name) and nothing an admin types reaches them. So
+//   writeHead gets only what Node decides the connection by (Content-Length) and the fields go, as
+//   text, right after its status line: Node still writes Date, Connection and Keep-Alive, closes or
+//   keeps the connection, and sends no body for HEAD and 304.
 // - end(body) sends the head and body as one string, then an empty chunk that carries the end: two
-//   chunks, which the socket writes with writev through a copy on the C++ heap. With the body appended
-//   to the head and end() given none, the one string goes out in one write from the stack. Any answer
-//   whose body is a string can take this, checked head or not (endWith()).
+//   chunks, which the socket writes with writev through a copy on the C++ heap. With the body
+//   appended to the head and end() given none, the one string goes out in one write from the
+//   stack. Any answer whose body is a string can take this, checked head or not (endWith()).
 //
-// The head is ServerResponse's `_header`: text that writeHead leaves there and end() sends as it is.
-// It is not documented, so it is checked once, when this module loads, on a response whose socket is
-// a stream that keeps what it is given; on a Node.js where it is not what this expects, `headSplicing.on` is false and answers go
-// through writeHead's checks and end(body) as before. The wire test (fast-path.test.ts) runs both ways.
+// The head is ServerResponse's `_header`: text that writeHead leaves there and end() sends as it
+// is. It is not documented, so it is checked once, when this module loads, on a response whose
+// socket is a stream that keeps what it is given; on a Node.js where it is not what this expects,
+// `headSplicing.on` is false and answers go through writeHead's checks and end(body) as before. The
+// wire test (fast-path.test.ts) runs both ways.
 import { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
 import { Writable } from "node:stream";
@@ -143,9 +144,7 @@ export class HeadFields {
     let fields = texts[0] as string;
     for (let k = 0; k < varying.length; k++) fields += (pairs[varying[k] as number] as string) + texts[k + 1];
     const own = response as unknown as HeadText;
-    const rest = own._header.slice(this.#statusLine.length);
-    own._header =
-      body === undefined ? this.#statusLine + fields + rest : this.#statusLine + fields + rest + body;
-    response.end();
+    own._header = this.#statusLine + fields + own._header.slice(this.#statusLine.length);
+    endWith(response, body);
   }
 }

@@ -10,10 +10,11 @@
 // Two processes of one build differ by a few per cent (layout luck; at 1,000,000 users by up to 16 %
 // for a whole run, docs/BENCHMARKS.md session 27), which no number of rounds averages out: --runs K
 // starts both services afresh K times (B first in even runs) and gives each run's median too.
-// Without --b it measures A against itself: the method's own spread. What it does not measure: a server alone on its core (bench:sub does that); taking
-// turns on one core, each server starts its turn with the other's cache lines, so compare builds of
-// the same server here, not /sub against the references. Without --a, `npm run build` makes A; the
-// build empties dist/, so keep the other bundle elsewhere (e.g. cp dist/portcullis.mjs /tmp/before.mjs).
+// Without --b it measures A against itself: the method's own spread. What it does not measure: a
+// server alone on its core (bench:sub does that); taking turns on one core, each server starts its
+// turn with the other's cache lines, so compare builds of the same server here, not /sub against the
+// references. Without --a, `npm run build` makes A; the build empties dist/, so keep the other bundle
+// elsewhere (e.g. cp dist/portcullis.mjs /tmp/before.mjs).
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

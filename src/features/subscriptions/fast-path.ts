@@ -6,9 +6,11 @@
 // copied into the response's head before it returns), the request's headers are scanned in their raw
 // form (IncomingMessage#headers builds an object on first use), request ids count up. The plain
 // base64 answers' heads skip writeHead's per-field checks (their values need none), and every body
-// sent as a string goes out with its head in one write (head-text.ts).
+// sent as a string goes out with its head in one write (head-text.ts). A request without a body is
+// marked as read, so Node does not read it to its end after the answer (MARKS_READ).
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
+import { Socket } from "node:net";
 import { SECURITY_HEADERS } from "../../lib/security-headers.ts";
 import { type Format, isFormat } from "../../lib/subscription-formats.ts";
 import {
@@ -74,6 +76,27 @@ export class RequestIds {
 }
 const requestIds = new RequestIds();
 
+type Consuming = { _consuming: boolean };
+/**
+ * Whether the fast path marks its answered requests without a body as read. Once a response
+ * finishes, Node's server "dumps" the request unless something reads it (`_consuming`):
+ * IncomingMessage#_dump() resumes the stream, reads it, emits 'end', destroys it and emits 'close',
+ * over three ticks, so that a body's bytes come off the wire. A GET or HEAD without Content-Length
+ * or Transfer-Encoding has no body (RFC 9112 §6.3): for it that work pulls nothing, and it is
+ * skipped. A request with a body is dumped as ever (fast-path.test.ts sends 100 KB bodies on GETs
+ * and a request after each, on one connection). Undocumented, like the head (head-text.ts): only
+ * when this Node.js has both the flag and the dump, as Node 20 to 24 do; elsewhere nothing is set.
+ */
+export const MARKS_READ = (() => {
+  try {
+    const probe = new IncomingMessage(new Socket()) as unknown as Consuming;
+    const prototype = IncomingMessage.prototype as unknown as { _dump?: unknown };
+    return probe._consuming === false && typeof prototype._dump === "function";
+  } catch {
+    return false;
+  }
+})();
+
 const UUID_ALONE = { length: 36, format: null } as const;
 const TOKEN_ALONE = { length: 32, format: null } as const;
 
@@ -119,6 +142,8 @@ export function answerFromMemory(
   let ifNoneMatch: string | undefined;
   let userAgent: string | undefined;
   let accept: string | undefined;
+  /** Whether the request says it has a body (Content-Length or Transfer-Encoding). */
+  let framed = false;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
     if (name.length === 12 && name.toLowerCase() === "x-request-id") return false; // Fastify echoes (and checks) it
@@ -127,6 +152,8 @@ export function answerFromMemory(
       ifNoneMatch = ifNoneMatch === undefined ? raw[i + 1] : `${ifNoneMatch}, ${raw[i + 1]}`;
     } else if (name.length === 10 && name.toLowerCase() === "user-agent") userAgent = raw[i + 1];
     else if (name.length === 6 && name.toLowerCase() === "accept") accept = raw[i + 1];
+    else if (name.length === 14 && name.toLowerCase() === "content-length") framed = true;
+    else if (name.length === 17 && name.toLowerCase() === "transfer-encoding") framed = true;
   }
   const settings = subscriptions.settings;
   let format = shape.format;
@@ -136,6 +163,7 @@ export function answerFromMemory(
   }
   const address = subscriptions.findKey(url, PREFIX.length, shape.length);
   if (address < 0) return false;
+  if (!framed && MARKS_READ) (request as unknown as Consuming)._consuming = true; // no body: nothing to dump
   subscriptions.noteFetch(address, userAgent); // into preallocated typed arrays: written in batches (fetch-log.ts)
   if (format !== "base64" || !settings.isPlain) {
     const key = url.slice(PREFIX.length, PREFIX.length + shape.length);

@@ -196,14 +196,15 @@ export type AnswerSettings = {
 };
 
 /**
- * body: the bytes to send, as a Buffer or as a latin1 string (a character per byte: base64 is ASCII,
- * a document its UTF-8 bytes); `body.length` is the byte count either way. bodyBytes() gives a Buffer.
+ * body: the bytes to send as a latin1 string (a character per byte: base64 is ASCII, the links text
+ * and a document their UTF-8 bytes), so `body.length` is the byte count and the fast path sends it
+ * with its head in one write (head-text.ts). bodyBytes() gives a Buffer.
  */
-export type FormatResponse = { status: 200 | 304; headers: string[]; body: string | Buffer | undefined };
+export type FormatResponse = { status: 200 | 304; headers: string[]; body: string | undefined };
 
 /** The body's bytes as a Buffer (for writers that would encode a string as UTF-8). */
-export function bodyBytes(body: string | Buffer): Buffer {
-  return typeof body === "string" ? Buffer.from(body, "latin1") : body;
+export function bodyBytes(body: string): Buffer {
+  return Buffer.from(body, "latin1");
 }
 
 /** A letter per format in the ETag, so two formats of one user never share one. */
@@ -238,12 +239,12 @@ export function formatAnswer(
       body: undefined,
     };
   }
-  let body: string | Buffer;
+  let body: string;
   if (document !== undefined) body = document.render(page, at);
   else if (!template.renderInto(text, page, at)) {
     const base64 = template.renderByBuilders(page, at);
-    body = format === "links" ? Buffer.from(base64, "base64") : base64;
-  } else if (format === "links") body = Buffer.from(text.bytes.subarray(0, text.end));
+    body = format === "links" ? Buffer.from(base64, "base64").toString("latin1") : base64;
+  } else if (format === "links") body = latin1Of(text.bytes, 0, text.end);
   else body = base64Of(text.bytes, 0, text.end);
   // biome-ignore format: name, value pairs
   const headers = [

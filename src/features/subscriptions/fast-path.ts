@@ -170,11 +170,9 @@ export function answerFromMemory(
     const answer = subscriptions.answerFormat(address, key, format, ifNoneMatch);
     const headers = answer.headers;
     headers.push("x-request-id", requestIds.next(), ...SECURITY_HEADERS);
-    if (answer.body !== undefined) headers.push("content-length", String(answer.body.length)); // ASCII or bytes
+    if (answer.body !== undefined) headers.push("content-length", String(answer.body.length)); // a character per byte
     response.writeHead(answer.status, headers); // values an admin may have typed (extras): checked
-    if (method !== "GET" || answer.body === undefined) response.end();
-    else if (typeof answer.body === "string") endWith(response, answer.body);
-    else response.end(answer.body);
+    endWith(response, method === "GET" ? answer.body : undefined);
     return true;
   }
   const body = subscriptions.answerInto(address, ifNoneMatch, OK, NOT_MODIFIED);

@@ -13,6 +13,7 @@ import type { SubscriptionSettings } from "../subscription-settings/subscription
 import {
   type AnswerSettings,
   answerInto,
+  bodyBytes,
   type FormatResponse,
   formatAnswer,
   notModifiedHeaders,
@@ -337,8 +338,8 @@ export class SubscriptionsService {
         text !== undefined
           ? { kind: "blocked" as const, text }
           : { kind: lifecycle.status === "on_hold" ? ("on_hold" as const) : ("active" as const) },
-      links: (links.body ?? "")
-        .toString()
+      links: bodyBytes(links.body ?? "")
+        .toString("utf8")
         .split("\n")
         .filter((line) => !line.startsWith("#")),
       inbounds: byId.size,

@@ -27,28 +27,53 @@ export type ReceiverVariant = "v2ray" | "r8" | "r7" | "r6";
  */
 export type Ss2022Variant = "none" | "legacy" | "account";
 
+/**
+ * Which XHTTP (splithttp) settings have one meaning in every release of the layout:
+ * - `none`: splithttp's Config was renumbered several times inside the span (1.8.15 ... 24.12), or
+ *   did not exist yet: XHTTP is refused.
+ * - `base`: host 1, path 2, mode 3, xPaddingBytes 5, noSSEHeader 7, scMaxEachPostBytes 8,
+ *   scMaxBufferedPosts 10 (25.1.1 had xmux at 11, 25.1.30 on scStreamUpServerSecs: 11 is not sent).
+ * - `keepalive`: as `base`, plus scStreamUpServerSecs 11 (25.1.30 and later).
+ */
+export type XhttpVariant = "none" | "base" | "keepalive";
+
 export type LayoutFacts = {
   flavor: CoreFlavor;
   receiver: ReceiverVariant;
   ss2022: Ss2022Variant;
+  xhttp: XhttpVariant;
   /** The releases whose own .proto files were read for this layout (docs/CORES.md). */
   checkedOn: readonly string[];
 };
 
 export const LAYOUT_FACTS: Record<WireLayout, LayoutFacts> = {
-  "v2ray-4": { flavor: "v2ray", receiver: "v2ray", ss2022: "none", checkedOn: ["4.34 (the real core)"] },
-  "xray-1.8": { flavor: "xray", receiver: "r8", ss2022: "legacy", checkedOn: ["1.8.1", "1.8.13"] },
-  "xray-24.9": { flavor: "xray", receiver: "r7", ss2022: "legacy", checkedOn: ["24.9.30"] },
+  "v2ray-4": {
+    flavor: "v2ray",
+    receiver: "v2ray",
+    ss2022: "none",
+    xhttp: "none",
+    checkedOn: ["4.34 (the real core)"],
+  },
+  "xray-1.8": {
+    flavor: "xray",
+    receiver: "r8",
+    ss2022: "legacy",
+    xhttp: "none",
+    checkedOn: ["1.8.1", "1.8.13"],
+  },
+  "xray-24.9": { flavor: "xray", receiver: "r7", ss2022: "legacy", xhttp: "none", checkedOn: ["24.9.30"] },
   "xray-25.1": {
     flavor: "xray",
     receiver: "r7",
     ss2022: "account",
+    xhttp: "base",
     checkedOn: ["25.1.1", "25.6.8", "25.9.5"],
   },
   "xray-25.10": {
     flavor: "xray",
     receiver: "r6",
     ss2022: "account",
+    xhttp: "keepalive",
     checkedOn: ["25.10.15", "26.2.6", "26.4.13", "26.5.10"],
   },
 };

@@ -16,6 +16,8 @@ const VARIANT_FILES = {
   r8: "xray/app/proxyman_r8.proto",
   legacy: "xray/proxy/shadowsocks_2022_legacy.proto",
   account: "xray/proxy/shadowsocks_2022.proto",
+  base: "xray/transport/splithttp_base.proto",
+  keepalive: "xray/transport/splithttp.proto",
 } as const;
 
 function protoFiles(dir: string): string[] {
@@ -34,6 +36,7 @@ export function layoutProtoFiles(layout: WireLayout): string[] {
   const shared = protoFiles(join(PROTO_ROOT, "xray")).filter((file) => !variants.has(file));
   const own: string[] = [VARIANT_FILES[facts.receiver as "r6" | "r7" | "r8"]];
   if (facts.ss2022 !== "none") own.push(VARIANT_FILES[facts.ss2022]);
+  if (facts.xhttp !== "none") own.push(VARIANT_FILES[facts.xhttp]);
   return [...shared, ...own];
 }
 

@@ -27,7 +27,7 @@ export function buildInbound(
 ): BuildResult<BuiltInbound> {
   const layout = targetLayout(target);
   const flavor = layoutFlavor(layout);
-  const { plan, problems } = readInbound(json, flavor, options);
+  const { plan, problems } = readInbound(json, layout, options);
   if (plan === undefined) return { ok: false, problems };
   const proxy = plan.proxy;
   const facts = {

@@ -1,4 +1,5 @@
-// Xray stream settings: tcp / websocket / grpc / httpupgrade transports under none, TLS or REALITY.
+// Xray stream settings: tcp / websocket / grpc / httpupgrade / xhttp transports under none, TLS or
+// REALITY. XHTTP's settings are written per layout: field 11 only where every release reads it so.
 
 import { create } from "@bufbuild/protobuf";
 import type { TypedMessage } from "../../gen/xray/common/serial_pb.ts";
@@ -10,9 +11,11 @@ import {
   TransportConfigSchema,
 } from "../../gen/xray/transport/internet_pb.ts";
 import { ConfigSchema as RealityConfigSchema } from "../../gen/xray/transport/reality_pb.ts";
+import { ConfigSchema as SplitHttpConfigSchema } from "../../gen/xray/transport/splithttp_pb.ts";
 import { ConfigSchema as TlsConfigSchema } from "../../gen/xray/transport/tls_pb.ts";
 import { ConfigSchema as WebSocketConfigSchema } from "../../gen/xray/transport/websocket_pb.ts";
-import type { RealityPlan, StreamPlan, TlsPlan } from "./plan.ts";
+import { LAYOUT_FACTS, type WireLayout } from "../wire-layout.ts";
+import type { RealityPlan, StreamPlan, TlsPlan, XhttpPlan } from "./plan.ts";
 import { typedXray } from "./typed-message.ts";
 
 const utf8 = new TextEncoder();
@@ -22,13 +25,15 @@ const PROTOCOL_NAMES: Record<StreamPlan["network"], string> = {
   ws: "websocket",
   grpc: "grpc",
   httpupgrade: "httpupgrade",
+  // Xray's loader turns "xhttp" and "splithttp" into the transport's registered name.
+  xhttp: "splithttp",
 };
 
-export function encodeXrayStream(stream: StreamPlan): StreamConfig | undefined {
+export function encodeXrayStream(stream: StreamPlan, layout: WireLayout): StreamConfig | undefined {
   if (stream.network === "tcp" && stream.security === "none") return undefined;
   const protocolName = PROTOCOL_NAMES[stream.network];
   const config = create(StreamConfigSchema, { protocolName });
-  const settings = transportSettings(stream);
+  const settings = transportSettings(stream, layout);
   if (settings !== undefined) {
     config.transportSettings.push(create(TransportConfigSchema, { protocolName, settings }));
   }
@@ -41,7 +46,8 @@ export function encodeXrayStream(stream: StreamPlan): StreamConfig | undefined {
   return config;
 }
 
-function transportSettings(stream: StreamPlan): TypedMessage | undefined {
+function transportSettings(stream: StreamPlan, layout: WireLayout): TypedMessage | undefined {
+  if (stream.xhttp !== null) return xhttp(stream.xhttp, layout);
   if (stream.ws !== null) {
     const { host, path, headers, acceptProxyProtocol } = stream.ws;
     return typedXray(WebSocketConfigSchema, { host, path, header: headers, acceptProxyProtocol });
@@ -54,6 +60,24 @@ function transportSettings(stream: StreamPlan): TypedMessage | undefined {
     return typedXray(GrpcConfigSchema, { host: stream.grpc.authority, serviceName: stream.grpc.serviceName });
   }
   return undefined;
+}
+
+function xhttp(plan: XhttpPlan, layout: WireLayout): TypedMessage {
+  const variant = LAYOUT_FACTS[layout].xhttp;
+  if (variant === "none") throw new Error(`${layout} has no XHTTP encoding`);
+  if (variant === "base" && plan.scStreamUpServerSecs !== null) {
+    throw new Error(`${layout}: scStreamUpServerSecs has no single field number`);
+  }
+  return typedXray(SplitHttpConfigSchema, {
+    host: plan.host,
+    path: plan.path,
+    mode: plan.mode,
+    noSSEHeader: plan.noSSEHeader,
+    scMaxBufferedPosts: BigInt(plan.scMaxBufferedPosts),
+    ...(plan.xPaddingBytes === null ? {} : { xPaddingBytes: plan.xPaddingBytes }),
+    ...(plan.scMaxEachPostBytes === null ? {} : { scMaxEachPostBytes: plan.scMaxEachPostBytes }),
+    ...(plan.scStreamUpServerSecs === null ? {} : { scStreamUpServerSecs: plan.scStreamUpServerSecs }),
+  });
 }
 
 function tls(plan: TlsPlan): TypedMessage {

@@ -69,7 +69,7 @@ export function encodeXrayInbound(plan: InboundPlan, layout: WireLayout): Inboun
   const receiver = encodeReceiver(variant, {
     portList: { range: [{ From: plan.port, To: plan.port }] },
     listen: { address: { case: "ip", value: plan.listen } },
-    streamSettings: encodeXrayStream(plan.stream),
+    streamSettings: encodeXrayStream(plan.stream, layout),
     sniffingSettings:
       sniffing === null
         ? undefined

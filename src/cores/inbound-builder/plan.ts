@@ -3,6 +3,7 @@
 
 import type { ShadowsocksMethod } from "../../protocols/shadowsocks.ts";
 import type { Network } from "../../protocols/streams.ts";
+import type { XhttpMode, XhttpRange } from "../../protocols/xhttp.ts";
 
 export type UserPlan = {
   email: string;
@@ -55,6 +56,19 @@ export type HttpPathPlan = {
   acceptProxyProtocol: boolean;
 };
 
+/** The XHTTP settings a server reads (client-only keys go to links, not to the core). */
+export type XhttpPlan = {
+  host: string;
+  path: string;
+  mode: XhttpMode;
+  xPaddingBytes: XhttpRange | null;
+  noSSEHeader: boolean;
+  scMaxEachPostBytes: XhttpRange | null;
+  scMaxBufferedPosts: number;
+  /** Only on layouts where field 11 is scStreamUpServerSecs (XhttpVariant "keepalive"). */
+  scStreamUpServerSecs: XhttpRange | null;
+};
+
 export type StreamPlan = {
   network: Network;
   security: "none" | "tls" | "reality";
@@ -63,6 +77,7 @@ export type StreamPlan = {
   ws: HttpPathPlan | null;
   httpupgrade: HttpPathPlan | null;
   grpc: { serviceName: string; authority: string } | null;
+  xhttp: XhttpPlan | null;
 };
 
 export type SniffingPlan = {

@@ -3,6 +3,7 @@
 
 import { VLESS_VISION_FLOW } from "../../protocols/vless.ts";
 import { CORE_PROTOCOLS, type CoreFlavor, type CoreProtocol, type Problem } from "../core-types.ts";
+import { layoutFlavor, type WireLayout } from "../wire-layout.ts";
 import { ObjectReader } from "./json-reader.ts";
 import type { InboundPlan, ProxyPlan, SniffingPlan, StreamPlan } from "./plan.ts";
 import { readUserProxy } from "./read-clients.ts";
@@ -19,9 +20,10 @@ export type ReadOptions = {
 
 export function readInbound(
   json: unknown,
-  flavor: CoreFlavor,
+  layout: WireLayout,
   options: ReadOptions = {},
 ): { plan?: InboundPlan; problems: Problem[] } {
+  const flavor = layoutFlavor(layout);
   const problems: Problem[] = [];
   const root = ObjectReader.of(json, "", problems);
   if (root === undefined) return { problems };
@@ -29,7 +31,7 @@ export function readInbound(
   const port = readPortKey(root);
   const listen = readListenKey(root);
   const protocol = readProtocol(root);
-  const stream = readStream(root.object("streamSettings"), flavor);
+  const stream = readStream(root.object("streamSettings"), layout);
   const proxy = protocol === undefined ? undefined : readSettings(root, protocol, flavor);
   const sniffing = readSniffing(root.object("sniffing"), flavor);
   root.unsupported("allocate", "port allocation strategies are not supported");

@@ -1,28 +1,34 @@
-// Reads `streamSettings`: the transport (tcp, ws, grpc, httpupgrade) and its settings, and hands
-// security (tls, reality) to read-security.ts. Transports V2Ray 4.34 lacks are reported.
+// Reads `streamSettings`: the transport (tcp, ws, grpc, httpupgrade, xhttp) and its settings, and
+// hands security (tls, reality) to read-security.ts. Transports the target layout lacks are reported.
 
 import { normaliseNetwork } from "../../protocols/streams.ts";
 import type { CoreFlavor } from "../core-types.ts";
+import { LAYOUT_FACTS, type WireLayout } from "../wire-layout.ts";
 import type { ObjectReader } from "./json-reader.ts";
 import type { HttpPathPlan, StreamPlan } from "./plan.ts";
 import { readReality, readTls } from "./read-security.ts";
+import { readXhttp } from "./read-xhttp.ts";
 
 const SETTINGS_KEY = {
   tcp: ["tcpSettings", "rawSettings"],
   ws: ["wsSettings"],
   grpc: ["grpcSettings"],
   httpupgrade: ["httpupgradeSettings"],
+  xhttp: ["xhttpSettings", "splithttpSettings"],
 } as const;
 
-const OTHER_TRANSPORT_KEYS = [
-  "kcpSettings",
-  "httpSettings",
-  "h2Settings",
-  "quicSettings",
-  "dsSettings",
-  "xhttpSettings",
-  "splithttpSettings",
-];
+const OTHER_TRANSPORT_KEYS = ["kcpSettings", "httpSettings", "h2Settings", "quicSettings", "dsSettings"];
+
+/** Why a layout without XHTTP cannot take it, naming the core and its releases. */
+const NO_XHTTP: Record<WireLayout, string> = {
+  "v2ray-4": "xhttp transport is not supported by V2Ray 4.x (use tcp or ws)",
+  "xray-1.8":
+    "xhttp (splithttp) is not supported on Xray 1.8.x (layout xray-1.8): splithttp appeared in 1.8.15 and its settings were renumbered in later 1.8 releases; XHTTP needs Xray 25.1 or later",
+  "xray-24.9":
+    "xhttp (splithttp) is not supported on Xray 24.x and the late 1.8 releases (layout xray-24.9): its settings were renumbered several times in those releases, so one encoding cannot fit the core; XHTTP needs Xray 25.1 or later",
+  "xray-25.1": "",
+  "xray-25.10": "",
+};
 
 export const PLAIN_TCP: StreamPlan = {
   network: "tcp",
@@ -32,17 +38,19 @@ export const PLAIN_TCP: StreamPlan = {
   ws: null,
   httpupgrade: null,
   grpc: null,
+  xhttp: null,
 };
 
-export function readStream(stream: ObjectReader | undefined, flavor: CoreFlavor): StreamPlan | undefined {
+export function readStream(stream: ObjectReader | undefined, layout: WireLayout): StreamPlan | undefined {
   if (stream === undefined) return PLAIN_TCP;
-  const network = readNetwork(stream, flavor);
+  const flavor = LAYOUT_FACTS[layout].flavor;
+  const { network, requested } = readNetwork(stream, layout);
   const security = readSecurity(stream, flavor);
   const plan: StreamPlan = { ...PLAIN_TCP, network: network ?? "tcp", security: security ?? "none" };
-  readTransportSettings(stream, plan, flavor);
+  readTransportSettings(stream, plan, layout, requested);
   readSecuritySettings(stream, plan, flavor);
-  if (plan.security === "reality" && plan.network !== "tcp" && plan.network !== "grpc") {
-    stream.problem("network", "REALITY works only with tcp (raw) or grpc here");
+  if (plan.security === "reality" && (plan.network === "ws" || plan.network === "httpupgrade")) {
+    stream.problem("network", "REALITY works only with tcp (raw), xhttp or grpc");
   }
   for (const key of OTHER_TRANSPORT_KEYS) stream.unsupported(key, "transport not supported by Portcullis");
   stream.unsupported("sockopt", "sockopt is not supported by Portcullis");
@@ -72,16 +80,25 @@ function readSecuritySettings(stream: ObjectReader, plan: StreamPlan, flavor: Co
   }
 }
 
-function readNetwork(stream: ObjectReader, flavor: CoreFlavor): StreamPlan["network"] | undefined {
+type Network = StreamPlan["network"];
+
+/** The network, or none when refused; `requested` is what the operator named (its settings are not "stray"). */
+function readNetwork(stream: ObjectReader, layout: WireLayout): { network?: Network; requested?: Network } {
   const text = stream.string("network") ?? "tcp";
-  const network = normaliseNetwork(text);
-  if (network === undefined) {
-    stream.problem("network", "must be tcp (raw), ws, grpc or httpupgrade");
-  } else if (flavor === "v2ray" && (network === "grpc" || network === "httpupgrade")) {
-    stream.problem("network", `${text} transport is not supported by V2Ray 4.x (use tcp or ws)`);
-    return undefined;
+  const requested = normaliseNetwork(text);
+  if (requested === undefined) {
+    stream.problem("network", "must be tcp (raw), ws, grpc, httpupgrade or xhttp");
+    return {};
   }
-  return network;
+  if (layout === "v2ray-4" && (requested === "grpc" || requested === "httpupgrade")) {
+    stream.problem("network", `${text} transport is not supported by V2Ray 4.x (use tcp or ws)`);
+    return { requested };
+  }
+  if (requested === "xhttp" && LAYOUT_FACTS[layout].xhttp === "none") {
+    stream.problem("network", NO_XHTTP[layout]);
+    return { requested };
+  }
+  return { network: requested, requested };
 }
 
 function readSecurity(stream: ObjectReader, flavor: CoreFlavor): StreamPlan["security"] | undefined {
@@ -97,10 +114,26 @@ function readSecurity(stream: ObjectReader, flavor: CoreFlavor): StreamPlan["sec
   return undefined;
 }
 
-function readTransportSettings(stream: ObjectReader, plan: StreamPlan, flavor: CoreFlavor): void {
+function readTransportSettings(
+  stream: ObjectReader,
+  plan: StreamPlan,
+  layout: WireLayout,
+  requested: Network | undefined,
+): void {
+  const flavor = LAYOUT_FACTS[layout].flavor;
   for (const [network, keys] of Object.entries(SETTINGS_KEY)) {
     if (network === plan.network) continue;
-    for (const key of keys) stream.unsupported(key, `is given but network is ${plan.network}`);
+    // The settings of a refused network: the network's own problem says it all.
+    if (network === requested) for (const key of keys) stream.raw(key);
+    else for (const key of keys) stream.unsupported(key, `is given but network is ${plan.network}`);
+  }
+  const xhttp = LAYOUT_FACTS[layout].xhttp;
+  if (plan.network === "xhttp" && xhttp !== "none") {
+    const settings = stream.object("xhttpSettings");
+    if (settings !== undefined) {
+      stream.unsupported("splithttpSettings", "is ignored by Xray when xhttpSettings is given");
+    }
+    plan.xhttp = readXhttp(settings ?? stream.object("splithttpSettings"), xhttp);
   }
   if (plan.network === "tcp") readTcp(stream);
   if (plan.network === "ws") plan.ws = readHttpPath(stream.object("wsSettings"), flavor, "ws");

@@ -4,13 +4,19 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { API_INBOUND_TAGS } from "../../cores/core-types.ts";
-import { type BuildTarget, layoutFlavor, type WireLayout } from "../../cores/wire-layout.ts";
+import { type BuildTarget, layoutFlavor, targetLayout, type WireLayout } from "../../cores/wire-layout.ts";
 import { AppError, notFoundAt, UnprocessableError } from "../../lib/errors.ts";
 import type { JsonValue } from "../../lib/json.ts";
 import type { Server } from "../servers/servers.schemas.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import { type CoreSync, orThrow } from "../sync/core-sync.ts";
-import { type CertificateMaterial, checkInbound, inboundSpec, renderForLinks } from "../sync/desired.ts";
+import {
+  type CertificateMaterial,
+  checkInbound,
+  type DesiredResult,
+  inboundSpec,
+  renderForLinks,
+} from "../sync/desired.ts";
 import { generateInboundSecrets, type InboundSecrets } from "../templates/prepare.ts";
 import type { Template } from "../templates/templates.schemas.ts";
 import type { TemplatesService } from "../templates/templates.service.ts";
@@ -165,7 +171,11 @@ export class InboundsService {
     const layout = await this.sync.layoutOf(draft.server.id);
     const results = targetsToCheck(draft.template, layout).map((candidate) => checkInbound(spec, candidate));
     const [first] = results;
-    if (first !== undefined && !results.some((result) => result.ok)) orThrow(first);
+    if (first !== undefined && !results.some((result) => result.ok)) {
+      if (layout !== null)
+        refuseOlderRelease(draft.template, layout, first, checkInbound(spec, layoutFlavor(layout)));
+      orThrow(first);
+    }
     return linkParamsOf(draft, certificate);
   }
 
@@ -258,6 +268,22 @@ function targetsToCheck(template: Template, layout: WireLayout | null): BuildTar
     );
   }
   return [layout];
+}
+
+/**
+ * An inbound that builds for the newest release of the server's flavor but not for the server's own
+ * layout needs what this core's releases lack (XHTTP before Xray 25.1, …): 422 core_unsupported.
+ */
+function refuseOlderRelease(
+  template: Template,
+  layout: WireLayout,
+  result: DesiredResult,
+  onNewest: DesiredResult,
+): void {
+  if (result.ok || !onNewest.ok || layout === targetLayout(layoutFlavor(layout))) return;
+  const listed = result.problems.map((p) => `${p.path} ${p.message}`).join("; ");
+  const detail = `template ${template.name} needs a newer ${layoutFlavor(layout)} than this server's core (wire layout ${layout}): ${listed}`;
+  throw new UnprocessableError(detail, result.problems, "core_unsupported");
 }
 
 function linkParamsOf(draft: Draft, certificate: CertificateMaterial | undefined): LinkParams {

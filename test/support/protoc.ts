@@ -55,6 +55,19 @@ export function protocDecode(layout: WireLayout, typeName: string, bytes: Uint8A
   return result.stdout.toString();
 }
 
+/** `protoc --encode` of text format against one layout's files: reference bytes written independently of the builder. */
+export function protocEncode(layout: WireLayout, typeName: string, text: string): Uint8Array {
+  const result = spawnSync(
+    "protoc",
+    [`--proto_path=${PROTO_ROOT}`, `--encode=${typeName}`, ...layoutProtoFiles(layout)],
+    { input: Buffer.from(text, "utf8"), encoding: "buffer" },
+  );
+  if (result.status !== 0) {
+    throw new ProtocError(`protoc --encode=${typeName} (${layout}): ${result.stderr.toString().trim()}`);
+  }
+  return new Uint8Array(result.stdout);
+}
+
 /** Decodes `bytes` as `typeName`, then every nested TypedMessage value as its own type. */
 export function protocDecodeTree(layout: WireLayout, typeName: string, bytes: Uint8Array): string {
   const lines = protocDecode(layout, typeName, bytes).split("\n");

@@ -82,7 +82,7 @@ function allTargets(): LinkTarget[] {
         security,
       });
       if (security.type === "reality") continue;
-      const cipher = (["auto", "aes-128-gcm", "chacha20-poly1305"] as const)[n % 3] ?? "auto";
+      const cipher = (["aes-128-gcm", "chacha20-poly1305"] as const)[n % 2] ?? "aes-128-gcm";
       targets.push({ protocol: "vmess", ...endpoint(), credential: { id: ID, cipher }, transport, security });
       targets.push({
         protocol: "trojan",

@@ -15,7 +15,7 @@ const VMESS_JSON = {
   port: "443",
   id: ID,
   aid: "0",
-  scy: "auto",
+  scy: "aes-128-gcm",
   net: "tcp",
   type: "none",
   host: "",
@@ -51,6 +51,9 @@ const REFUSED: [string, string][] = [
   ["vmess port as a number", vmess({ ...VMESS_JSON, port: 443 })],
   ["vmess with an empty net", vmess({ ...VMESS_JSON, net: "" })],
   ["vmess IPv6 in brackets", vmess({ ...VMESS_JSON, add: "[2001:db8::1]" })],
+  // sing-box-based apps send "auto" as written; Xray 26 refuses it (docs/LINKS.md, VMess cipher).
+  ["vmess scy auto", vmess({ ...VMESS_JSON, scy: "auto" })],
+  ["vmess without scy", vmess({ ...VMESS_JSON, scy: undefined })],
 ];
 
 for (const [why, link] of REFUSED) {

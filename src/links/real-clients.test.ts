@@ -95,7 +95,7 @@ const CASES: Record<string, Case> = {
       protocol: "vmess",
       ...at,
       remark: "vm",
-      credential: { id: ID, cipher: "auto" },
+      credential: { id: ID, cipher: "aes-128-gcm" },
       transport: { type: "ws", path: "/vm" },
       security: TLS,
     },

@@ -28,6 +28,15 @@ export function transportParams(transport: Transport): QueryPair[] {
         ["mode", transport.mode],
         ["authority", transport.authority],
       ];
+    case "xhttp":
+      // v2rayN and the XTLS proposal: `extra` is the compact JSON of Xray's xhttpSettings.extra.
+      return [
+        ["type", "xhttp"],
+        ["host", transport.host],
+        ["path", transport.path],
+        ["mode", transport.mode],
+        ["extra", transport.extra === undefined ? undefined : JSON.stringify(transport.extra)],
+      ];
   }
 }
 

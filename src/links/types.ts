@@ -2,6 +2,7 @@
 // maps an inbound + grant + server to a LinkTarget, and the builders in this folder render it.
 import type { ShadowsocksMethod } from "../protocols/shadowsocks.ts";
 import type { VlessFlow } from "../protocols/vless.ts";
+import type { XhttpClientExtra, XhttpMode } from "../protocols/xhttp.ts";
 
 export const FINGERPRINTS = [
   "chrome",
@@ -17,15 +18,29 @@ export const FINGERPRINTS = [
 ] as const;
 export type Fingerprint = (typeof FINGERPRINTS)[number];
 
-export const VMESS_CIPHERS = ["auto", "aes-128-gcm", "chacha20-poly1305"] as const;
+/**
+ * The VMess ciphers a link may name. Never `auto`: sing-box sends `auto` on the wire as written, and
+ * Xray 26 refuses a request whose security is `auto` (docs/LINKS.md, "VMess cipher").
+ */
+export const VMESS_CIPHERS = ["aes-128-gcm", "chacha20-poly1305"] as const;
 export type VmessCipher = (typeof VMESS_CIPHERS)[number];
+/** What every link and document writes: AES-GCM runs in hardware on x86-64 and ARMv8 clients. */
+export const VMESS_CIPHER: VmessCipher = "aes-128-gcm";
 
 /** RAW TCP; `http` is the HTTP header obfuscation (Xray `tcpSettings.header.type = "http"`). */
 export type TcpTransport = { type: "tcp"; http?: { host?: string[]; path?: string[] } };
 export type WsTransport = { type: "ws"; path?: string; host?: string };
 export type HttpUpgradeTransport = { type: "httpupgrade"; path?: string; host?: string };
 export type GrpcTransport = { type: "grpc"; serviceName: string; mode: "gun" | "multi"; authority?: string };
-export type Transport = TcpTransport | WsTransport | HttpUpgradeTransport | GrpcTransport;
+/** Xray's XHTTP; `extra` is what clients read beyond host, path and mode (Xray's xhttpSettings.extra). */
+export type XhttpTransport = {
+  type: "xhttp";
+  path?: string;
+  host?: string;
+  mode: XhttpMode;
+  extra?: XhttpClientExtra;
+};
+export type Transport = TcpTransport | WsTransport | HttpUpgradeTransport | GrpcTransport | XhttpTransport;
 export type TransportType = Transport["type"];
 
 export type NoSecurity = { type: "none" };

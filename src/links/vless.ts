@@ -12,7 +12,7 @@ export function buildVlessLink(target: VlessTarget): string {
 /** Everything but the user's id, which is the secret. */
 export function vlessShape(target: VlessTarget): LinkShape {
   const { credential, transport, security } = target;
-  if (security.type === "reality" && transport.type !== "tcp" && transport.type !== "grpc") {
+  if (security.type === "reality" && (transport.type === "ws" || transport.type === "httpupgrade")) {
     throw new InvalidLinkTargetError(`REALITY does not run over ${transport.type}`);
   }
   if (credential.encryption === "") throw new InvalidLinkTargetError("vless encryption is empty (use none)");

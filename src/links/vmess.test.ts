@@ -8,9 +8,9 @@ import { InvalidLinkTargetError } from "./uri.ts";
 import { buildVmessLink } from "./vmess.ts";
 
 const ID = "b831381d-6324-4d53-ad4f-8cda48b30811";
-const credential = { id: ID, cipher: "auto" } as const;
+const credential = { id: ID, cipher: "aes-128-gcm" } as const;
 const at = { host: "vpn.example.com", port: 443 };
-const head = (ps: string, add = "vpn.example.com", port = "443", scy = "auto") =>
+const head = (ps: string, add = "vpn.example.com", port = "443", scy = "aes-128-gcm") =>
   `{"v":"2","ps":"${ps}","add":"${add}","port":"${port}","id":"${ID}","aid":"0","scy":"${scy}"`;
 const NO_TLS = `"tls":"","sni":"","alpn":"","fp":""}`;
 

@@ -70,5 +70,13 @@ function vmessStream(transport: Transport): VmessStream {
         host: transport.authority ?? "",
         path: transport.serviceName,
       };
+    case "xhttp":
+      // v2rayN reads the mode from `type`; its ver-2 JSON has no key for extra (others ignore one).
+      if (transport.extra !== undefined) {
+        throw new InvalidLinkTargetError(
+          "a vmess:// link has no key for XHTTP extra settings that clients read (use VLESS, or xray-json)",
+        );
+      }
+      return { net: "xhttp", type: transport.mode, host: transport.host ?? "", path: transport.path ?? "" };
   }
 }

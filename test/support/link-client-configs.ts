@@ -80,6 +80,7 @@ function v2rayTransport(transport: Transport): JsonObject {
     }
     case "grpc":
     case "httpupgrade":
+    case "xhttp":
       return unsupported(`v2ray 4.34: unknown transport protocol ${transport.type}`);
   }
 }

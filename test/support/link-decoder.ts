@@ -10,6 +10,7 @@ import type {
   Transport,
   VmessTarget,
 } from "../../src/links/types.ts";
+import type { XhttpClientExtra } from "../../src/protocols/xhttp.ts";
 
 const FINGERPRINT_NAMES = [
   "chrome",
@@ -164,7 +165,64 @@ function urlTransport(params: Params): Transport {
     const grpc = { type: "grpc", serviceName: params.need("serviceName"), mode } as const;
     return withOptional(grpc, { authority: params.take("authority") });
   }
+  if (type === "xhttp") {
+    const mode = oneOf(params.need("mode"), ["auto", "packet-up", "stream-up", "stream-one"], "xhttp mode");
+    const extra = params.take("extra");
+    const xhttp = withOptional({ type: "xhttp", mode } as const, {
+      host: params.take("host"),
+      path: params.take("path"),
+    });
+    return extra === undefined ? xhttp : { ...xhttp, extra: xhttpExtra(extra) };
+  }
   return fail(`transport type ${type} is not produced`);
+}
+
+const RANGE = /^\d+(-\d+)?$/;
+const XMUX_KEYS = [
+  "maxConcurrency",
+  "maxConnections",
+  "cMaxReuseTimes",
+  "hMaxRequestTimes",
+  "hMaxReusableSecs",
+];
+
+/** XHTTP `extra`: compact JSON of Xray's client keys only, ranges as "N" or "N-M" strings. */
+function xhttpExtra(text: string): XhttpClientExtra {
+  if (text !== JSON.stringify(JSON.parse(text))) fail("xhttp extra is not compact JSON");
+  const json: unknown = JSON.parse(text);
+  if (typeof json !== "object" || json === null || Array.isArray(json)) fail("xhttp extra is not an object");
+  const allowed = [
+    "headers",
+    "xPaddingBytes",
+    "noGRPCHeader",
+    "scMaxEachPostBytes",
+    "scMinPostsIntervalMs",
+    "xmux",
+  ];
+  for (const [key, value] of Object.entries(json)) {
+    if (!allowed.includes(key)) fail(`xhttp extra key ${key} is not a client setting`);
+    if (["xPaddingBytes", "scMaxEachPostBytes", "scMinPostsIntervalMs"].includes(key)) {
+      if (typeof value !== "string" || !RANGE.test(value)) fail(`xhttp extra ${key} is not a range string`);
+    }
+    if (key === "noGRPCHeader" && value !== true) fail("xhttp extra noGRPCHeader is written only as true");
+    if (key === "headers" && !isStringRecord(value)) fail("xhttp extra headers are not strings");
+    if (key === "xmux") checkXmux(value);
+  }
+  return json as XhttpClientExtra;
+}
+
+function isStringRecord(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return Object.values(value).every((item) => typeof item === "string");
+}
+
+function checkXmux(value: unknown): void {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) fail("xmux is not an object");
+  for (const [key, item] of Object.entries(value)) {
+    if (key === "hKeepAlivePeriod" && Number.isInteger(item)) continue;
+    if (!XMUX_KEYS.includes(key) || typeof item !== "string" || !RANGE.test(item))
+      fail(`xmux ${key} is not produced`);
+  }
 }
 
 function httpHeader(
@@ -240,7 +298,8 @@ function decodeVmess(link: string): VmessTarget {
   if (text("v") !== "2" || text("aid") !== "0") fail("vmess v must be 2 and aid 0");
   if (!/^\d+$/.test(text("port"))) fail("vmess port is not a decimal string");
   if (text("add").startsWith("[")) fail("vmess add carries IPv6 without brackets");
-  const cipher = oneOf(text("scy"), ["auto", "aes-128-gcm", "chacha20-poly1305"], "scy");
+  // Never "auto": sing-box-based clients send it as written and Xray 26 refuses it.
+  const cipher = oneOf(text("scy"), ["aes-128-gcm", "chacha20-poly1305"], "scy");
   const insecure = fields.get("insecure");
   if (insecure !== undefined && insecure !== "1") fail('vmess insecure is written only as "1"');
   return {
@@ -270,6 +329,10 @@ function vmessTransport(net: string, type: string, host: string, path: string): 
       mode: oneOf(type, ["gun", "multi"], "grpc mode"),
     } as const;
     return withOptional(grpc, { authority: nonEmpty(host) });
+  }
+  if (net === "xhttp") {
+    const mode = oneOf(type, ["auto", "packet-up", "stream-up", "stream-one"], "xhttp mode");
+    return withOptional({ type: "xhttp", mode } as const, { host: nonEmpty(host), path: nonEmpty(path) });
   }
   return fail(`vmess net=${net} type=${type} host=${host} path=${path} is not produced`);
 }

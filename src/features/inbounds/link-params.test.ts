@@ -114,4 +114,58 @@ describe("link parameters", () => {
     assert.ok(aeadTarget.protocol === "shadowsocks");
     assert.deepEqual(aeadTarget.credential, { method: "aes-256-gcm", password: "pw" });
   });
+
+  test("XHTTP: path, host, mode, and the client settings as extra; server-only settings stay behind", () => {
+    const json: JsonObject = {
+      protocol: "vless",
+      settings: { decryption: "none" },
+      streamSettings: {
+        network: "xhttp",
+        security: "tls",
+        xhttpSettings: {
+          path: "/xh",
+          mode: "stream-up",
+          extra: {
+            headers: { "User-Agent": "Mozilla/5.0" },
+            xPaddingBytes: "1000-100",
+            noGRPCHeader: true,
+            noSSEHeader: true,
+            scMaxEachPostBytes: 500000,
+            scMaxBufferedPosts: 30,
+            scStreamUpServerSecs: "20-80",
+            scMinPostsIntervalMs: 0,
+            xmux: { maxConcurrency: "16-32", maxConnections: 0 },
+          },
+        },
+      },
+    };
+    const input = { json, protocol: "vless" as const, clientFlow: "", server, tag: "xh", port: 443 };
+    const params = computeLinkParams({ ...input, certificateDomain: "cdn.example.com" });
+    assert.deepEqual(params.transport, {
+      type: "xhttp",
+      path: "/xh",
+      mode: "stream-up",
+      host: "cdn.example.com",
+      extra: {
+        headers: { "User-Agent": "Mozilla/5.0" },
+        xPaddingBytes: "100-1000",
+        scMaxEachPostBytes: "500000",
+        noGRPCHeader: true,
+        xmux: { maxConcurrency: "16-32" },
+      },
+    });
+    const bare = computeLinkParams({
+      ...input,
+      json: { ...json, streamSettings: { network: "splithttp", splithttpSettings: { host: "h.example" } } },
+    });
+    assert.deepEqual(bare.transport, { type: "xhttp", path: "/", mode: "auto", host: "h.example" });
+  });
+
+  test("VMess links name an explicit cipher, never auto", () => {
+    const json: JsonObject = { protocol: "vmess", streamSettings: { network: "ws" } };
+    const params = computeLinkParams({ json, protocol: "vmess", clientFlow: "", server, tag: "v", port: 80 });
+    const target = linkTargetOf(params, "b831381d-6324-4d53-ad4f-8cda48b30811");
+    assert.ok(target.protocol === "vmess");
+    assert.equal(target.credential.cipher, "aes-128-gcm");
+  });
 });

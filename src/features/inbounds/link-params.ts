@@ -11,6 +11,7 @@ import {
   type LinkTarget,
   type Security,
   type Transport,
+  VMESS_CIPHER,
 } from "../../links/types.ts";
 import { InvalidLinkTargetError } from "../../links/uri.ts";
 import {
@@ -20,6 +21,7 @@ import {
 } from "../../protocols/shadowsocks.ts";
 import { normaliseNetwork } from "../../protocols/streams.ts";
 import { VLESS_VISION_FLOW, type VlessFlow } from "../../protocols/vless.ts";
+import { xhttpClientExtra, xhttpMode } from "../../protocols/xhttp.ts";
 import { objectAt } from "../templates/definition.ts";
 import { realityPublicKey } from "../templates/reality.ts";
 
@@ -94,7 +96,7 @@ export function linkTargetOf(params: LinkParams, credential: string): LinkTarget
       return {
         protocol: "vmess",
         ...endpoint,
-        credential: { id: credential, cipher: "auto" },
+        credential: { id: credential, cipher: VMESS_CIPHER },
         transport,
         security: withoutReality(security),
       };
@@ -181,7 +183,22 @@ function transportOf(stream: JsonObject | undefined, domain: string | undefined)
       ...(authority === undefined ? {} : { authority }),
     };
   }
+  if (network === "xhttp") return xhttpOf(stream, domain);
   return { type: "tcp" };
+}
+
+/** XHTTP as clients need it: the core's path, host and mode, and the client-side settings as `extra`. */
+function xhttpOf(stream: JsonObject | undefined, domain: string | undefined): Transport {
+  const settings = objectAt(stream?.xhttpSettings) ?? objectAt(stream?.splithttpSettings) ?? {};
+  const host = text(settings.host) ?? domain;
+  const extra = xhttpClientExtra(settings);
+  return {
+    type: "xhttp",
+    path: text(settings.path) ?? "/",
+    mode: xhttpMode(settings.mode) ?? "auto",
+    ...(host === undefined ? {} : { host }),
+    ...(extra === undefined ? {} : { extra }),
+  };
 }
 
 /** The first string of a list, even an empty one (a REALITY shortId may be ""). */

@@ -67,7 +67,7 @@ function allTargets(): LinkTarget[] {
       out.push({
         protocol: "vmess",
         ...endpoint(`VMess ${name}`),
-        credential: { id: UUID, cipher: "auto" },
+        credential: { id: UUID, cipher: "aes-128-gcm" },
         transport,
         security,
       });

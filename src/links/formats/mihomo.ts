@@ -2,7 +2,8 @@
 // (DNS, groups, rules), and in every proxy group's list the placeholder {{all}} replaced by every
 // proxy's name. What mihomo cannot express is left out and listed in a comment at the top, never
 // written half-broken; a group never names a proxy that is not in `proxies` (Gozargah/Marzban#1356).
-import type { LinkTarget, Transport } from "../types.ts";
+import type { XhttpClientExtra } from "../../protocols/xhttp.ts";
+import type { LinkTarget, Transport, XhttpTransport } from "../types.ts";
 import {
   type LeftOut,
   NOTHING_FOR_THIS_APP,
@@ -128,6 +129,8 @@ function streamOf(target: Exclude<LinkTarget, { protocol: "shadowsocks" }>): Yam
   }
   const transport = transportOf(target.transport, target.protocol);
   if (typeof transport === "string") return transport;
+  // mihomo speaks plain-text XHTTP only over HTTP/1.1, and only when told so (MetaCubeX/mihomo#2973).
+  if (target.transport.type === "xhttp" && security.type === "none") out.alpn = ["http/1.1"];
   return { ...transport, ...out };
 }
 
@@ -152,7 +155,35 @@ function transportOf(transport: Transport, protocol: string): Yaml | string {
     case "grpc":
       if (transport.authority !== undefined) return "mihomo's gRPC options have no authority";
       return { network: "grpc", "grpc-opts": { "grpc-service-name": transport.serviceName } };
+    case "xhttp":
+      if (protocol !== "vless") return "mihomo carries XHTTP for VLESS only";
+      return { network: "xhttp", "xhttp-opts": xhttpOpts(transport) };
   }
+}
+
+/** mihomo's xhttp-opts: Xray's keys in kebab case, xmux as reuse-settings (meta-json-schema 1.19.24). */
+function xhttpOpts(transport: XhttpTransport): Yaml {
+  const extra: XhttpClientExtra = transport.extra ?? {};
+  const opts: Yaml = { path: transport.path ?? "/" };
+  if (transport.host !== undefined) opts.host = transport.host;
+  if (transport.mode !== "auto") opts.mode = transport.mode;
+  if (extra.headers !== undefined) opts.headers = extra.headers;
+  if (extra.noGRPCHeader === true) opts["no-grpc-header"] = true;
+  if (extra.xPaddingBytes !== undefined) opts["x-padding-bytes"] = extra.xPaddingBytes;
+  if (extra.scMaxEachPostBytes !== undefined) opts["sc-max-each-post-bytes"] = extra.scMaxEachPostBytes;
+  if (extra.scMinPostsIntervalMs !== undefined) opts["sc-min-posts-interval-ms"] = extra.scMinPostsIntervalMs;
+  const xmux = extra.xmux;
+  if (xmux !== undefined) {
+    const reuse: Yaml = {};
+    if (xmux.maxConcurrency !== undefined) reuse["max-concurrency"] = xmux.maxConcurrency;
+    if (xmux.maxConnections !== undefined) reuse["max-connections"] = xmux.maxConnections;
+    if (xmux.cMaxReuseTimes !== undefined) reuse["c-max-reuse-times"] = xmux.cMaxReuseTimes;
+    if (xmux.hMaxRequestTimes !== undefined) reuse["h-max-request-times"] = xmux.hMaxRequestTimes;
+    if (xmux.hMaxReusableSecs !== undefined) reuse["h-max-reusable-secs"] = xmux.hMaxReusableSecs;
+    if (xmux.hKeepAlivePeriod !== undefined) reuse["h-keep-alive-period"] = xmux.hKeepAlivePeriod;
+    opts["reuse-settings"] = reuse;
+  }
+  return opts;
 }
 
 /** The base document as parsed (a mapping); the default when the operator set none. */

@@ -145,6 +145,8 @@ function transportOf(transport: Transport): JsonObject | undefined | string {
     case "grpc":
       if (transport.authority !== undefined) return "sing-box's gRPC transport has no authority";
       return { type: "grpc", service_name: transport.serviceName };
+    case "xhttp":
+      return "sing-box has no XHTTP transport";
   }
 }
 

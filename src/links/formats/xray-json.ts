@@ -121,6 +121,15 @@ function transportSettings(transport: Transport): JsonObject {
           ...(transport.authority === undefined ? {} : { authority: transport.authority }),
         },
       };
+    case "xhttp":
+      return {
+        xhttpSettings: {
+          path: transport.path ?? "/",
+          mode: transport.mode,
+          ...(transport.host === undefined ? {} : { host: transport.host }),
+          ...(transport.extra === undefined ? {} : { extra: transport.extra as JsonObject }),
+        },
+      };
   }
 }
 

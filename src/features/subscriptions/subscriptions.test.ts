@@ -18,7 +18,7 @@ import { expectProblem, request } from "../../../test/support/templates.ts";
 import { CleanupStack } from "../../../test/support/v2ray.ts";
 import { EMPTY_SUBSCRIPTION_LINE } from "../../links/subscription.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
-import { installStarters } from "../templates/starters.ts";
+import { installStarters, STARTER_NAMES } from "../templates/starters.ts";
 import { renderSubscription } from "./subscription.ts";
 
 const stack = new CleanupStack();
@@ -157,7 +157,7 @@ describe("GET /sub/{user_id}", () => {
 
   test("every starter template gives a link that decodes and has nothing raw to misread", async () => {
     const outcomes = await installStarters(t.deps.services.templates);
-    assert.equal(outcomes.length, 6);
+    assert.equal(outcomes.length, STARTER_NAMES.length);
     const user = (await request(t, "POST", "/api/users", { name: "Starter Sampler" })).json();
     for (const template of await t.deps.services.templates.list()) {
       if (!outcomes.some((o) => o.name === template.name)) continue;
@@ -165,16 +165,21 @@ describe("GET /sub/{user_id}", () => {
       await grant(t, serverId, inbound.id, { user_id: user.id });
     }
     const links = await subscriptionLinks(t, user.id);
-    assert.equal(links.length, 6);
+    assert.equal(links.length, STARTER_NAMES.length);
     for (const link of links) {
       assert.deepEqual(escapingProblems(link), [], link);
       assert.equal(decodeLink(link).host, "vpn.example.com");
     }
     const schemes = links.map((link) => link.slice(0, link.indexOf(":"))).sort();
-    assert.deepEqual(schemes, ["ss", "ss", "trojan", "vless", "vless", "vmess"]);
+    assert.deepEqual(schemes, ["ss", "ss", "trojan", "vless", "vless", "vless", "vmess"]);
     const reality = links
       .map(decodeLink)
-      .find((target) => target.protocol === "vless" && target.security.type === "reality");
+      .find(
+        (target) =>
+          target.protocol === "vless" &&
+          target.security.type === "reality" &&
+          target.transport.type === "tcp",
+      );
     assert.ok(reality?.protocol === "vless" && reality.security.type === "reality");
     assert.match(reality.security.publicKey, /^[A-Za-z0-9_-]{43}$/);
     assert.equal(reality.credential.flow, "xtls-rprx-vision");

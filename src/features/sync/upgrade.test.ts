@@ -13,7 +13,7 @@ import { apiCertificate, createInbound, grant, registerServer } from "../../../t
 import { type RecordingXray, startRecordingXray } from "../../../test/support/recording-grpc.ts";
 import { request } from "../../../test/support/templates.ts";
 import { CleanupStack } from "../../../test/support/v2ray.ts";
-import { installStarters } from "../templates/starters.ts";
+import { installStarters, STARTER_NAMES } from "../templates/starters.ts";
 
 const stack = new CleanupStack();
 let t: TestApp;
@@ -63,7 +63,7 @@ describe("a core upgraded in place is re-detected and re-applied", () => {
       tags.set(inbound.tag, template.name);
       emails.set(inbound.tag, access.proxy_user_id);
     }
-    assert.equal(tags.size, 6);
+    assert.equal(tags.size, STARTER_NAMES.length);
     assert.ok(holdsEverything(xray, tags, emails), "applied in the 25.1 layout on the 25.9 core");
 
     const { running } = startConvergence(t.deps, testLogger(), { reconcileMs: 200 });
@@ -99,7 +99,7 @@ describe("a core upgraded in place is re-detected and re-applied", () => {
       .execute();
     assert.deepEqual(
       grants.map((row) => row.sync_state),
-      Array(6).fill("synced"),
+      Array(STARTER_NAMES.length).fill("synced"),
     );
     assert.equal(xray.panic, null);
   });

@@ -25,13 +25,13 @@ function variablesOf(template: (typeof starters)[number]["template"]): TemplateV
 }
 
 describe("starter templates", () => {
-  test("there is one per documented name; REALITY and SS-2022 claim xray only", () => {
+  test("there is one per documented name; REALITY, XHTTP and SS-2022 claim xray only", () => {
     assert.deepEqual(
       starters.map((s) => s.template.name),
       [...STARTER_NAMES],
     );
     const xrayOnly = starters.filter((s) => s.claimedCores.length === 1).map((s) => s.template.name);
-    assert.deepEqual(xrayOnly, ["vless-reality-vision", "shadowsocks-2022"]);
+    assert.deepEqual(xrayOnly, ["vless-reality-vision", "vless-xhttp-reality", "shadowsocks-2022"]);
   });
 
   for (const { template, claimedCores } of starters) {
@@ -103,13 +103,13 @@ describe("portcullis templates", () => {
     assert.equal(first.code, 0);
     assert.match(first.output, /^installed vless-reality-vision \(cores: xray\)$/m);
     assert.match(first.output, /^installed vless-ws-tls \(cores: xray, v2ray\)$/m);
-    assert.match(first.output, /^6 installed, 0 skipped$/m);
+    assert.match(first.output, /^7 installed, 0 skipped$/m);
     const listed = (await t.app.inject({ method: "GET", url: "/api/templates", headers: t.auth })).json();
     assert.deepEqual(listed.map((item: { name: string }) => item.name).sort(), [...STARTER_NAMES].sort());
     const again = await cli("install-starters");
     assert.equal(again.code, 0);
     assert.match(again.output, /^skipped shadowsocks-2022: a template with this name exists$/m);
-    assert.match(again.output, /^0 installed, 6 skipped$/m);
+    assert.match(again.output, /^0 installed, 7 skipped$/m);
   });
 
   test("list prints one line per template with its shape and cores", async () => {

@@ -9,12 +9,14 @@ import shadowsocksAead from "./starters/shadowsocks-aead.json" with { type: "jso
 import trojanTcpTls from "./starters/trojan-tcp-tls.json" with { type: "json" };
 import vlessRealityVision from "./starters/vless-reality-vision.json" with { type: "json" };
 import vlessWsTls from "./starters/vless-ws-tls.json" with { type: "json" };
+import vlessXhttpReality from "./starters/vless-xhttp-reality.json" with { type: "json" };
 import vmessWsTls from "./starters/vmess-ws-tls.json" with { type: "json" };
 import { TemplateCreate } from "./templates.schemas.ts";
 import type { TemplatesService } from "./templates.service.ts";
 
 export const STARTER_NAMES = [
   "vless-reality-vision",
+  "vless-xhttp-reality",
   "vless-ws-tls",
   "vmess-ws-tls",
   "trojan-tcp-tls",
@@ -24,6 +26,7 @@ export const STARTER_NAMES = [
 
 const FILES: Record<(typeof STARTER_NAMES)[number], unknown> = {
   "vless-reality-vision": vlessRealityVision,
+  "vless-xhttp-reality": vlessXhttpReality,
   "vless-ws-tls": vlessWsTls,
   "vmess-ws-tls": vmessWsTls,
   "trojan-tcp-tls": trojanTcpTls,

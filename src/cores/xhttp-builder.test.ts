@@ -55,6 +55,21 @@ describe("XHTTP settings the builder refuses", () => {
     ]);
   });
 
+  test("header names that are not HTTP tokens, values and paths with line breaks or NULs", () => {
+    const json = inbound({
+      path: "/x\u0000y",
+      host: "a.example\u2028",
+      extra: { headers: { "X A": "1", "X-B": "a\r\nX-Injected: 1", "X-C": "tab\tok", "X-D": "\u2029" } },
+    });
+    assert.deepEqual(at(json), [
+      "streamSettings.xhttpSettings.host",
+      "streamSettings.xhttpSettings.path",
+      "streamSettings.xhttpSettings.extra.headers.X A",
+      "streamSettings.xhttpSettings.extra.headers.X-B",
+      "streamSettings.xhttpSettings.extra.headers.X-D",
+    ]);
+  });
+
   test("padding that is switched off, and ranges that are not Xray's", () => {
     assert.deepEqual(at(inbound({ extra: { xPaddingBytes: -5 } })), [
       "streamSettings.xhttpSettings.extra.xPaddingBytes",

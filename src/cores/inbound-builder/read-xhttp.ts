@@ -36,6 +36,12 @@ const XRAY_26_KEYS = [
   "sessionIDLength",
 ];
 
+/** RFC 9110 token: what a client can send as a header name. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Control characters (a tab aside) break the request line or a header; whitespace breaks host and path. */
+const CONTROL = /(?!\t)[\p{Cc}\u2028\u2029]/u;
+const CONTROL_OR_SPACE = /[\s\p{Cc}]/u;
+
 const RANGE_MESSAGE = 'must be an integer or a string "N" or "N-M" of digits (32-bit)';
 
 export function emptyXhttpPlan(): XhttpPlan {
@@ -60,6 +66,11 @@ export function readXhttp(
   plan.host = settings.string("host") ?? "";
   plan.path = settings.string("path") ?? "/";
   if (!plan.path.startsWith("/")) settings.problem("path", 'must start with "/"');
+  for (const key of ["host", "path"] as const) {
+    if (CONTROL_OR_SPACE.test(plan[key])) {
+      settings.problem(key, "must not contain whitespace or control characters");
+    }
+  }
   const mode = xhttpMode(settings.raw("mode"));
   if (mode === undefined)
     settings.problem("mode", 'must be "auto", "packet-up", "stream-up" or "stream-one"');
@@ -116,8 +127,12 @@ function readClientKeys(source: ObjectReader): void {
   const headers = source.object("headers");
   if (headers !== undefined) {
     for (const name of Object.keys(headers.value)) {
-      headers.string(name);
+      const value = headers.string(name);
       if (name.toLowerCase() === "host") headers.problem(name, 'must not be "Host" (use host)');
+      else if (!HEADER_NAME.test(name)) headers.problem(name, "is not a valid HTTP header name");
+      else if (value !== undefined && CONTROL.test(value)) {
+        headers.problem(name, "must not contain control characters or line breaks");
+      }
     }
     headers.finish();
   }

@@ -3,26 +3,16 @@
 // repo's schema of sing-box 1.12 (singbox-schema.ts), Xray JSON is one complete config per entry;
 // what a format cannot express is left out and said, and no group names a proxy that is not there.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { describe, test } from "node:test";
-import { Ajv } from "ajv";
 import { parse } from "yaml";
+import { validateMihomo, validateSingbox } from "../../../test/support/format-schemas.ts";
 import type { LinkTarget, Security, Transport } from "../types.ts";
 import { NIL_UUID, type SubscriptionEntry } from "./entries.ts";
 import { renderPlainLinks } from "./links.ts";
 import { DEFAULT_MIHOMO_BASE, renderMihomo } from "./mihomo.ts";
 import { DEFAULT_SINGBOX_BASE, renderSingbox } from "./singbox.ts";
-import { SINGBOX_SCHEMA, singboxDanglingTags } from "./singbox-schema.ts";
+import { singboxDanglingTags } from "./singbox-schema.ts";
 import { renderXrayJson } from "./xray-json.ts";
-
-const require = createRequire(import.meta.url);
-const metaSchema = JSON.parse(
-  readFileSync(require.resolve("meta-json-schema/schemas/meta-json-schema.json"), "utf8"),
-) as object;
-const ajv = new Ajv({ strict: false, allErrors: true });
-const validateMihomo = ajv.compile(metaSchema);
-const validateSingbox = ajv.compile(SINGBOX_SCHEMA);
 
 const UUID = "0f1e2d3c-4b5a-4697-8877-66554433aa11";
 const TRANSPORTS: Transport[] = [

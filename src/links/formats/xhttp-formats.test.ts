@@ -2,28 +2,16 @@
 // only, validated by meta-json-schema), sing-box (none: it has no XHTTP), each left-out entry with
 // its reason. And gRPC and HTTPUpgrade reach every format that can carry them.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { describe, test } from "node:test";
-import { Ajv } from "ajv";
 import { parse } from "yaml";
+import { validateMihomo, validateSingbox } from "../../../test/support/format-schemas.ts";
 import { decodeLink } from "../../../test/support/link-decoder.ts";
 import type { LinkTarget, Security, Transport } from "../types.ts";
 import type { SubscriptionEntry } from "./entries.ts";
 import { renderPlainLinks } from "./links.ts";
 import { DEFAULT_MIHOMO_BASE, renderMihomo } from "./mihomo.ts";
 import { DEFAULT_SINGBOX_BASE, renderSingbox } from "./singbox.ts";
-import { SINGBOX_SCHEMA } from "./singbox-schema.ts";
 import { renderXrayJson } from "./xray-json.ts";
-
-const require = createRequire(import.meta.url);
-const ajv = new Ajv({ strict: false, allErrors: true });
-const validateMihomo = ajv.compile(
-  JSON.parse(
-    readFileSync(require.resolve("meta-json-schema/schemas/meta-json-schema.json"), "utf8"),
-  ) as object,
-);
-const validateSingbox = ajv.compile(SINGBOX_SCHEMA);
 
 const UUID = "0f1e2d3c-4b5a-4697-8877-66554433aa11";
 const EXTRA = {

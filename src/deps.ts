@@ -17,6 +17,7 @@ import {
 import { AccessRepository } from "./features/access/access.repository.ts";
 import { AccessService } from "./features/access/access.service.ts";
 import { BulkGrants } from "./features/access/bulk-grant.ts";
+import { Enrolment } from "./features/access/enrolment.ts";
 import { AdminsService } from "./features/admins/admins.service.ts";
 import { AuditRepository } from "./features/audit/audit.repository.ts";
 import { AuditService } from "./features/audit/audit.service.ts";
@@ -90,6 +91,7 @@ export type Deps = {
     inbounds: InboundsService;
     access: AccessService;
     bulkGrants: BulkGrants;
+    enrolment: Enrolment;
     backups: BackupService;
     subscriptions: SubscriptionsService;
     subscriptionSettings: SubscriptionSettingsService;
@@ -224,6 +226,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
+  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync);
   const leases: ServerLeases =
     database.dialect === "postgres"
       ? new DatabaseLeases(new LeasesRepository(database.db), { ttlMs: config.convergence.leaseTtlMs })
@@ -322,6 +325,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       inbounds,
       access,
       bulkGrants,
+      enrolment,
       backups,
       subscriptions,
       subscriptionSettings,

@@ -2304,7 +2304,10 @@ export type paths = {
             };
         };
         put?: never;
-        /** Create a user */
+        /**
+         * Create a user, optionally granting inbounds in the same request (inbound_ids)
+         * @description With inbound_ids every inbound is checked first (400 with the path of one that does not exist, 422 for one that holds a single user); a grant that still fails deletes the new user again. The grants' sync states are on GET /api/users/{id}/access
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2331,6 +2334,8 @@ export type paths = {
                         on_hold_duration_seconds?: number | null;
                         /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
                         on_hold_timeout_at?: string | null;
+                        /** @description inbounds (server_inbounds ids, any server) to grant at once; every one is checked before anything is created, and if a grant fails the new user is deleted again (all or nothing). Needs access.write too */
+                        inbound_ids?: string[];
                     };
                 };
             };
@@ -2400,6 +2405,24 @@ export type paths = {
                 };
                 /** @description problem+json */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2900,6 +2923,136 @@ export type paths = {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create count users named prefix + number, with the same limits, optionally granting inbounds
+         * @description Names are the prefix and a number from start (default 1), zero-padded to the width of the last (shop-001 … shop-100); at most 1,000 a request. All or nothing: a failure deletes the users this request made
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description names are the prefix and a number, zero-padded to the width of the last: shop-001 … shop-100 */
+                        prefix: string;
+                        /** @description how many users (1-1000) */
+                        count: number;
+                        /**
+                         * @description the first number (default 1)
+                         * @default 1
+                         */
+                        start?: number;
+                        comment?: string | null;
+                        /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
+                        status?: "active" | "disabled" | "on_hold";
+                        /** @description bytes per period; null = unlimited */
+                        data_limit_bytes?: number | null;
+                        /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                        data_limit_reset?: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                        /** @description null = never */
+                        expire_at?: string | null;
+                        /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                        on_hold_duration_seconds?: number | null;
+                        /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                        on_hold_timeout_at?: string | null;
+                        /** @description inbounds (server_inbounds ids, any server) to grant at once; every one is checked before anything is created, and if a grant fails the new user is deleted again (all or nothing). Needs access.write too */
+                        inbound_ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description users created */
+                            created: number;
+                            /** @description in number order */
+                            users: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                            }[];
+                            /** @description one per inbound asked for: how many grants were stored and how they synced */
+                            grants: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                granted: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3993,6 +4146,69 @@ export type paths = {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/templates/starters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Install the starter templates (docs/TEMPLATES.md) whose names are free; a taken name is skipped, never overwritten
+         * @description The dashboard offers this on an empty template list; the CLI's `templates install-starters` does the same. Answers one outcome per starter, in order
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            name: string;
+                            status: "installed" | "skipped";
+                            supported_cores?: ("xray" | "v2ray")[];
+                            /** @description why it was skipped */
+                            reason?: string;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;

@@ -9,6 +9,7 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App.tsx";
 import { ApiError } from "./api/client.ts";
+import { keys } from "./api/keys.ts";
 import { I18nProvider } from "./i18n/i18n.tsx";
 import { cssVariablesResolver, theme } from "./theme.ts";
 
@@ -22,7 +23,7 @@ setNonce(nonce);
 // /api/auth/me again so the actions on screen follow. The 403's detail is shown where it happened.
 const onForbidden = (error: unknown) => {
   if (error instanceof ApiError && error.status === 403)
-    void queryClient.invalidateQueries({ queryKey: ["me"] });
+    void queryClient.invalidateQueries({ queryKey: keys.me() });
 };
 const queryClient: QueryClient = new QueryClient({
   queryCache: new QueryCache({ onError: onForbidden }),

@@ -1,7 +1,7 @@
 // An admin's role, the same colour everywhere (navigation, admins, API keys).
-import { Badge } from "@mantine/core";
 import type { Role } from "../api/types.ts";
 import { useT } from "../i18n/i18n.tsx";
+import { StateBadge } from "./StatusBadge.tsx";
 
 const ROLE_COLORS: Record<Role, string> = {
   owner: "grape",
@@ -13,8 +13,6 @@ const ROLE_COLORS: Record<Role, string> = {
 export function RoleBadge({ role }: { role: Role }) {
   const t = useT();
   return (
-    <Badge size="sm" variant="light" color={ROLE_COLORS[role]} data-testid="role-badge">
-      {t(`role.${role}`)}
-    </Badge>
+    <StateBadge state={role} colors={ROLE_COLORS} label={t(`role.${role}`)} testId="role-badge" size="sm" />
   );
 }

@@ -1,5 +1,5 @@
 // The colours of state, the same on every page: green is fine, yellow waits, red needs a person.
-import { Badge, Tooltip } from "@mantine/core";
+import { Badge, type BadgeProps, Tooltip } from "@mantine/core";
 import type { Certificate, Server } from "../api/types.ts";
 import { useT } from "../i18n/i18n.tsx";
 
@@ -23,20 +23,36 @@ export function SyncBadge({ state, error }: { state: "pending" | "synced" | "err
   );
 }
 
+/** A state as a coloured word: `colors` maps each state to its colour, `label` says it. */
+export function StateBadge<S extends string>({
+  state,
+  colors,
+  label,
+  testId,
+  ...props
+}: { state: S; colors: Record<S, string>; label: string; testId: string } & Omit<
+  BadgeProps,
+  "color" | "children"
+>) {
+  return (
+    <Badge variant="light" color={colors[state]} data-testid={testId} data-status={state} {...props}>
+      {label}
+    </Badge>
+  );
+}
+
+// Offline and error both need a person: red, never a grey that reads as "idle".
 const SERVER_COLORS: Record<Server["status"], string> = {
   online: "teal",
-  offline: "gray",
+  offline: "red",
   error: "red",
   unknown: "yellow",
 };
 
 export function ServerStatusBadge({ status }: { status: Server["status"] }) {
   const t = useT();
-  return (
-    <Badge color={SERVER_COLORS[status]} variant="dot" size="lg" data-testid="server-status">
-      {t(`server.status.${status}`)}
-    </Badge>
-  );
+  const label = t(`server.status.${status}`);
+  return <StateBadge state={status} colors={SERVER_COLORS} label={label} testId="server-status" size="lg" />;
 }
 
 const CERT_COLORS: Record<Certificate["status"], string> = {
@@ -49,9 +65,6 @@ const CERT_COLORS: Record<Certificate["status"], string> = {
 
 export function CertificateStatusBadge({ status }: { status: Certificate["status"] }) {
   const t = useT();
-  return (
-    <Badge color={CERT_COLORS[status]} variant="light" data-testid="certificate-status">
-      {t(`certificate.status.${status}`)}
-    </Badge>
-  );
+  const label = t(`certificate.status.${status}`);
+  return <StateBadge state={status} colors={CERT_COLORS} label={label} testId="certificate-status" />;
 }

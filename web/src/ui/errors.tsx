@@ -60,3 +60,19 @@ export function notifyError(error: unknown): void {
 export function notifyDone(message: string): void {
   notifications.show({ color: "teal", message, autoClose: 3000 });
 }
+
+/** Puts `body.<field>` errors of a 400 onto a form's fields; true when any landed. */
+export function applyFieldErrors(
+  form: { setFieldError(path: string, message: string): void },
+  error: unknown,
+): boolean {
+  if (!(error instanceof ApiError)) return false;
+  let landed = false;
+  for (const e of error.problem.errors ?? []) {
+    if (e.path.startsWith("body.")) {
+      form.setFieldError(e.path.slice(5), e.message);
+      landed = true;
+    }
+  }
+  return landed;
+}

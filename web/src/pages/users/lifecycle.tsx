@@ -1,10 +1,11 @@
 // A user's lifecycle at a glance, the same in the table and on the user page: the status as a coloured
 // badge, usage against the limit with a bar, and expiry relative to now (orange within a week, red
 // once past).
-import { Badge, Group, Progress, Stack, Text, Tooltip } from "@mantine/core";
+import { Group, Progress, Stack, Text, Tooltip } from "@mantine/core";
 import type { User } from "../../api/types.ts";
 import { type Language, useI18n, useT } from "../../i18n/i18n.tsx";
 import { formatBytes, formatDate } from "../../ui/format.ts";
+import { StateBadge } from "../../ui/StatusBadge.tsx";
 
 export type UserStatus = User["status"];
 export const USER_STATUSES: UserStatus[] = ["active", "disabled", "limited", "expired", "on_hold"];
@@ -20,9 +21,12 @@ const STATUS_COLORS: Record<UserStatus, string> = {
 export function UserStatusBadge({ status }: { status: UserStatus }) {
   const t = useT();
   return (
-    <Badge color={STATUS_COLORS[status]} variant="light" data-testid="user-status" data-status={status}>
-      {t(`userStatus.${status}`)}
-    </Badge>
+    <StateBadge
+      state={status}
+      colors={STATUS_COLORS}
+      label={t(`userStatus.${status}`)}
+      testId="user-status"
+    />
   );
 }
 

@@ -103,7 +103,8 @@ export async function startPortcullis(
         () => false,
       ),
     {
-      timeoutMs: 30_000,
+      // A deadline, not a wait: on a loaded two-core machine the first start (tsx) can take this long.
+      timeoutMs: 90_000,
       what: `portcullis serve on ${port} (stderr: ${stderr.slice(-500)})`,
     },
   );

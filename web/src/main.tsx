@@ -51,7 +51,8 @@ createRoot(root).render(
         colorSchemeManager={localStorageColorSchemeManager({ key: "portcullis.color-scheme" })}
         getStyleNonce={() => nonce}
       >
-        <Notifications position="top-right" />
+        {/* Bottom corner: a toast never covers the header's controls (menu, language, sign out). */}
+        <Notifications position="bottom-right" />
         <QueryClientProvider client={queryClient}>
           <I18nProvider>
             <App />

@@ -15,19 +15,22 @@ export function HistoryBars({
   upLabel: string;
   downLabel: string;
 }) {
+  // A chart reads left to right in every language (time, and bytes with their units): isolated.
   return (
-    <BarChart
-      h={220}
-      data={rows}
-      dataKey="label"
-      type="stacked"
-      valueFormatter={formatBytes}
-      withLegend
-      yAxisProps={{ width: 80, tickFormatter: formatBytes }}
-      series={[
-        { name: "up", label: upLabel, color: "blue.6" },
-        { name: "down", label: downLabel, color: "teal.6" },
-      ]}
-    />
+    <div dir="ltr">
+      <BarChart
+        h={220}
+        data={rows}
+        dataKey="label"
+        type="stacked"
+        valueFormatter={formatBytes}
+        withLegend
+        yAxisProps={{ width: 80, tickFormatter: formatBytes }}
+        series={[
+          { name: "up", label: upLabel, color: "blue.6" },
+          { name: "down", label: downLabel, color: "teal.6" },
+        ]}
+      />
+    </div>
   );
 }

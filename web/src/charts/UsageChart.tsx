@@ -15,20 +15,23 @@ export function UsageChart({
   upLabel: string;
   downLabel: string;
 }) {
+  // A chart reads left to right in every language (time, and bytes with their units): isolated.
   return (
-    <BarChart
-      h={Math.max(160, rows.length * 48)}
-      data={rows}
-      dataKey="name"
-      orientation="vertical"
-      type="stacked"
-      valueFormatter={formatBytes}
-      withLegend
-      yAxisProps={{ width: 120 }}
-      series={[
-        { name: "up", label: upLabel, color: "blue.6" },
-        { name: "down", label: downLabel, color: "teal.6" },
-      ]}
-    />
+    <div dir="ltr">
+      <BarChart
+        h={Math.max(160, rows.length * 48)}
+        data={rows}
+        dataKey="name"
+        orientation="vertical"
+        type="stacked"
+        valueFormatter={formatBytes}
+        withLegend
+        yAxisProps={{ width: 120 }}
+        series={[
+          { name: "up", label: upLabel, color: "blue.6" },
+          { name: "down", label: downLabel, color: "teal.6" },
+        ]}
+      />
+    </div>
   );
 }

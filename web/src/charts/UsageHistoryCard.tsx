@@ -6,7 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import { lazy, Suspense, useState } from "react";
 import { useI18n } from "../i18n/i18n.tsx";
 import { ErrorAlert } from "../ui/errors.tsx";
-import { formatBytes } from "../ui/format.ts";
+import { UpDown } from "../ui/Num.tsx";
 import type { HistoryRow } from "./HistoryBars.tsx";
 
 const HistoryBars = lazy(() => import("./HistoryBars.tsx").then((m) => ({ default: m.HistoryBars })));
@@ -87,7 +87,7 @@ export function UsageHistoryCard({
           ) : (
             <>
               <Text size="sm">
-                ↑ {formatBytes(up)} · ↓ {formatBytes(down)}
+                <UpDown up={up} down={down} />
               </Text>
               <Suspense fallback={<Skeleton h={220} />}>
                 <HistoryBars rows={rows} upLabel={t("usage.uplink")} downLabel={t("usage.downlink")} />

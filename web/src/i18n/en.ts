@@ -164,8 +164,8 @@ export const en = {
   "stats.title": "Core statistics",
   "stats.uptime": "Uptime",
   "stats.memory": "Memory",
-  "stats.uplink": "Upload",
-  "stats.downlink": "Download",
+  "stats.uplink": "Upload not yet collected",
+  "stats.downlink": "Download not yet collected",
   "stats.collectedAt":
     "Read from the core at {at}; {users, plural, one {# user} other {# users}} with counters",
 

@@ -2,7 +2,7 @@
 // is a complete Record of the English keys, so a missing translation fails the type-check. Non-English
 // dictionaries load on demand and stay out of the initial bundle.
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from "react";
-import { notifyError } from "../ui/errors.tsx";
+import { notifyError, setErrorLanguage } from "../ui/errors.tsx";
 import { en, type MessageKey } from "./en.ts";
 
 export type Language = "en" | "ru" | "fa" | "zh";
@@ -58,6 +58,7 @@ export function I18nProvider({ children }: { children: ReactNode }) {
     (key, vars) => formatMessage(messages[key] ?? en[key], vars, language),
     [messages, language],
   );
+  useEffect(() => setErrorLanguage(t, language), [t, language]);
   const setLanguage = useCallback((next: Language) => {
     localStorage.setItem(STORAGE_KEY, next);
     setLanguageState(next);

@@ -144,8 +144,8 @@ export const ru: Messages = {
   "stats.title": "Статистика ядра",
   "stats.uptime": "Время работы",
   "stats.memory": "Память",
-  "stats.uplink": "Отправлено",
-  "stats.downlink": "Получено",
+  "stats.uplink": "Отправлено, ещё не собрано",
+  "stats.downlink": "Получено, ещё не собрано",
   "stats.collectedAt": "Прочитано с ядра {at}; пользователей со счётчиками: {users}",
 
   "inbound.title": "Inbound",

@@ -140,8 +140,8 @@ export const zh: Messages = {
   "stats.title": "核心统计",
   "stats.uptime": "运行时间",
   "stats.memory": "内存",
-  "stats.uplink": "上传",
-  "stats.downlink": "下载",
+  "stats.uplink": "上传（尚未采集）",
+  "stats.downlink": "下载（尚未采集）",
   "stats.collectedAt": "于 {at} 从核心读取；{users} 个用户有计数",
 
   "inbound.title": "入站",

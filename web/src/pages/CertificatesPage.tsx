@@ -249,7 +249,14 @@ function CertificateRow({ certificate, canWrite }: { certificate: Certificate; c
         </Tooltip>
       </Table.Td>
       <Table.Td>
-        <Text size="xs" ff="monospace" lineClamp={1} maw={200} title={certificate.fingerprint_sha256 ?? ""}>
+        <Text
+          size="xs"
+          ff="monospace"
+          dir="ltr"
+          lineClamp={1}
+          maw={200}
+          title={certificate.fingerprint_sha256 ?? ""}
+        >
           {certificate.fingerprint_sha256 ?? "—"}
         </Text>
       </Table.Td>

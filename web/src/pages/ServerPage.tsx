@@ -2,7 +2,6 @@
 // its traffic over time (the usage history), and its inbounds (made from templates; activate, deactivate, delete).
 
 import {
-  Alert,
   Badge,
   Button,
   Card,
@@ -35,8 +34,9 @@ import { UsageHistoryCard } from "../charts/UsageHistoryCard.tsx";
 import { useI18n, useT } from "../i18n/i18n.tsx";
 import { AuditLink } from "../ui/AuditLink.tsx";
 import { ConfirmButton, useConfirm } from "../ui/Confirm.tsx";
-import { ErrorAlert } from "../ui/errors.tsx";
-import { formatBytes, formatDate, formatDuration } from "../ui/format.ts";
+import { CoreProblem, ErrorAlert } from "../ui/errors.tsx";
+import { formatDate, formatDuration } from "../ui/format.ts";
+import { Bytes, Iso } from "../ui/Num.tsx";
 import { PageLoader } from "../ui/PageLoader.tsx";
 import { BackLink, DataTable, ListState, SectionHeader } from "../ui/Scaffold.tsx";
 import { ServerStatusBadge, SyncBadge } from "../ui/StatusBadge.tsx";
@@ -44,7 +44,7 @@ import { ServerActions } from "./ServersPage.tsx";
 import { InboundFormModal } from "./servers/InboundForm.tsx";
 import { ServerFormModal } from "./servers/ServerForm.tsx";
 
-function Stat({ label, value }: { label: string; value: string }) {
+function Stat({ label, value }: { label: string; value: React.ReactNode }) {
   return (
     <div>
       <Text size="xs" c="dimmed">
@@ -66,16 +66,30 @@ function StatsCard({ server }: { server: Server }) {
           onRefresh={() => void stats.refetch()}
           isRefreshing={stats.isFetching}
         />
-        {stats.error && <ErrorAlert error={stats.error} />}
+        {/* The core's own words are in the server's last error above: said once, not three times. */}
+        {stats.error &&
+          (server.last_error ? (
+            <Text size="sm" c="dimmed" data-testid="stats-unavailable">
+              {t("stats.unavailable")}
+            </Text>
+          ) : (
+            <ErrorAlert error={stats.error} />
+          ))}
         {stats.isLoading && <Skeleton h={120} />}
         {stats.data && (
           <>
             <SimpleGrid cols={{ base: 2, sm: 4 }}>
-              <Stat label={t("stats.uptime")} value={formatDuration(stats.data.uptime_seconds)} />
-              <Stat label={t("stats.memory")} value={formatBytes(stats.data.memory.alloc_bytes)} />
-              <Stat label={t("stats.uplink")} value={formatBytes(stats.data.traffic.uplink_bytes)} />
-              <Stat label={t("stats.downlink")} value={formatBytes(stats.data.traffic.downlink_bytes)} />
+              <Stat
+                label={t("stats.uptime")}
+                value={<Iso>{formatDuration(stats.data.uptime_seconds)}</Iso>}
+              />
+              <Stat label={t("stats.memory")} value={<Bytes value={stats.data.memory.alloc_bytes} />} />
+              <Stat label={t("stats.uplink")} value={<Bytes value={stats.data.traffic.uplink_bytes} />} />
+              <Stat label={t("stats.downlink")} value={<Bytes value={stats.data.traffic.downlink_bytes} />} />
             </SimpleGrid>
+            <Text size="xs" c="dimmed">
+              {t("stats.sinceCollection")}
+            </Text>
             <Text size="xs" c="dimmed">
               {t("stats.collectedAt", {
                 at: formatDate(stats.data.collected_at, language),
@@ -266,11 +280,7 @@ function ServerView({
           </span>
         </Text>
       </div>
-      {server.last_error && (
-        <Alert color="red" title={t("server.lastError")}>
-          {server.last_error}
-        </Alert>
-      )}
+      {server.last_error && <CoreProblem raw={server.last_error} title={t("server.lastError")} />}
       <Inbounds server={server} />
       <StatsCard server={server} />
       <UsageHistoryCard

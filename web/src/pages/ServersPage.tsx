@@ -1,7 +1,7 @@
 // Servers at a glance: status (kept current by the service's reconciler; polled here), core flavor
 // and version, last error, how many inbounds wait or failed to sync; test and sync from the card.
 
-import { Alert, Button, Card, Group, SimpleGrid, Stack, Text } from "@mantine/core";
+import { Button, Card, Group, SimpleGrid, Stack, Text } from "@mantine/core";
 import { useState } from "react";
 import { keys } from "../api/keys.ts";
 import { useChange } from "../api/mutation.ts";
@@ -10,7 +10,7 @@ import type { Server } from "../api/types.ts";
 import { useCan } from "../auth/me.ts";
 import { useT } from "../i18n/i18n.tsx";
 import { Link } from "../router.tsx";
-import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
+import { CoreProblem, ErrorAlert, notifyCoreFailure, notifyDone, notifyError } from "../ui/errors.tsx";
 import { ListState, PageHeader } from "../ui/Scaffold.tsx";
 import { ServerStatusBadge } from "../ui/StatusBadge.tsx";
 import { ServerFormModal } from "./servers/ServerForm.tsx";
@@ -23,7 +23,7 @@ function useServerActions(server: Server) {
     onSuccess: (result) => {
       if (result.connected)
         notifyDone(t("server.testOk", { core: result.core ?? "?", ms: result.latency_ms ?? 0 }));
-      else notifyError(new Error(t("server.testFailed", { error: result.error ?? "" })));
+      else notifyCoreFailure(result.error ?? "");
     },
   });
   const sync = useChange(() => serversApi.sync(server.id), {
@@ -109,11 +109,7 @@ function ServerCard({ server, canWrite }: { server: Server; canWrite: boolean })
             : `${server.core} ${server.core_version ?? ""}`.trim()}
         </Text>
         <SyncSummary server={server} />
-        {server.last_error && (
-          <Alert color="red" p="xs" data-testid="server-last-error">
-            <Text size="xs">{server.last_error}</Text>
-          </Alert>
-        )}
+        {server.last_error && <CoreProblem raw={server.last_error} />}
         {canWrite && (
           <Group gap="xs">
             <ServerActions server={server} />

@@ -20,7 +20,7 @@ import { useState } from "react";
 import { keys } from "../api/keys.ts";
 import { useChange, useRemoval } from "../api/mutation.ts";
 import { inboundsApi, useAllInbounds } from "../api/servers.ts";
-import type { Access, User } from "../api/types.ts";
+import type { Access, Server, User } from "../api/types.ts";
 import { userHistory, usersApi, useUser, useUserAccess, useUserUsage } from "../api/users.ts";
 import { useCan } from "../auth/me.ts";
 import { TrafficChart } from "../charts/TrafficChart.tsx";
@@ -31,8 +31,8 @@ import { AuditLink } from "../ui/AuditLink.tsx";
 import { ConfirmButton, useConfirm } from "../ui/Confirm.tsx";
 import { Copy } from "../ui/Copy.tsx";
 import { ErrorAlert, notifyError } from "../ui/errors.tsx";
-import { formatBytes } from "../ui/format.ts";
 import { QrIcon, TrashIcon } from "../ui/icons.tsx";
+import { UpDown } from "../ui/Num.tsx";
 import { PageLoader } from "../ui/PageLoader.tsx";
 import { QrCode } from "../ui/QrCode.tsx";
 import { BackLink } from "../ui/Scaffold.tsx";
@@ -101,16 +101,49 @@ function GrantPicker({ user, granted }: { user: User; granted: Set<string> }) {
   );
 }
 
+/** Only active and on-hold users have credentials on the cores. */
+const ON_CORE: ReadonlySet<User["status"]> = new Set(["active", "on_hold"]);
+
+/**
+ * What is true of a grant now: off the core while the user is not active (expired, limited,
+ * disabled) whatever its sync state says, and unknowable while its server's core does not answer.
+ */
+function GrantState({ access, user, server }: { access: Access; user: User; server: Server | undefined }) {
+  const t = useT();
+  if (!ON_CORE.has(user.status)) {
+    const status = t(`userStatus.${user.status}`);
+    return (
+      <Badge color="red" variant="light" data-testid="sync-state" data-state="off-core">
+        {t("grants.offCore", { status })}
+      </Badge>
+    );
+  }
+  if (server !== undefined && (server.status === "offline" || server.status === "error")) {
+    return (
+      <Tooltip label={t("grants.coreDownHint")} multiline maw={320}>
+        <Badge color="red" variant="light" data-testid="sync-state" data-state="core-down">
+          {t("grants.coreDown")}
+        </Badge>
+      </Tooltip>
+    );
+  }
+  return <SyncBadge state={access.sync_state} error={access.sync_error} />;
+}
+
 function GrantCard({
   access,
-  serverId,
+  user,
+  server,
   onRevoke,
 }: {
   access: Access;
-  serverId: string | undefined;
+  user: User;
+  server: Server | undefined;
   onRevoke: (() => void) | undefined;
 }) {
   const t = useT();
+  const serverId = server?.id;
+  const isDead = !ON_CORE.has(user.status);
   const title = `${access.server_name ?? "?"} · ${access.inbound_tag ?? access.server_inbound_id}`;
   return (
     <Card withBorder padding="sm" data-testid="grant">
@@ -125,7 +158,7 @@ function GrantCard({
             ) : (
               <Text fw={500}>{title}</Text>
             )}
-            <SyncBadge state={access.sync_state} error={access.sync_error} />
+            <GrantState access={access} user={user} server={server} />
             {!access.is_active && <Badge color="gray">{t("common.inactive")}</Badge>}
           </Group>
           <Group gap={2} wrap="nowrap">
@@ -140,14 +173,21 @@ function GrantCard({
             )}
           </Group>
         </Group>
+        {isDead && (
+          <Text size="xs" c="var(--mantine-color-red-light-color)" data-testid="link-dead">
+            {t("grants.linkDead", { status: t(`userStatus.${user.status}`) })}
+          </Text>
+        )}
         {access.uri !== undefined && (
-          <Code data-testid="share-link" style={{ wordBreak: "break-all", whiteSpace: "pre-wrap" }}>
+          <Code
+            data-testid="share-link"
+            style={{ wordBreak: "break-all", whiteSpace: "pre-wrap", opacity: isDead ? 0.55 : undefined }}
+          >
             {access.uri}
           </Code>
         )}
         <Text size="xs" c="dimmed">
-          ↑ {formatBytes(access.uplink_bytes)} · ↓ {formatBytes(access.downlink_bytes)} ·{" "}
-          {access.proxy_user_id}
+          <UpDown up={access.uplink_bytes} down={access.downlink_bytes} /> · {access.proxy_user_id}
         </Text>
       </Stack>
     </Card>
@@ -189,7 +229,8 @@ function Grants({ user }: { user: User }) {
         <GrantCard
           key={grant.id}
           access={grant}
-          serverId={serverOf(grant.server_inbound_id)}
+          user={user}
+          server={choices.find((c) => c.inbound.id === grant.server_inbound_id)?.server}
           onRevoke={
             canGrant
               ? () =>
@@ -258,7 +299,7 @@ function UsageCard({ user }: { user: User }) {
         {usage.data && (
           <>
             <Text size="sm">
-              ↑ {formatBytes(usage.data.uplink_bytes)} · ↓ {formatBytes(usage.data.downlink_bytes)}
+              <UpDown up={usage.data.uplink_bytes} down={usage.data.downlink_bytes} />
             </Text>
             {usage.data.uplink_bytes + usage.data.downlink_bytes === 0 ? (
               <Text size="sm" c="dimmed">

@@ -4,7 +4,8 @@
 import { Group, Progress, Stack, Text, Tooltip } from "@mantine/core";
 import type { User } from "../../api/types.ts";
 import { type Language, useI18n, useT } from "../../i18n/i18n.tsx";
-import { formatBytes, formatDate } from "../../ui/format.ts";
+import { formatDate } from "../../ui/format.ts";
+import { Bytes } from "../../ui/Num.tsx";
 import { StateBadge } from "../../ui/StatusBadge.tsx";
 
 export type UserStatus = User["status"];
@@ -40,12 +41,12 @@ export function usedPercent(user: Pick<User, "used_bytes" | "data_limit_bytes">)
 export function UsageCell({ user }: { user: Pick<User, "used_bytes" | "data_limit_bytes"> }) {
   const t = useT();
   const percent = usedPercent(user);
-  const text = `${formatBytes(user.used_bytes)} / ${
-    user.data_limit_bytes === null ? t("limits.unlimited") : formatBytes(user.data_limit_bytes)
-  }`;
   return (
     <Stack gap={2} miw={120} data-testid="user-usage">
-      <Text size="xs">{text}</Text>
+      <Text size="xs">
+        <Bytes value={user.used_bytes} /> /{" "}
+        {user.data_limit_bytes === null ? t("limits.unlimited") : <Bytes value={user.data_limit_bytes} />}
+      </Text>
       {percent !== null && (
         <Progress
           size="sm"

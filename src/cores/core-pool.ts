@@ -96,8 +96,7 @@ export class CorePool {
 
 function keyOf(target: CoreTarget): string {
   const connection = target.connection ?? "direct";
-  const secret =
-    connection === "node" ? nodeMaterialHash(target.node) : credentialsHash(target.credentials);
+  const secret = connection === "node" ? nodeMaterialHash(target.node) : credentialsHash(target.credentials);
   return `${connection}\n${target.address}\n${secret}`;
 }
 

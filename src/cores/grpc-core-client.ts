@@ -11,6 +11,7 @@ import {
   CoreUnsupportedError,
 } from "../lib/errors.ts";
 import type { CoreClient } from "./core-client.ts";
+import type { CoreTransport } from "./core-transport.ts";
 import type {
   CoreFlavor,
   CoreInboundInfo,
@@ -21,7 +22,6 @@ import type {
   Problem,
 } from "./core-types.ts";
 import { type FlavorApi, type PreparedCall, refuseIfAny } from "./flavor-api.ts";
-import type { CoreTransport } from "./core-transport.ts";
 import { type ChannelSettings, CoreChannel } from "./grpc-channel.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
 import { summarizeBuiltInbound, userGuardProblems } from "./inbound-builder/guards.ts";

@@ -51,7 +51,11 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
     .addColumn("not_after", t.timestamp, (c) => c.notNull())
     .addColumn("created_at", t.timestamp, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("node_certificates_server").on("node_certificates").column("server_id").execute();
+  await db.schema
+    .createIndex("node_certificates_server")
+    .on("node_certificates")
+    .column("server_id")
+    .execute();
 
   await db.schema
     .createTable("node_traffic_receipts")

@@ -3,8 +3,8 @@
 import { randomUUID } from "node:crypto";
 import type { CoreClient } from "../../cores/core-client.ts";
 import type { CorePool } from "../../cores/core-pool.ts";
-import type { NodeMaterial } from "../../cores/node-material.ts";
 import { API_INBOUND_TAGS, type CoreFlavor } from "../../cores/core-types.ts";
+import type { NodeMaterial } from "../../cores/node-material.ts";
 import { type CoreProfile, layoutFlavor, type WireLayout } from "../../cores/wire-layout.ts";
 import { AppError, ConflictError, CoreDownError, NotFoundError, ValidationError } from "../../lib/errors.ts";
 import type { Changes } from "../../lib/events.ts";

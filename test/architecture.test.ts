@@ -153,6 +153,19 @@ const RULES: Record<string, (graph: Graph) => string[]> = {
       .filter((file) => !file.startsWith("config/") && /\bprocess\.env\b/.test(texts.get(file) ?? ""))
       .map((file) => `src/${file} reads process.env`),
 
+  // The node agent (src/node/) runs on proxy hosts: it shares the core client's parts, never the
+  // panel's features or wiring, and only the command line starts it.
+  "node imports only lib, config, protocols and cores; only cli imports node": ({ imports }) => [
+    ...imports
+      .filter((i) => layerOf(i.from) === "node" && i.to.includes("/") && !i.to.startsWith("node:"))
+      .filter((i) => !["node", "lib", "config", "protocols", "cores"].includes(layerOf(i.to)))
+      .filter((i) => !i.to.startsWith("@"))
+      .map(show),
+    ...imports
+      .filter((i) => layerOf(i.to) === "node" && !["node", "cli"].includes(layerOf(i.from)))
+      .map(show),
+  ],
+
   "features import nothing from app, deps, jobs, cli or main": ({ imports }) =>
     imports.filter((i) => layerOf(i.from) === "features" && WIRING.includes(layerOf(i.to))).map(show),
 

@@ -7,7 +7,7 @@ import { waitFor } from "../../test/support/poll.ts";
 import { freePort } from "../../test/support/ports.ts";
 import { requires } from "../../test/support/requires.ts";
 import { CleanupStack, tempDir } from "../../test/support/v2ray.ts";
-import { coreConfig, DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "./base-config.ts";
+import { coreConfig, DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "../cores/node-base-config.ts";
 import { CoreSupervisor } from "./supervisor.ts";
 
 const needs = requires("v2ray");
@@ -26,7 +26,8 @@ describe("the base document", () => {
       "[1,2]",
       "{not json",
     ];
-    for (const document of refused) assert.equal(parseBaseDocument(document).ok, false, JSON.stringify(document));
+    for (const document of refused)
+      assert.equal(parseBaseDocument(document).ok, false, JSON.stringify(document));
     assert.equal(parseBaseDocument(DEFAULT_BASE_DOCUMENT).ok, true);
   });
 
@@ -34,8 +35,15 @@ describe("the base document", () => {
     const config = coreConfig(
       { routing: { rules: [{ type: "field", ip: ["10.0.0.0/8"], outboundTag: "blocked" }] } },
       { port: 12345 },
-    ) as { inbounds: { listen: string }[]; routing: { rules: { outboundTag: string }[] }; policy: { levels: Record<string, { statsUserUplink: boolean }> } };
-    assert.deepEqual(config.inbounds.map((inbound) => inbound.listen), ["127.0.0.1"]);
+    ) as {
+      inbounds: { listen: string }[];
+      routing: { rules: { outboundTag: string }[] };
+      policy: { levels: Record<string, { statsUserUplink: boolean }> };
+    };
+    assert.deepEqual(
+      config.inbounds.map((inbound) => inbound.listen),
+      ["127.0.0.1"],
+    );
     assert.equal(config.routing.rules[0]?.outboundTag, "api");
     assert.equal(config.policy.levels["0"]?.statsUserUplink, true);
   });

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
 import { CoreRelay } from "../cores/core-relay.ts";
+import { type BaseDocument, coreConfig } from "../cores/node-base-config.ts";
 import { writeFileAtomic } from "./atomic-file.ts";
-import { type BaseDocument, coreConfig } from "./base-config.ts";
 
 export type SupervisorOptions = {
   /** The core binary (xray or v2ray). */
@@ -53,7 +53,10 @@ export class CoreSupervisor extends EventEmitter<{ ready: []; line: [string]; ex
   private failures = 0;
   private isStopping = false;
   private readonly ring: string[] = [];
-  private identity: { flavor: "xray" | "v2ray" | null; version: string | null } = { flavor: null, version: null };
+  private identity: { flavor: "xray" | "v2ray" | null; version: string | null } = {
+    flavor: null,
+    version: null,
+  };
   private readonly configPath: string;
 
   constructor(private readonly options: SupervisorOptions) {
@@ -70,10 +73,19 @@ export class CoreSupervisor extends EventEmitter<{ ready: []; line: [string]; ex
   }
 
   /** A changed base document: the config is rewritten and the core restarted with it. */
-  async applyBase(base: BaseDocument): Promise<void> {
+  async applyBase(base: BaseDocument, timeoutMs = 15_000): Promise<void> {
     this.base = base;
     await this.writeConfig();
+    const ready = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.once("ready", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    this.failures = 0;
     this.child?.kill("SIGTERM");
+    await ready;
   }
 
   report(now = Date.now()): CoreReport {
@@ -113,14 +125,18 @@ export class CoreSupervisor extends EventEmitter<{ ready: []; line: [string]; ex
   }
 
   private spawnCore(): void {
-    const args = (this.options.args ?? ["-config", "{config}"]).map((a) => a.replaceAll("{config}", this.configPath));
+    const args = (this.options.args ?? ["-config", "{config}"]).map((a) =>
+      a.replaceAll("{config}", this.configPath),
+    );
     const child = spawn(this.options.binary, args, { stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
     const started = Date.now();
     this.startedAt = started;
     for (const stream of [child.stdout, child.stderr]) {
       if (stream === null) continue;
-      createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => this.onLine(line));
+      createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
+        this.onLine(line),
+      );
     }
     child.once("error", (error) => this.options.log?.("core failed to start", { err: error.message }));
     child.once("exit", (code, signal) => {

@@ -1,4 +1,4 @@
-// The core's config on a node: the operator's base document (per server, sent by the panel) plus
+// The core's config on a node (written by the agent, src/node/supervisor.ts; checked by the panel too): the operator's base document (per server, sent by the panel) plus
 // what the agent must own — the API inbound on 127.0.0.1 at a port the agent picks, the API routing
 // rule first, stats and the per-user counters, and the access log on stdout where the agent reads it.
 // Inbounds are never in the file: the panel sends them over the API, and the agent re-applies them.
@@ -37,7 +37,10 @@ export const DEFAULT_BASE_DOCUMENT: BaseDocument = {
   ],
   // Users must not reach the host's own services (or its neighbours') through the proxy. Written as
   // ranges, not geoip:private: a core installed without geoip.dat refuses the whole config.
-  routing: { domainStrategy: "AsIs", rules: [{ type: "field", ip: [...PRIVATE_RANGES], outboundTag: "blocked" }] },
+  routing: {
+    domainStrategy: "AsIs",
+    rules: [{ type: "field", ip: [...PRIVATE_RANGES], outboundTag: "blocked" }],
+  },
 };
 
 /** The API inbound's tag on a node: the core client never removes it (API_INBOUND_TAGS). */
@@ -49,7 +52,9 @@ const MAX_DEPTH = 12;
 export type BaseProblem = { path: string; message: string };
 
 /** Parses and checks a base document (JSON text or value); problems name paths, never values. */
-export function parseBaseDocument(input: unknown): { ok: true; value: BaseDocument } | { ok: false; problems: BaseProblem[] } {
+export function parseBaseDocument(
+  input: unknown,
+): { ok: true; value: BaseDocument } | { ok: false; problems: BaseProblem[] } {
   let value = input;
   if (typeof input === "string") {
     try {
@@ -63,7 +68,10 @@ export function parseBaseDocument(input: unknown): { ok: true; value: BaseDocume
   if (depth(value) > MAX_DEPTH) problems.push({ path: "", message: `nests deeper than ${MAX_DEPTH}` });
   for (const key of Object.keys(value)) {
     if (!(TOP_KEYS as readonly string[]).includes(key)) {
-      problems.push({ path: key, message: "is not allowed (the agent owns api, stats, inbounds and log files)" });
+      problems.push({
+        path: key,
+        message: "is not allowed (the agent owns api, stats, inbounds and log files)",
+      });
     }
   }
   const { log, policy, outbounds, routing, dns } = value;
@@ -74,26 +82,34 @@ export function parseBaseDocument(input: unknown): { ok: true; value: BaseDocume
       problems.push({ path: "log.loglevel", message: `must be one of ${LOG_LEVELS.join(", ")}` });
     }
   }
-  if (policy !== undefined && !isObject(policy)) problems.push({ path: "policy", message: "must be an object" });
+  if (policy !== undefined && !isObject(policy))
+    problems.push({ path: "policy", message: "must be an object" });
   if (dns !== undefined && !isObject(dns)) problems.push({ path: "dns", message: "must be an object" });
   if (outbounds !== undefined) {
     if (!Array.isArray(outbounds) || outbounds.length === 0 || !outbounds.every(isObject)) {
       problems.push({ path: "outbounds", message: "must be a non-empty array of objects" });
     } else {
       outbounds.forEach((outbound, index) => {
-        if (outbound.tag === NODE_API_TAG) problems.push({ path: `outbounds[${index}].tag`, message: "is the API's tag" });
+        if (outbound.tag === NODE_API_TAG)
+          problems.push({ path: `outbounds[${index}].tag`, message: "is the API's tag" });
       });
     }
   }
   if (routing !== undefined) {
-    if (!isObject(routing) || (routing.rules !== undefined && !(Array.isArray(routing.rules) && routing.rules.every(isObject)))) {
+    if (
+      !isObject(routing) ||
+      (routing.rules !== undefined && !(Array.isArray(routing.rules) && routing.rules.every(isObject)))
+    ) {
       problems.push({ path: "routing", message: "must be an object whose rules are objects" });
     } else if (Object.keys(routing).some((k) => k !== "rules" && k !== "domainStrategy")) {
       problems.push({ path: "routing", message: "may only set rules and domainStrategy" });
     } else {
       // A rule sending proxy traffic to the API's outbound would open the API to every user.
       (routing.rules as Record<string, unknown>[] | undefined)?.forEach((rule, index) => {
-        const names = [rule.outboundTag, ...(Array.isArray(rule.inboundTag) ? rule.inboundTag : [rule.inboundTag])];
+        const names = [
+          rule.outboundTag,
+          ...(Array.isArray(rule.inboundTag) ? rule.inboundTag : [rule.inboundTag]),
+        ];
         if (names.includes(NODE_API_TAG)) {
           problems.push({ path: `routing.rules[${index}]`, message: "must not name the API's tag" });
         }

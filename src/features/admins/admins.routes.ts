@@ -50,7 +50,10 @@ export function adminsRoutes(app: App, admins: AdminsService): void {
       schema: {
         tags: ["admins"],
         summary: "Change role, disable or enable, set a password, or remove the second factor",
-        description: "The last active owner cannot be demoted or disabled (409 last_owner).",
+        description:
+          "The last active owner cannot be demoted or disabled (409 last_owner). password and " +
+          "reset_totp are for other admins: for your own id they are 409 cannot_reset_self " +
+          "(use POST /api/auth/password and POST /api/auth/totp/disable).",
         params: IdParams,
         body: AdminUpdate,
         response: { 200: AdminView, ...problems(403, 404, 409) },

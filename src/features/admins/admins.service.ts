@@ -30,6 +30,14 @@ export class AdminsService {
     if (input.is_disabled === true && id === actor.adminId) {
       throw new ConflictError("you cannot disable yourself", "cannot_disable_self");
     }
+    if ((input.password !== undefined || input.reset_totp === true) && id === actor.adminId) {
+      // Your own credentials change only with proof you hold them (features/auth/own-credentials.ts).
+      throw new ConflictError(
+        "change your own password at POST /api/auth/password and turn off your own second " +
+          "factor at POST /api/auth/totp/disable",
+        "cannot_reset_self",
+      );
+    }
     const losesOwner =
       current.role === "owner" &&
       ((input.role !== undefined && input.role !== "owner") || input.is_disabled === true);

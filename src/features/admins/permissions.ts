@@ -11,6 +11,7 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/auth/totp/enroll": "self",
   "POST /api/auth/totp/confirm": "self",
   "POST /api/auth/totp/disable": "self",
+  "POST /api/auth/password": "self",
   "GET /api/api-keys": "self",
   "POST /api/api-keys": "self",
   "DELETE /api/api-keys/:id": "self",

@@ -9,7 +9,6 @@ import {
   ForbiddenError,
   NotFoundError,
   UnauthorizedError,
-  ValidationError,
 } from "../../lib/errors.ts";
 import type { Principal } from "../../lib/http.ts";
 import { hashPassword, randomPassword, verifyPassword } from "../../lib/password.ts";
@@ -299,17 +298,6 @@ export class AuthService {
 
   async confirmTotp(principal: Principal, code: string): Promise<{ recovery_codes: string[] }> {
     return this.twoFactor.confirm(await this.#sessionAdmin(principal), code);
-  }
-
-  /** Turning the second factor off needs a current code (or a recovery code), not just a session. */
-  async disableTotp(principal: Principal, factor: SecondFactor): Promise<void> {
-    const admin = await this.#sessionAdmin(principal);
-    if (!this.twoFactor.isEnabled(admin)) return;
-    if (!(await this.twoFactor.verify(admin, factor))) {
-      // 400, not 401: the session is fine, only the code is wrong.
-      throw new ValidationError("the code is wrong or was used already", undefined, "totp_code_rejected");
-    }
-    await this.twoFactor.disable(admin);
   }
 
   /** An owner resets another admin's second factor (a lost phone). */

@@ -8,9 +8,10 @@ const Name = Type.String({
   minLength: 1,
   maxLength: 128,
   pattern: "\\S",
-  description: "1-128 characters, trimmed",
+  format: "line",
+  description: "1-128 characters, trimmed; one line: no control characters, line breaks or bidi overrides",
 });
-const Comment = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]);
+const Comment = Type.Union([Type.String({ maxLength: 1000, format: "text" }), Type.Null()]);
 const TelegramId = Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]);
 
 const Bytes = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });

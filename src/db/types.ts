@@ -1,6 +1,7 @@
 // Table types for Kysely. Column types are what the drivers hand back before the row mappers in the
 // repositories normalise them (booleans are 0/1 on SQLite, timestamps are Date on PostgreSQL).
 import type { ColumnType, Generated } from "kysely";
+import type { DataLimitReset, UserStatus } from "../domain/users.ts";
 
 /** ISO string on SQLite, Date on PostgreSQL when read; always written as an ISO string. */
 export type Timestamp = ColumnType<string | Date, string, string>;
@@ -101,9 +102,6 @@ export interface UsersTable {
   /** user.expiring was sent for the current expire_at. */
   expiring_notified_at: Timestamp | null;
 }
-
-export type UserStatus = "active" | "disabled" | "limited" | "expired" | "on_hold";
-export type DataLimitReset = "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
 
 export interface SubscriptionSettingsTable {
   id: number;

@@ -75,7 +75,7 @@ export type Server = Static<typeof Server>;
 
 export const ServerCreate = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 128, pattern: "\\S" }),
+    name: Type.String({ minLength: 1, maxLength: 128, pattern: "\\S", format: "line" }),
     hostname: Host,
     grpc_hostname: Type.Optional(Host),
     grpc_port: Type.Optional(Port),
@@ -91,7 +91,7 @@ export type ServerCreate = Static<typeof ServerCreate>;
 
 export const ServerUpdate = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: "\\S" })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: "\\S", format: "line" })),
     hostname: Type.Optional(Host),
     grpc_hostname: Type.Optional(Host),
     grpc_port: Type.Optional(Port),

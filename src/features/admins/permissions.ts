@@ -21,6 +21,8 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "GET /api/admins/:id": "admins.manage",
   "PUT /api/admins/:id": "admins.manage",
   "DELETE /api/admins/:id": "admins.manage",
+  "GET /api/admins/:id/api-keys": "admins.manage",
+  "DELETE /api/admins/:id/api-keys/:key_id": "admins.manage",
   "GET /api/audit": "audit.read",
 
   "GET /api/users": "users.read",

@@ -101,6 +101,8 @@ export interface UsersTable {
   next_notice_percent: ColumnType<number | null, number | null | undefined, number | null>;
   /** user.expiring was sent for the current expire_at. */
   expiring_notified_at: Timestamp | null;
+  /** Migration 0021: when the subscription was revoked; from then on /sub/{user_id} is 404 for them. */
+  sub_by_id_revoked_at: Timestamp | null;
 }
 
 export interface SubscriptionSettingsTable {

@@ -11,6 +11,7 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/auth/totp/enroll": "self",
   "POST /api/auth/totp/confirm": "self",
   "POST /api/auth/totp/disable": "self",
+  "POST /api/auth/password": "self",
   "GET /api/api-keys": "self",
   "POST /api/api-keys": "self",
   "DELETE /api/api-keys/:id": "self",
@@ -20,6 +21,8 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "GET /api/admins/:id": "admins.manage",
   "PUT /api/admins/:id": "admins.manage",
   "DELETE /api/admins/:id": "admins.manage",
+  "GET /api/admins/:id/api-keys": "admins.manage",
+  "DELETE /api/admins/:id/api-keys/:key_id": "admins.manage",
   "GET /api/audit": "audit.read",
 
   "GET /api/users": "users.read",
@@ -59,6 +62,10 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/servers/:id/test": "servers.write",
   "GET /api/servers/:id/stats": "servers.read",
   "POST /api/servers/:id/sync": "servers.write",
+  "POST /api/servers/:id/node-enrollment": "servers.write",
+  "GET /api/servers/:id/node": "servers.read",
+  "GET /api/servers/:id/node-base": "servers.read",
+  "PUT /api/servers/:id/node-base": "servers.write",
 
   "GET /api/servers/:server_id/inbounds": "inbounds.read",
   "POST /api/servers/:server_id/inbounds": "inbounds.write",

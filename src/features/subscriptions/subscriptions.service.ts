@@ -539,6 +539,7 @@ export class SubscriptionsService {
     const input = {
       userId: user.userId,
       userName: user.userName,
+      status: lifecycle.status,
       subToken: user.subToken,
       disposition: dispositionUnlessPlain(user.userName),
       credentials: user.grants.map((grant) => grant.credential),

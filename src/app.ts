@@ -212,7 +212,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   );
 
   healthRoutes(app, deps.database);
-  authRoutes(app, deps.services.auth);
+  authRoutes(app, deps.services.auth, deps.services.ownCredentials);
   adminsRoutes(app, deps.services.admins);
   auditRoutes(app, deps.services.audit);
   webhooksRoutes(app, deps.services.webhooks);

@@ -23,6 +23,7 @@ import { AuditService } from "./features/audit/audit.service.ts";
 import { AdminsRepository } from "./features/auth/admins.repository.ts";
 import { AuthRepository } from "./features/auth/auth.repository.ts";
 import { AuthService } from "./features/auth/auth.service.ts";
+import { OwnCredentials } from "./features/auth/own-credentials.ts";
 import { LoginThrottle } from "./features/auth/throttle.ts";
 import { TwoFactor } from "./features/auth/two-factor.ts";
 import { BackupService } from "./features/backup/backup.service.ts";
@@ -77,6 +78,7 @@ export type Deps = {
   secretBox: SecretBox;
   services: {
     auth: AuthService;
+    ownCredentials: OwnCredentials;
     admins: AdminsService;
     audit: AuditService;
     metrics: MetricsService;
@@ -167,14 +169,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const events: Changes = new EventBus<ChangeEvents>();
   const audit = new AuditService(new AuditRepository(database.db), config.auditRetentionDays);
   const adminsRepository = new AdminsRepository(database.db, database.dialect);
-  const auth = new AuthService(
-    new AuthRepository(database.db),
-    adminsRepository,
-    new TwoFactor(adminsRepository, secretBox, () => new Date()),
-    new LoginThrottle(),
-    config.tokenTtlSeconds,
-    audit,
-  );
+  const tokens = new AuthRepository(database.db);
+  const twoFactor = new TwoFactor(adminsRepository, secretBox, () => new Date());
+  // One throttle: wrong passwords and codes at sign-in and in self-service changes share its budgets.
+  const throttle = new LoginThrottle();
+  const auth = new AuthService(tokens, adminsRepository, twoFactor, throttle, config.tokenTtlSeconds, audit);
+  const ownCredentials = new OwnCredentials(adminsRepository, tokens, twoFactor, throttle);
   const admins = new AdminsService(adminsRepository, auth);
   const certificatesRepository = new CertificatesRepository(database.db);
   const certificates = new CertificatesService(
@@ -311,6 +311,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     secretBox,
     services: {
       auth,
+      ownCredentials,
       admins,
       audit,
       metrics,

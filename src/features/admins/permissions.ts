@@ -11,6 +11,7 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/auth/totp/enroll": "self",
   "POST /api/auth/totp/confirm": "self",
   "POST /api/auth/totp/disable": "self",
+  "POST /api/auth/password": "self",
   "GET /api/api-keys": "self",
   "POST /api/api-keys": "self",
   "DELETE /api/api-keys/:id": "self",
@@ -20,6 +21,8 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "GET /api/admins/:id": "admins.manage",
   "PUT /api/admins/:id": "admins.manage",
   "DELETE /api/admins/:id": "admins.manage",
+  "GET /api/admins/:id/api-keys": "admins.manage",
+  "DELETE /api/admins/:id/api-keys/:key_id": "admins.manage",
   "GET /api/audit": "audit.read",
 
   "GET /api/users": "users.read",

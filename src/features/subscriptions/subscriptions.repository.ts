@@ -3,7 +3,8 @@
 // users, read once and kept by the cache), and the change feed that tells the cache what to drop.
 import { type Kysely, sql } from "kysely";
 import { type DialectName, read } from "../../db/dialect.ts";
-import type { Database, DataLimitReset, UserStatus } from "../../db/types.ts";
+import type { Database } from "../../db/types.ts";
+import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
 import { type HostRow, hostSpecOf } from "../inbounds/hosts.repository.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
 import type { Change, ChangeSource, ChangesRead } from "./change-feed.ts";

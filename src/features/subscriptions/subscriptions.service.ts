@@ -3,11 +3,13 @@
 // one read of their grants, and is kept. The index is told what changed by the change feed: catchUp()
 // before any API write answers (so an operator's next GET sees it) and every second from the job
 // (writes of other instances and processes). Rendering only reads: polling clients never write.
+
 import { setImmediate as yieldToRequests } from "node:timers/promises";
 import type { Logger } from "pino";
 import { parse as parseYaml } from "yaml";
 import { NotFoundError } from "../../lib/errors.ts";
 import type { Format } from "../../lib/subscription-formats.ts";
+import { headerSafe } from "../../lib/text.ts";
 import { isUuid } from "../../lib/uuid.ts";
 import type { SubscriptionSettings } from "../subscription-settings/subscription-settings.schemas.ts";
 import {
@@ -194,10 +196,12 @@ export class SubscriptionsService {
     this.#settingsStale = false;
     const s = await this.settingsSource.get();
     const extras: string[] = [];
-    if (s.support_url !== null) extras.push("support-url", s.support_url);
+    // Header values go out as typed only when they cannot break the head (rows stored before names
+    // were checked, or written to the database directly): headerSafe() percent-encodes the rest.
+    if (s.support_url !== null) extras.push("support-url", headerSafe(s.support_url));
     if (s.announce !== null)
       extras.push("announce", `base64:${Buffer.from(s.announce, "utf8").toString("base64")}`);
-    const publicUrl = s.public_url === null ? null : s.public_url.replace(/\/+$/, "");
+    const publicUrl = s.public_url === null ? null : headerSafe(s.public_url.replace(/\/+$/, ""));
     const placeholders: PlaceholderTexts = {
       disabled: s.placeholder_disabled,
       expired: s.placeholder_expired,

@@ -101,6 +101,8 @@ export interface UsersTable {
   next_notice_percent: ColumnType<number | null, number | null | undefined, number | null>;
   /** user.expiring was sent for the current expire_at. */
   expiring_notified_at: Timestamp | null;
+  /** Migration 0021: when the subscription was revoked; from then on /sub/{user_id} is 404 for them. */
+  sub_by_id_revoked_at: Timestamp | null;
 }
 
 export interface SubscriptionSettingsTable {
@@ -305,7 +307,7 @@ export interface ServerLeasesTable {
   expires_at: Timestamp;
 }
 
-/** An inbound's hosts (migration 0021): lists and objects as JSON text; null = the inbound's own value. */
+/** An inbound's hosts (migration 0022): lists and objects as JSON text; null = the inbound's own value. */
 export interface InboundHostsTable {
   id: string;
   server_inbound_id: string;

@@ -1,5 +1,5 @@
 // inbound_hosts in SQL. Positions are 0..n-1 per inbound; a reorder rewrites them in one transaction.
-// Every write fires migration 0021's triggers, which tell the subscription cache.
+// Every write fires migration 0022's triggers, which tell the subscription cache.
 import type { Kysely, Selectable } from "kysely";
 import { type DialectName, read } from "../../db/dialect.ts";
 import type { Database, InboundHostsTable } from "../../db/types.ts";

@@ -1,7 +1,7 @@
 // Hosts (issue 48) through the API and /sub, on whichever dialect DATABASE_URL selects: an inbound
 // with three hosts (a CDN domain with a TLS override, a direct IP, one disabled) is exactly two
 // entries in every format, each with its own address, SNI and Host; with no hosts the subscription
-// is what it was; every host write reaches a cached /sub at once (migration 0021's triggers);
+// is what it was; every host write reaches a cached /sub at once (migration 0022's triggers);
 // order, per-format exclusion, remark variables; hostile text refused at the edge (400) and hosts
 // that do not fit their inbound refused before they are stored (422 host_invalid).
 import assert from "node:assert/strict";

@@ -25,6 +25,8 @@ export type SubscriptionRows = {
   userId: string;
   userName: string;
   subToken: string | null;
+  /** The subscription was revoked: /sub/{user_id} is 404 for this user (migration 0021). */
+  isByIdRevoked: boolean;
   lifecycle: LifecycleRow;
   grants: GrantRow[];
 };
@@ -46,6 +48,7 @@ const USER_COLUMNS = [
   "id",
   "name",
   "sub_token",
+  "sub_by_id_revoked_at",
   "status",
   "data_limit_bytes",
   "data_limit_reset",
@@ -58,6 +61,7 @@ const JOINED_USER_COLUMNS = [
   "u.id as user_id",
   "u.name",
   "u.sub_token",
+  "u.sub_by_id_revoked_at",
   "u.status",
   "u.data_limit_bytes",
   "u.data_limit_reset",
@@ -73,6 +77,7 @@ type JoinedRow = {
   user_id: string;
   name: string;
   sub_token: string | null;
+  sub_by_id_revoked_at: string | Date | null;
   status: UserStatus;
   data_limit_bytes: number | string | null;
   data_limit_reset: DataLimitReset;
@@ -347,6 +352,7 @@ function groupByUser(rows: readonly JoinedRow[]): SubscriptionRows[] {
         userId: row.user_id,
         userName: row.name,
         subToken: row.sub_token,
+        isByIdRevoked: row.sub_by_id_revoked_at !== null,
         lifecycle: {
           status: row.status,
           dataLimitBytes: read.optionalBigint(row.data_limit_bytes),

@@ -18,6 +18,8 @@ export const KIND_OTHER = 4;
 export const FLAG_LIVE = 1;
 /** Content-Disposition is `attachment; filename="<name>"`: nothing stored for it. */
 export const FLAG_PLAIN_DISPOSITION = 2;
+/** The subscription was revoked: the record answers its token, never its user id. */
+export const FLAG_NOT_BY_ID = 4;
 
 // Header offsets (bytes): length u32 | flags u8, status u8, grant count u16 | loaded at u32 |
 // layout slot u32 | upload f64 | download f64 | total f64 | expire f64 | user id 16 | sub token 16 |
@@ -77,6 +79,8 @@ export type RecordInput = {
   loadedAtS: number;
   /** The user's sub_token: 32 lowercase hex characters (another key to the record). */
   subToken?: string | null;
+  /** The subscription was revoked: /sub/{user_id} is 404 (omitted: false). */
+  isByIdRevoked?: boolean;
 };
 
 /** A record measured and ready to be written (nothing copied yet: the page gets the text itself). */
@@ -194,7 +198,10 @@ function userTag(name: string, credentials: readonly string[]): string {
 export function writeRecord(page: Buffer, at: number, record: PreparedRecord): void {
   const { input } = record;
   page.writeUInt32LE(record.length, at + LENGTH);
-  page[at + FLAGS] = FLAG_LIVE | (input.disposition === undefined ? FLAG_PLAIN_DISPOSITION : 0);
+  page[at + FLAGS] =
+    FLAG_LIVE |
+    (input.disposition === undefined ? FLAG_PLAIN_DISPOSITION : 0) |
+    (input.isByIdRevoked === true ? FLAG_NOT_BY_ID : 0);
   page[at + STATUS] = Math.max(0, STATUS_CODES.indexOf(input.status ?? ""));
   page.writeUInt16LE(input.credentials.length, at + GRANTS);
   page.writeUInt32LE(input.loadedAtS >>> 0, at + LOADED_AT);

@@ -18,6 +18,7 @@ import { healthRoutes } from "./features/health/health.routes.ts";
 import { hostsRoutes } from "./features/inbounds/hosts.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
+import { nodesRoutes } from "./features/nodes/nodes.routes.ts";
 import { webhooksRoutes } from "./features/notifications/webhooks.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
 import { subscriptionSettingsRoutes } from "./features/subscription-settings/subscription-settings.routes.ts";
@@ -223,6 +224,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);
+  nodesRoutes(app, deps.services.nodes);
   inboundsRoutes(app, deps.services.inbounds);
   hostsRoutes(app, deps.services.hosts);
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);

@@ -60,6 +60,10 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/servers/:id/test": "servers.write",
   "GET /api/servers/:id/stats": "servers.read",
   "POST /api/servers/:id/sync": "servers.write",
+  "POST /api/servers/:id/node-enrollment": "servers.write",
+  "GET /api/servers/:id/node": "servers.read",
+  "GET /api/servers/:id/node-base": "servers.read",
+  "PUT /api/servers/:id/node-base": "servers.write",
 
   "GET /api/servers/:server_id/inbounds": "inbounds.read",
   "POST /api/servers/:server_id/inbounds": "inbounds.write",

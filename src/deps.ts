@@ -33,6 +33,8 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
+import { HostsService } from "./features/inbounds/hosts.service.ts";
 import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
 import { InboundsService } from "./features/inbounds/inbounds.service.ts";
 import { MetricsRepository } from "./features/metrics/metrics.repository.ts";
@@ -94,6 +96,7 @@ export type Deps = {
     templates: TemplatesService;
     servers: ServersService;
     inbounds: InboundsService;
+    hosts: HostsService;
     access: AccessService;
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
@@ -234,6 +237,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const userLists = new UserListService(userFilters, () => subscriptions.settings.page.publicUrl ?? "");
   const userBulkActions = new UserBulkActions(userFilters, sync, events, () => new Date(), notifier.emit);
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
+  const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
   const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync);
@@ -334,6 +338,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       templates,
       servers,
       inbounds,
+      hosts,
       access,
       bulkGrants,
       enrolment,

@@ -6093,6 +6093,823 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/servers/{server_id}/inbounds/{inbound_id}/hosts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the inbound's hosts in order (none: the one implicit host of the inbound itself) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            inbound_id: string;
+                            /** @description 0-based order of the entries */
+                            position: number;
+                            /** @description where clients connect; null: the server's hostname */
+                            address: string | null;
+                            /** @description null: the inbound's port */
+                            port: number | null;
+                            /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                            remark: string | null;
+                            /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                            sni: string[];
+                            /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                            host: string[];
+                            /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                            path: string | null;
+                            /** @description TLS ALPN; null: the inbound's */
+                            alpn: ("h3" | "h2" | "http/1.1")[] | null;
+                            /** @description uTLS fingerprint; null: the inbound's */
+                            fingerprint: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                            /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                            security: "inbound" | "none" | "tls";
+                            /** @description clients skip certificate checks (TLS only); off unless set */
+                            allow_insecure: boolean;
+                            /** @description multiplexing (xray-json's mux) */
+                            mux: {
+                                concurrency: number;
+                            } | null;
+                            /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                            fragment: {
+                                packets: string;
+                                length: string;
+                                interval: string;
+                            } | null;
+                            /** @description UDP noise packets (xray-json's freedom noises) */
+                            noise: {
+                                type: "rand" | "str" | "base64" | "hex";
+                                packet: string;
+                                delay: string;
+                            }[] | null;
+                            /** @description a disabled host gives no entry */
+                            is_disabled: boolean;
+                            /** @description formats without this entry (links: base64 and plain) */
+                            exclude_from: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                            /** @description left out while the server's status is offline or error */
+                            follows_health: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Add a host after the last one: each enabled host is one entry in every format */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description where clients connect; null: the server's hostname */
+                        address?: string | null;
+                        /** @description null: the inbound's port */
+                        port?: number | null;
+                        /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                        remark?: string | null;
+                        /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                        sni?: string[];
+                        /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                        host?: string[];
+                        /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                        path?: string | null;
+                        /** @description TLS ALPN; null: the inbound's */
+                        alpn?: ("h3" | "h2" | "http/1.1")[] | null;
+                        /** @description uTLS fingerprint; null: the inbound's */
+                        fingerprint?: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                        /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                        security?: "inbound" | "none" | "tls";
+                        /** @description clients skip certificate checks (TLS only); off unless set */
+                        allow_insecure?: boolean;
+                        /** @description multiplexing (xray-json's mux) */
+                        mux?: {
+                            concurrency: number;
+                        } | null;
+                        /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                        fragment?: {
+                            packets: string;
+                            length: string;
+                            interval: string;
+                        } | null;
+                        /** @description UDP noise packets (xray-json's freedom noises) */
+                        noise?: {
+                            type: "rand" | "str" | "base64" | "hex";
+                            packet: string;
+                            delay: string;
+                        }[] | null;
+                        /** @description a disabled host gives no entry */
+                        is_disabled?: boolean;
+                        /** @description formats without this entry (links: base64 and plain) */
+                        exclude_from?: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                        /** @description left out while the server's status is offline or error */
+                        follows_health?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            inbound_id: string;
+                            /** @description 0-based order of the entries */
+                            position: number;
+                            /** @description where clients connect; null: the server's hostname */
+                            address: string | null;
+                            /** @description null: the inbound's port */
+                            port: number | null;
+                            /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                            remark: string | null;
+                            /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                            sni: string[];
+                            /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                            host: string[];
+                            /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                            path: string | null;
+                            /** @description TLS ALPN; null: the inbound's */
+                            alpn: ("h3" | "h2" | "http/1.1")[] | null;
+                            /** @description uTLS fingerprint; null: the inbound's */
+                            fingerprint: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                            /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                            security: "inbound" | "none" | "tls";
+                            /** @description clients skip certificate checks (TLS only); off unless set */
+                            allow_insecure: boolean;
+                            /** @description multiplexing (xray-json's mux) */
+                            mux: {
+                                concurrency: number;
+                            } | null;
+                            /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                            fragment: {
+                                packets: string;
+                                length: string;
+                                interval: string;
+                            } | null;
+                            /** @description UDP noise packets (xray-json's freedom noises) */
+                            noise: {
+                                type: "rand" | "str" | "base64" | "hex";
+                                packet: string;
+                                delay: string;
+                            }[] | null;
+                            /** @description a disabled host gives no entry */
+                            is_disabled: boolean;
+                            /** @description formats without this entry (links: base64 and plain) */
+                            exclude_from: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                            /** @description left out while the server's status is offline or error */
+                            follows_health: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/servers/{server_id}/inbounds/{inbound_id}/hosts/{host_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one host */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    host_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            inbound_id: string;
+                            /** @description 0-based order of the entries */
+                            position: number;
+                            /** @description where clients connect; null: the server's hostname */
+                            address: string | null;
+                            /** @description null: the inbound's port */
+                            port: number | null;
+                            /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                            remark: string | null;
+                            /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                            sni: string[];
+                            /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                            host: string[];
+                            /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                            path: string | null;
+                            /** @description TLS ALPN; null: the inbound's */
+                            alpn: ("h3" | "h2" | "http/1.1")[] | null;
+                            /** @description uTLS fingerprint; null: the inbound's */
+                            fingerprint: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                            /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                            security: "inbound" | "none" | "tls";
+                            /** @description clients skip certificate checks (TLS only); off unless set */
+                            allow_insecure: boolean;
+                            /** @description multiplexing (xray-json's mux) */
+                            mux: {
+                                concurrency: number;
+                            } | null;
+                            /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                            fragment: {
+                                packets: string;
+                                length: string;
+                                interval: string;
+                            } | null;
+                            /** @description UDP noise packets (xray-json's freedom noises) */
+                            noise: {
+                                type: "rand" | "str" | "base64" | "hex";
+                                packet: string;
+                                delay: string;
+                            }[] | null;
+                            /** @description a disabled host gives no entry */
+                            is_disabled: boolean;
+                            /** @description formats without this entry (links: base64 and plain) */
+                            exclude_from: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                            /** @description left out while the server's status is offline or error */
+                            follows_health: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Replace the fields present */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    host_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description where clients connect; null: the server's hostname */
+                        address?: string | null;
+                        /** @description null: the inbound's port */
+                        port?: number | null;
+                        /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                        remark?: string | null;
+                        /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                        sni?: string[];
+                        /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                        host?: string[];
+                        /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                        path?: string | null;
+                        /** @description TLS ALPN; null: the inbound's */
+                        alpn?: ("h3" | "h2" | "http/1.1")[] | null;
+                        /** @description uTLS fingerprint; null: the inbound's */
+                        fingerprint?: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                        /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                        security?: "inbound" | "none" | "tls";
+                        /** @description clients skip certificate checks (TLS only); off unless set */
+                        allow_insecure?: boolean;
+                        /** @description multiplexing (xray-json's mux) */
+                        mux?: {
+                            concurrency: number;
+                        } | null;
+                        /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                        fragment?: {
+                            packets: string;
+                            length: string;
+                            interval: string;
+                        } | null;
+                        /** @description UDP noise packets (xray-json's freedom noises) */
+                        noise?: {
+                            type: "rand" | "str" | "base64" | "hex";
+                            packet: string;
+                            delay: string;
+                        }[] | null;
+                        /** @description a disabled host gives no entry */
+                        is_disabled?: boolean;
+                        /** @description formats without this entry (links: base64 and plain) */
+                        exclude_from?: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                        /** @description left out while the server's status is offline or error */
+                        follows_health?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            inbound_id: string;
+                            /** @description 0-based order of the entries */
+                            position: number;
+                            /** @description where clients connect; null: the server's hostname */
+                            address: string | null;
+                            /** @description null: the inbound's port */
+                            port: number | null;
+                            /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                            remark: string | null;
+                            /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                            sni: string[];
+                            /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                            host: string[];
+                            /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                            path: string | null;
+                            /** @description TLS ALPN; null: the inbound's */
+                            alpn: ("h3" | "h2" | "http/1.1")[] | null;
+                            /** @description uTLS fingerprint; null: the inbound's */
+                            fingerprint: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                            /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                            security: "inbound" | "none" | "tls";
+                            /** @description clients skip certificate checks (TLS only); off unless set */
+                            allow_insecure: boolean;
+                            /** @description multiplexing (xray-json's mux) */
+                            mux: {
+                                concurrency: number;
+                            } | null;
+                            /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                            fragment: {
+                                packets: string;
+                                length: string;
+                                interval: string;
+                            } | null;
+                            /** @description UDP noise packets (xray-json's freedom noises) */
+                            noise: {
+                                type: "rand" | "str" | "base64" | "hex";
+                                packet: string;
+                                delay: string;
+                            }[] | null;
+                            /** @description a disabled host gives no entry */
+                            is_disabled: boolean;
+                            /** @description formats without this entry (links: base64 and plain) */
+                            exclude_from: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                            /** @description left out while the server's status is offline or error */
+                            follows_health: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete a host (the ones after it move up) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    host_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/servers/{server_id}/inbounds/{inbound_id}/hosts/order": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Reorder: ids names every host of the inbound once, in the new order */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description every host of the inbound, once each, in the new order */
+                        ids: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            inbound_id: string;
+                            /** @description 0-based order of the entries */
+                            position: number;
+                            /** @description where clients connect; null: the server's hostname */
+                            address: string | null;
+                            /** @description null: the inbound's port */
+                            port: number | null;
+                            /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                            remark: string | null;
+                            /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                            sni: string[];
+                            /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                            host: string[];
+                            /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                            path: string | null;
+                            /** @description TLS ALPN; null: the inbound's */
+                            alpn: ("h3" | "h2" | "http/1.1")[] | null;
+                            /** @description uTLS fingerprint; null: the inbound's */
+                            fingerprint: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                            /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                            security: "inbound" | "none" | "tls";
+                            /** @description clients skip certificate checks (TLS only); off unless set */
+                            allow_insecure: boolean;
+                            /** @description multiplexing (xray-json's mux) */
+                            mux: {
+                                concurrency: number;
+                            } | null;
+                            /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                            fragment: {
+                                packets: string;
+                                length: string;
+                                interval: string;
+                            } | null;
+                            /** @description UDP noise packets (xray-json's freedom noises) */
+                            noise: {
+                                type: "rand" | "str" | "base64" | "hex";
+                                packet: string;
+                                delay: string;
+                            }[] | null;
+                            /** @description a disabled host gives no entry */
+                            is_disabled: boolean;
+                            /** @description formats without this entry (links: base64 and plain) */
+                            exclude_from: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                            /** @description left out while the server's status is offline or error */
+                            follows_health: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/{id}/revoke-subscription": {
         parameters: {
             query?: never;
@@ -7507,7 +8324,7 @@ export type paths = {
                         "application/json": {
                             /** @description checked in order against the User-Agent; the first match gives the format; none: base64 */
                             ua_rules: {
-                                /** @description a regular expression, case-insensitive */
+                                /** @description a case-insensitive pattern in the regular-expression subset that matches in linear time: literals, ., classes, \d \w \s \b, ^ $, groups, |, * + ? {n,m} (m ≤ 100); no backreferences or lookaround (422 subscription_settings_invalid) */
                                 pattern: string;
                                 /** @description base64, links, mihomo, sing-box or xray-json */
                                 format: "base64" | "links" | "mihomo" | "sing-box" | "xray-json";
@@ -7588,7 +8405,7 @@ export type paths = {
                     "application/json": {
                         /** @description checked in order against the User-Agent; the first match gives the format; none: base64 */
                         ua_rules?: {
-                            /** @description a regular expression, case-insensitive */
+                            /** @description a case-insensitive pattern in the regular-expression subset that matches in linear time: literals, ., classes, \d \w \s \b, ^ $, groups, |, * + ? {n,m} (m ≤ 100); no backreferences or lookaround (422 subscription_settings_invalid) */
                             pattern: string;
                             /** @description base64, links, mihomo, sing-box or xray-json */
                             format: "base64" | "links" | "mihomo" | "sing-box" | "xray-json";
@@ -7646,7 +8463,7 @@ export type paths = {
                         "application/json": {
                             /** @description checked in order against the User-Agent; the first match gives the format; none: base64 */
                             ua_rules: {
-                                /** @description a regular expression, case-insensitive */
+                                /** @description a case-insensitive pattern in the regular-expression subset that matches in linear time: literals, ., classes, \d \w \s \b, ^ $, groups, |, * + ? {n,m} (m ≤ 100); no backreferences or lookaround (422 subscription_settings_invalid) */
                                 pattern: string;
                                 /** @description base64, links, mihomo, sing-box or xray-json */
                                 format: "base64" | "links" | "mihomo" | "sing-box" | "xray-json";

@@ -104,7 +104,7 @@ export async function startPortcullis(
       ),
     {
       // A deadline, not a wait: on a loaded two-core machine the first start (tsx) can take this long.
-      timeoutMs: 90_000,
+      timeoutMs: 180_000,
       what: `portcullis serve on ${port} (stderr: ${stderr.slice(-500)})`,
     },
   );

@@ -1,7 +1,7 @@
 // The owners' resources and the signed-in admin's own: admins, API keys, two-factor, Telegram,
 // webhooks, the audit log, subscription settings. Queries from keys.ts, and the calls.
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { api, unwrap } from "./client.ts";
+import { api, byId, unwrap } from "./client.ts";
 import { keys } from "./keys.ts";
 import type { paths } from "./schema";
 import type {
@@ -31,9 +31,8 @@ export function useAdmins() {
 
 export const adminsApi = {
   create: (body: AdminInput) => unwrap(api.POST("/api/admins", { body })),
-  update: (id: string, body: AdminUpdate) =>
-    unwrap(api.PUT("/api/admins/{id}", { params: { path: { id } }, body })),
-  remove: (id: string) => unwrap(api.DELETE("/api/admins/{id}", { params: { path: { id } } })),
+  update: (id: string, body: AdminUpdate) => unwrap(api.PUT("/api/admins/{id}", { ...byId(id), body })),
+  remove: (id: string) => unwrap(api.DELETE("/api/admins/{id}", byId(id))),
 };
 
 export function useApiKeys() {
@@ -46,7 +45,7 @@ export const accountApi = {
   ) => unwrap(api.POST("/api/auth/token", { body })),
   signOut: () => unwrap(api.POST("/api/auth/logout")),
   createKey: (body: ApiKeyInput) => unwrap(api.POST("/api/api-keys", { body })),
-  removeKey: (id: string) => unwrap(api.DELETE("/api/api-keys/{id}", { params: { path: { id } } })),
+  removeKey: (id: string) => unwrap(api.DELETE("/api/api-keys/{id}", byId(id))),
   enrolTotp: () => unwrap(api.POST("/api/auth/totp/enroll")),
   confirmTotp: (code: string) => unwrap(api.POST("/api/auth/totp/confirm", { body: { code } })),
   disableTotp: (body: TotpDisable) => unwrap(api.POST("/api/auth/totp/disable", { body })),
@@ -71,16 +70,15 @@ export function useWebhooks() {
 export function useWebhook(id: string) {
   return useQuery({
     queryKey: keys.webhooks.one(id),
-    queryFn: () => unwrap(api.GET("/api/webhooks/{id}", { params: { path: { id } } })),
+    queryFn: () => unwrap(api.GET("/api/webhooks/{id}", byId(id))),
   });
 }
 
 export const webhooksApi = {
   create: (body: WebhookInput) => unwrap(api.POST("/api/webhooks", { body })),
-  update: (id: string, body: WebhookUpdate) =>
-    unwrap(api.PUT("/api/webhooks/{id}", { params: { path: { id } }, body })),
-  remove: (id: string) => unwrap(api.DELETE("/api/webhooks/{id}", { params: { path: { id } } })),
-  test: (id: string) => unwrap(api.POST("/api/webhooks/{id}/test", { params: { path: { id } } })),
+  update: (id: string, body: WebhookUpdate) => unwrap(api.PUT("/api/webhooks/{id}", { ...byId(id), body })),
+  remove: (id: string) => unwrap(api.DELETE("/api/webhooks/{id}", byId(id))),
+  test: (id: string) => unwrap(api.POST("/api/webhooks/{id}/test", byId(id))),
   deliveries: (id: string, page: number, perPage: number): Promise<DeliveryPage> =>
     unwrap(
       api.GET("/api/webhooks/{id}/deliveries", {

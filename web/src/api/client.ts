@@ -79,3 +79,8 @@ export async function unwrap<D>(call: Promise<Result<D>>): Promise<D> {
     detail: `HTTP ${response.status} ${response.statusText}${typeof error === "string" && error ? `: ${error}` : ""}`,
   });
 }
+
+/** `{ params: { path: { id } } }`: the options of a call on one resource by its id. */
+export function byId(id: string) {
+  return { params: { path: { id } } } as const;
+}

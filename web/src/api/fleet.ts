@@ -1,6 +1,6 @@
 // Templates and certificates: what inbounds are built from. Queries from keys.ts, and the calls.
 import { useQuery } from "@tanstack/react-query";
-import { api, unwrap } from "./client.ts";
+import { api, byId, unwrap } from "./client.ts";
 import { keys } from "./keys.ts";
 import type {
   Certificate,
@@ -17,16 +17,15 @@ export function useTemplates() {
 export function useTemplate(id: string, enabled = true) {
   return useQuery({
     queryKey: keys.templates.one(id),
-    queryFn: () => unwrap(api.GET("/api/templates/{id}", { params: { path: { id } } })),
+    queryFn: () => unwrap(api.GET("/api/templates/{id}", byId(id))),
     enabled,
   });
 }
 
 export const templatesApi = {
   create: (body: TemplateInput) => unwrap(api.POST("/api/templates", { body })),
-  update: (id: string, body: TemplateUpdate) =>
-    unwrap(api.PUT("/api/templates/{id}", { params: { path: { id } }, body })),
-  remove: (id: string) => unwrap(api.DELETE("/api/templates/{id}", { params: { path: { id } } })),
+  update: (id: string, body: TemplateUpdate) => unwrap(api.PUT("/api/templates/{id}", { ...byId(id), body })),
+  remove: (id: string) => unwrap(api.DELETE("/api/templates/{id}", byId(id))),
   /** The shipped starters whose names are free (POST /api/templates/starters). */
   installStarters: () => unwrap(api.POST("/api/templates/starters")),
 };
@@ -46,7 +45,7 @@ export function useCertificates(options: { followPending?: boolean } = {}) {
 export const certificatesApi = {
   create: (body: CertificateInput) => unwrap(api.POST("/api/certificates", { body })),
   update: (id: string, body: CertificateUpdate) =>
-    unwrap(api.PUT("/api/certificates/{id}", { params: { path: { id } }, body })),
-  renew: (id: string) => unwrap(api.POST("/api/certificates/{id}/renew", { params: { path: { id } } })),
-  remove: (id: string) => unwrap(api.DELETE("/api/certificates/{id}", { params: { path: { id } } })),
+    unwrap(api.PUT("/api/certificates/{id}", { ...byId(id), body })),
+  renew: (id: string) => unwrap(api.POST("/api/certificates/{id}/renew", byId(id))),
+  remove: (id: string) => unwrap(api.DELETE("/api/certificates/{id}", byId(id))),
 };

@@ -44,15 +44,20 @@ export function useChange<T, V = void>(
   });
 }
 
-/** Deleting what a page shows: forget its query, refresh its list, go back to the list. */
+/**
+ * Deleting what a page shows: forget its query, refresh its family's lists, go back to the list
+ * (`/users` for `keys.users`).
+ */
 export function useRemoval<T>(
   call: () => Promise<T>,
-  what: { one: QueryKey; all: QueryKey; list: string; done?: string },
+  family: { all: readonly [string]; one: (id: string) => QueryKey },
+  id: string,
+  done?: string,
 ): UseMutationResult<T, Error, void> {
   return useChange(call, {
-    forgets: what.one,
-    invalidates: [what.all],
-    done: what.done,
-    onSuccess: () => navigate(what.list),
+    forgets: family.one(id),
+    invalidates: [family.all],
+    done,
+    onSuccess: () => navigate(`/${family.all[0]}`),
   });
 }

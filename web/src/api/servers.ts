@@ -1,6 +1,6 @@
 // Servers and their inbounds: queries from keys.ts and the calls that change them.
 import { useQueries, useQuery } from "@tanstack/react-query";
-import { api, unwrap } from "./client.ts";
+import { api, byId, unwrap } from "./client.ts";
 import { keys } from "./keys.ts";
 import type { Inbound, InboundInput, InboundUpdate, Server, ServerInput, ServerUpdate } from "./types.ts";
 import type { HistoryQuery } from "./users.ts";
@@ -32,7 +32,7 @@ export function useServers(options: { poll?: boolean; enabled?: boolean } = {}) 
 export function useServer(id: string) {
   return useQuery({
     queryKey: keys.servers.one(id),
-    queryFn: () => unwrap(api.GET("/api/servers/{id}", { params: { path: { id } } })),
+    queryFn: () => unwrap(api.GET("/api/servers/{id}", byId(id))),
     refetchInterval: STATUS_POLL_MS,
   });
 }
@@ -44,7 +44,7 @@ export function useInbounds(serverId: string) {
 export function useServerStats(id: string) {
   return useQuery({
     queryKey: keys.servers.stats(id),
-    queryFn: () => unwrap(api.GET("/api/servers/{id}/stats", { params: { path: { id } } })),
+    queryFn: () => unwrap(api.GET("/api/servers/{id}/stats", byId(id))),
     refetchInterval: 10_000,
     retry: false,
   });
@@ -89,11 +89,10 @@ type InboundPath = { server_id: string; inbound_id: string };
 
 export const serversApi = {
   create: (body: ServerInput) => unwrap(api.POST("/api/servers", { body })),
-  update: (id: string, body: ServerUpdate) =>
-    unwrap(api.PUT("/api/servers/{id}", { params: { path: { id } }, body })),
-  remove: (id: string) => unwrap(api.DELETE("/api/servers/{id}", { params: { path: { id } } })),
-  test: (id: string) => unwrap(api.POST("/api/servers/{id}/test", { params: { path: { id } } })),
-  sync: (id: string) => unwrap(api.POST("/api/servers/{id}/sync", { params: { path: { id } } })),
+  update: (id: string, body: ServerUpdate) => unwrap(api.PUT("/api/servers/{id}", { ...byId(id), body })),
+  remove: (id: string) => unwrap(api.DELETE("/api/servers/{id}", byId(id))),
+  test: (id: string) => unwrap(api.POST("/api/servers/{id}/test", byId(id))),
+  sync: (id: string) => unwrap(api.POST("/api/servers/{id}/sync", byId(id))),
 };
 
 export const inboundsApi = {

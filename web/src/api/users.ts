@@ -1,6 +1,6 @@
 // Users: their queries (key + fetch, from keys.ts) and the calls that change them.
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { api, unwrap } from "./client.ts";
+import { api, byId, unwrap } from "./client.ts";
 import { keys } from "./keys.ts";
 import type { paths } from "./schema";
 import type { Usage, UsageSeries, UserInput, UserUpdate } from "./types.ts";
@@ -38,7 +38,7 @@ export function useUserSearch(q: string) {
 export function useUser(id: string) {
   return useQuery({
     queryKey: keys.users.one(id),
-    queryFn: () => unwrap(api.GET("/api/users/{id}", { params: { path: { id } } })),
+    queryFn: () => unwrap(api.GET("/api/users/{id}", byId(id))),
   });
 }
 
@@ -55,7 +55,7 @@ export function useUserUsage(id: string) {
   return useQuery({
     queryKey: keys.users.usage(id),
     queryFn: async (): Promise<Usage> => {
-      const answer = await unwrap(api.GET("/api/users/{id}/usage", { params: { path: { id } } }));
+      const answer = await unwrap(api.GET("/api/users/{id}/usage", byId(id)));
       if (!("servers" in answer)) throw new Error("expected the usage totals");
       return answer;
     },
@@ -71,10 +71,8 @@ export async function userHistory(id: string, range: HistoryQuery): Promise<Usag
 export const usersApi = {
   create: (body: UserInput) => unwrap(api.POST("/api/users", { body })),
   createMany: (body: BulkCreateBody) => unwrap(api.POST("/api/users/bulk", { body })),
-  update: (id: string, body: UserUpdate) =>
-    unwrap(api.PUT("/api/users/{id}", { params: { path: { id } }, body })),
-  remove: (id: string) => unwrap(api.DELETE("/api/users/{id}", { params: { path: { id } } })),
+  update: (id: string, body: UserUpdate) => unwrap(api.PUT("/api/users/{id}", { ...byId(id), body })),
+  remove: (id: string) => unwrap(api.DELETE("/api/users/{id}", byId(id))),
   bulkAction: (body: BulkActionBody) => unwrap(api.POST("/api/users/bulk-actions", { body })),
-  revokeSubscription: (id: string) =>
-    unwrap(api.POST("/api/users/{id}/revoke-subscription", { params: { path: { id } } })),
+  revokeSubscription: (id: string) => unwrap(api.POST("/api/users/{id}/revoke-subscription", byId(id))),
 };

@@ -213,11 +213,7 @@ export function ServerPage({ id }: { id: string }) {
   const [confirm, confirmModal] = useConfirm();
   const [isEditing, setEditing] = useState(false);
   const server = useServer(id);
-  const remove = useRemoval(() => serversApi.remove(id), {
-    one: keys.servers.one(id),
-    all: keys.servers.all,
-    list: "/servers",
-  });
+  const remove = useRemoval(() => serversApi.remove(id), keys.servers, id);
   if (server.isLoading) return <PageLoader />;
   if (server.data === undefined) return <ErrorAlert error={server.error} />;
   return (

@@ -319,12 +319,7 @@ export function UserPage({ id }: { id: string }) {
   const { t } = useI18n();
   const can = useCan();
   const user = useUser(id);
-  const remove = useRemoval(() => usersApi.remove(id), {
-    one: keys.users.one(id),
-    all: keys.users.all,
-    list: "/users",
-    done: t("users.deleted"),
-  });
+  const remove = useRemoval(() => usersApi.remove(id), keys.users, id, t("users.deleted"));
   if (user.isLoading) return <PageLoader />;
   if (user.error || user.data === undefined) return <ErrorAlert error={user.error} />;
   const data = user.data;

@@ -24,11 +24,7 @@ export function WebhookPage({ id }: { id: string }) {
     invalidates: [keys.webhooks.deliveries(id)],
     done: t("webhooks.testQueued"),
   });
-  const remove = useRemoval(() => webhooksApi.remove(id), {
-    one: keys.webhooks.one(id),
-    all: keys.webhooks.all,
-    list: "/webhooks",
-  });
+  const remove = useRemoval(() => webhooksApi.remove(id), keys.webhooks, id);
   if (webhook.isLoading) return <PageLoader />;
   if (webhook.data === undefined) return <ErrorAlert error={webhook.error} />;
   const data = webhook.data;

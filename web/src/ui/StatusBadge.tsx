@@ -1,6 +1,6 @@
 // The colours of state, the same on every page: green is fine, yellow waits, red needs a person.
 import { Badge, type BadgeProps, Tooltip } from "@mantine/core";
-import type { Certificate, Server } from "../api/types.ts";
+import type { Certificate, Role, Server, User } from "../api/types.ts";
 import { useT } from "../i18n/i18n.tsx";
 
 export function SyncBadge({ state, error }: { state: "pending" | "synced" | "error"; error: string | null }) {
@@ -23,6 +23,23 @@ export function SyncBadge({ state, error }: { state: "pending" | "synced" | "err
   );
 }
 
+/**
+ * Every state's colour, one table: green is fine, yellow waits, blue is on its way, red needs a
+ * person (a server offline is red: it is a problem, never an idle grey). Light badges keep their
+ * colour in the dark scheme too (theme.ts).
+ */
+export const STATE_COLORS = {
+  server: { online: "teal", offline: "red", error: "red", unknown: "yellow" },
+  certificate: { valid: "teal", expiring: "yellow", expired: "red", pending: "blue", failed: "red" },
+  user: { active: "teal", disabled: "gray", limited: "orange", expired: "red", on_hold: "blue" },
+  role: { owner: "grape", operator: "blue", support: "teal", viewer: "gray" },
+} as const satisfies {
+  server: Record<Server["status"], string>;
+  certificate: Record<Certificate["status"], string>;
+  user: Record<User["status"], string>;
+  role: Record<Role, string>;
+};
+
 /** A state as a coloured word: `colors` maps each state to its colour, `label` says it. */
 export function StateBadge<S extends string>({
   state,
@@ -30,7 +47,7 @@ export function StateBadge<S extends string>({
   label,
   testId,
   ...props
-}: { state: S; colors: Record<S, string>; label: string; testId: string } & Omit<
+}: { state: S; colors: Readonly<Record<S, string>>; label: string; testId: string } & Omit<
   BadgeProps,
   "color" | "children"
 >) {
@@ -41,30 +58,18 @@ export function StateBadge<S extends string>({
   );
 }
 
-// Offline and error both need a person: red, never a grey that reads as "idle".
-const SERVER_COLORS: Record<Server["status"], string> = {
-  online: "teal",
-  offline: "red",
-  error: "red",
-  unknown: "yellow",
-};
-
 export function ServerStatusBadge({ status }: { status: Server["status"] }) {
   const t = useT();
   const label = t(`server.status.${status}`);
-  return <StateBadge state={status} colors={SERVER_COLORS} label={label} testId="server-status" size="lg" />;
+  return (
+    <StateBadge state={status} colors={STATE_COLORS.server} label={label} testId="server-status" size="lg" />
+  );
 }
-
-const CERT_COLORS: Record<Certificate["status"], string> = {
-  valid: "teal",
-  expiring: "yellow",
-  expired: "red",
-  pending: "blue",
-  failed: "red",
-};
 
 export function CertificateStatusBadge({ status }: { status: Certificate["status"] }) {
   const t = useT();
   const label = t(`certificate.status.${status}`);
-  return <StateBadge state={status} colors={CERT_COLORS} label={label} testId="certificate-status" />;
+  return (
+    <StateBadge state={status} colors={STATE_COLORS.certificate} label={label} testId="certificate-status" />
+  );
 }

@@ -6,25 +6,17 @@ import type { User } from "../../api/types.ts";
 import { type Language, useI18n, useT } from "../../i18n/i18n.tsx";
 import { formatDate } from "../../ui/format.ts";
 import { Bytes } from "../../ui/Num.tsx";
-import { StateBadge } from "../../ui/StatusBadge.tsx";
+import { STATE_COLORS, StateBadge } from "../../ui/StatusBadge.tsx";
 
 export type UserStatus = User["status"];
 export const USER_STATUSES: UserStatus[] = ["active", "disabled", "limited", "expired", "on_hold"];
-
-const STATUS_COLORS: Record<UserStatus, string> = {
-  active: "teal",
-  disabled: "gray",
-  limited: "orange",
-  expired: "red",
-  on_hold: "blue",
-};
 
 export function UserStatusBadge({ status }: { status: UserStatus }) {
   const t = useT();
   return (
     <StateBadge
       state={status}
-      colors={STATUS_COLORS}
+      colors={STATE_COLORS.user}
       label={t(`userStatus.${status}`)}
       testId="user-status"
     />

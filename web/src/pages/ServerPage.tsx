@@ -38,7 +38,7 @@ import { CoreProblem, ErrorAlert } from "../ui/errors.tsx";
 import { formatDate, formatDuration } from "../ui/format.ts";
 import { Bytes, Iso } from "../ui/Num.tsx";
 import { PageLoader } from "../ui/PageLoader.tsx";
-import { BackLink, DataTable, ListState, SectionHeader } from "../ui/Scaffold.tsx";
+import { DataTable, DetailHeader, ListState, SectionHeader } from "../ui/Scaffold.tsx";
 import { ServerStatusBadge, SyncBadge } from "../ui/StatusBadge.tsx";
 import { ServerActions } from "./ServersPage.tsx";
 import { InboundFormModal } from "./servers/InboundForm.tsx";
@@ -246,27 +246,24 @@ function ServerView({
   return (
     <Stack>
       <div>
-        <BackLink to="/servers" label={t("nav.servers")} />
-        <Group justify="space-between">
-          <Group gap="sm">
-            <Title order={2}>{server.name}</Title>
-            <ServerStatusBadge status={server.status} />
-          </Group>
-          <Group gap="xs">
-            {can("audit.read") && <AuditLink target={server.id} />}
-            {can("servers.write") && (
-              <>
-                <ServerActions server={server} />
-                <Button size="xs" variant="default" onClick={onEdit}>
-                  {t("common.edit")}
-                </Button>
-                <Button size="xs" color="red" variant="light" onClick={onDelete}>
-                  {t("common.delete")}
-                </Button>
-              </>
-            )}
-          </Group>
-        </Group>
+        <DetailHeader
+          back={{ to: "/servers", label: t("nav.servers") }}
+          title={server.name}
+          badge={<ServerStatusBadge status={server.status} />}
+        >
+          {can("audit.read") && <AuditLink target={server.id} />}
+          {can("servers.write") && (
+            <>
+              <ServerActions server={server} />
+              <Button size="xs" variant="default" onClick={onEdit}>
+                {t("common.edit")}
+              </Button>
+              <Button size="xs" color="red" variant="light" onClick={onDelete}>
+                {t("common.delete")}
+              </Button>
+            </>
+          )}
+        </DetailHeader>
         <Text size="sm" c="dimmed">
           {server.hostname} · {t("server.api")} {server.grpc_hostname}:{server.grpc_port} ·{" "}
           <span data-testid="server-core">

@@ -1,7 +1,7 @@
 // One webhook (owners): what it is, edit, a test event, delete, and its delivery log (status,
 // attempts, last HTTP status, last error), followed while deliveries wait.
 
-import { Button, Card, Group, Stack, Text, Title } from "@mantine/core";
+import { Button, Card, Stack, Text } from "@mantine/core";
 import { useState } from "react";
 import { useWebhook, webhooksApi } from "../api/admin.ts";
 import { keys } from "../api/keys.ts";
@@ -12,7 +12,7 @@ import { DeliveryLog } from "../ui/DeliveryLog.tsx";
 import { ErrorAlert } from "../ui/errors.tsx";
 import { formatDate } from "../ui/format.ts";
 import { PageLoader } from "../ui/PageLoader.tsx";
-import { BackLink } from "../ui/Scaffold.tsx";
+import { DetailHeader } from "../ui/Scaffold.tsx";
 import { ActiveBadge, EventBadges } from "./WebhooksPage.tsx";
 import { WebhookFormModal } from "./webhooks/WebhookForm.tsx";
 
@@ -31,29 +31,26 @@ export function WebhookPage({ id }: { id: string }) {
   return (
     <Stack>
       <div>
-        <BackLink to="/webhooks" label={t("nav.webhooks")} />
-        <Group justify="space-between">
-          <Group gap="sm">
-            <Title order={2}>{data.name}</Title>
-            <ActiveBadge webhook={data} />
-          </Group>
-          <Group gap="xs">
-            <Button size="xs" variant="light" loading={test.isPending} onClick={() => test.mutate()}>
-              {t("webhooks.test")}
-            </Button>
-            <Button size="xs" variant="default" onClick={() => setEditing(true)}>
-              {t("common.edit")}
-            </Button>
-            <ConfirmButton
-              size="xs"
-              variant="light"
-              question={t("webhooks.deleteConfirm", { name: data.name })}
-              change={remove}
-            >
-              {t("common.delete")}
-            </ConfirmButton>
-          </Group>
-        </Group>
+        <DetailHeader
+          back={{ to: "/webhooks", label: t("nav.webhooks") }}
+          title={data.name}
+          badge={<ActiveBadge webhook={data} />}
+        >
+          <Button size="xs" variant="light" loading={test.isPending} onClick={() => test.mutate()}>
+            {t("webhooks.test")}
+          </Button>
+          <Button size="xs" variant="default" onClick={() => setEditing(true)}>
+            {t("common.edit")}
+          </Button>
+          <ConfirmButton
+            size="xs"
+            variant="light"
+            question={t("webhooks.deleteConfirm", { name: data.name })}
+            change={remove}
+          >
+            {t("common.delete")}
+          </ConfirmButton>
+        </DetailHeader>
       </div>
       <Card withBorder>
         <Stack gap="xs">

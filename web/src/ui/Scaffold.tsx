@@ -215,3 +215,29 @@ export function BackLink({ to, label }: { to: string; label: string }) {
     </Link>
   );
 }
+
+/** A detail page's head: the way back, the title with its state, and what acts on it. */
+export function DetailHeader({
+  back,
+  title,
+  badge,
+  children,
+}: {
+  back: { to: string; label: string };
+  title: string;
+  badge?: ReactNode;
+  children?: ReactNode;
+}) {
+  return (
+    <>
+      <BackLink to={back.to} label={back.label} />
+      <Group justify="space-between">
+        <Group gap="sm">
+          <Title order={2}>{title}</Title>
+          {badge}
+        </Group>
+        <Group gap="xs">{children}</Group>
+      </Group>
+    </>
+  );
+}

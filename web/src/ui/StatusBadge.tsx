@@ -1,6 +1,7 @@
 // The colours of state, the same on every page: green is fine, yellow waits, red needs a person.
 import { Badge, type BadgeProps, Tooltip } from "@mantine/core";
 import type { Certificate, Role, Server, User } from "../api/types.ts";
+import type { MessageKey } from "../i18n/en.ts";
 import { useT } from "../i18n/i18n.tsx";
 
 export function SyncBadge({ state, error }: { state: "pending" | "synced" | "error"; error: string | null }) {
@@ -47,28 +48,26 @@ export function StateBadge<S extends string>({
   label,
   testId,
   ...props
-}: { state: S; colors: Readonly<Record<S, string>>; label: string; testId: string } & Omit<
+}: { state: S; colors: Readonly<Record<S, string>>; label: MessageKey; testId: string } & Omit<
   BadgeProps,
   "color" | "children"
 >) {
   return (
     <Badge variant="light" color={colors[state]} data-testid={testId} data-status={state} {...props}>
-      {label}
+      {useT()(label)}
     </Badge>
   );
 }
 
 export function ServerStatusBadge({ status }: { status: Server["status"] }) {
-  const t = useT();
-  const label = t(`server.status.${status}`);
+  const label = `server.status.${status}` as const;
   return (
     <StateBadge state={status} colors={STATE_COLORS.server} label={label} testId="server-status" size="lg" />
   );
 }
 
 export function CertificateStatusBadge({ status }: { status: Certificate["status"] }) {
-  const t = useT();
-  const label = t(`certificate.status.${status}`);
+  const label = `certificate.status.${status}` as const;
   return (
     <StateBadge state={status} colors={STATE_COLORS.certificate} label={label} testId="certificate-status" />
   );

@@ -12,12 +12,11 @@ export type UserStatus = User["status"];
 export const USER_STATUSES: UserStatus[] = ["active", "disabled", "limited", "expired", "on_hold"];
 
 export function UserStatusBadge({ status }: { status: UserStatus }) {
-  const t = useT();
   return (
     <StateBadge
       state={status}
       colors={STATE_COLORS.user}
-      label={t(`userStatus.${status}`)}
+      label={`userStatus.${status}`}
       testId="user-status"
     />
   );

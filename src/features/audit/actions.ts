@@ -10,6 +10,11 @@ const SPECIAL: Record<string, string> = {
   "POST /api/servers/:server_id/inbounds/:inbound_id/users/bulk": "access.grant_bulk",
   "DELETE /api/servers/:server_id/inbounds/:inbound_id/users/:email": "access.revoke",
   "POST /api/users/bulk-actions": "users.bulk_action",
+  // Audited reads (audit-hooks.ts): who was handed a user's share links.
+  "GET /api/users/:user_id/configs": "links.read",
+  "GET /api/users/:user_id/access/:inbound_id/config": "links.read",
+  "GET /api/users/:id/access": "links.read",
+  "GET /api/servers/:server_id/inbounds/:inbound_id/configs": "links.read_inbound",
 };
 
 const VERBS: Record<string, string> = { POST: "create", PUT: "update", PATCH: "update", DELETE: "delete" };

@@ -15,6 +15,7 @@ import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
+import { hostsRoutes } from "./features/inbounds/hosts.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
 import { nodesRoutes } from "./features/nodes/nodes.routes.ts";
@@ -225,6 +226,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   serversRoutes(app, deps.services.servers);
   nodesRoutes(app, deps.services.nodes);
   inboundsRoutes(app, deps.services.inbounds);
+  hostsRoutes(app, deps.services.hosts);
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);
   syncRoutes(app, deps.services.reconciler);
   trafficRoutes(app, deps.services.traffic, deps.services.usage);

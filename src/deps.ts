@@ -32,6 +32,8 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
+import { HostsService } from "./features/inbounds/hosts.service.ts";
 import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
 import { InboundsService } from "./features/inbounds/inbounds.service.ts";
 import { MetricsRepository } from "./features/metrics/metrics.repository.ts";
@@ -93,6 +95,7 @@ export type Deps = {
     templates: TemplatesService;
     servers: ServersService;
     inbounds: InboundsService;
+    hosts: HostsService;
     access: AccessService;
     bulkGrants: BulkGrants;
     backups: BackupService;
@@ -232,6 +235,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const userLists = new UserListService(userFilters, () => subscriptions.settings.page.publicUrl ?? "");
   const userBulkActions = new UserBulkActions(userFilters, sync, events, () => new Date(), notifier.emit);
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
+  const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
   const leases: ServerLeases =
@@ -331,6 +335,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       templates,
       servers,
       inbounds,
+      hosts,
       access,
       bulkGrants,
       backups,

@@ -220,6 +220,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   usersRoutes(app, deps.services.users, {
     lists: deps.services.userLists,
     bulk: deps.services.userBulkActions,
+    enrol: deps.services.enrolment,
   });
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);

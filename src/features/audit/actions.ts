@@ -10,6 +10,8 @@ const SPECIAL: Record<string, string> = {
   "POST /api/servers/:server_id/inbounds/:inbound_id/users/bulk": "access.grant_bulk",
   "DELETE /api/servers/:server_id/inbounds/:inbound_id/users/:email": "access.revoke",
   "POST /api/users/bulk-actions": "users.bulk_action",
+  "POST /api/users/bulk": "users.bulk_create",
+  "POST /api/templates/starters": "templates.install_starters",
   // Audited reads (audit-hooks.ts): who was handed a user's share links.
   "GET /api/users/:user_id/configs": "links.read",
   "GET /api/users/:user_id/access/:inbound_id/config": "links.read",

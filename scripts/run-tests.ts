@@ -1,11 +1,12 @@
 // `npm test`: runs every *.test.ts under src/ and test/ with node:test (through tsx, so Node 20 works).
 // Extra arguments are file filters: `npm test -- users` runs only files whose path contains "users".
 // `--inner` (`npm run test:fast`) runs the inner ring: no file that calls requires() (those run real
-// binaries: test/support/requires.ts) and SQLite only, so it needs nothing but Node. For speed its files
+// binaries: test/support/requires.ts) or is marked `// test ring: outer` (it starts Node processes of
+// its own), and SQLite only, so it needs nothing but Node. For speed its files
 // share a few processes (shards) instead of one each: most of a file's cost is loading the app, and a
 // shard loads it once. `npm test` keeps one process per file.
 // Every file (or shard) runs in a process group of its own with a deadline, TEST_FILE_TIMEOUT_S
-// (300 s unless set): past it the group is killed, the file is named TIMED OUT and the run fails, so
+// (300 s unless set; a shard of the inner ring gets that per ten of its files): past it the group is killed, the file is named TIMED OUT and the run fails, so
 // a test that hangs (a job or server left running) cannot make the run go silent. Output is printed
 // per file when it ends; the run ends with a summary naming every failed or timed-out file.
 import { spawn } from "node:child_process";
@@ -27,12 +28,14 @@ function findTests(dir: string): string[] {
 const root = process.cwd();
 const isInner = process.argv.includes("--inner");
 const filters = process.argv.slice(2).filter((arg) => arg !== "--inner");
-const needsBinaries = (file: string) => /\brequires\(/.test(readFileSync(file, "utf8"));
+// The outer ring: files that run binaries (requires()) and files marked `// test ring: outer` (they
+// start Node processes of their own: the CLI, `serve`, a packed install).
+const isOuter = (file: string) => /\brequires\(|^\/\/ test ring: outer\b/m.test(readFileSync(file, "utf8"));
 const files = ["src", "test"]
   .flatMap((dir) => findTests(join(root, dir)))
   .map((file) => relative(root, file))
   .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)))
-  .filter((file) => !isInner || !needsBinaries(file))
+  .filter((file) => !isInner || !isOuter(file))
   .sort();
 
 if (files.length === 0) {
@@ -102,6 +105,11 @@ function killGroup(pgid: number): boolean {
   }
 }
 
+/** A file's deadline; a shard of the inner ring gets one per ten files it holds. */
+function deadlineOf(target: Target): number {
+  return timeoutS * Math.max(1, Math.ceil(target.files.length / 10));
+}
+
 /** Live (not zombie) processes of a process group, as "pid command" (Linux /proc). */
 function members(pgid: number): string[] {
   const out: string[] = [];
@@ -138,6 +146,7 @@ async function outlived(pgid: number): Promise<string[]> {
  */
 function runTarget(target: Target, live: boolean): Promise<Outcome> {
   const started = Date.now();
+  const deadlineS = deadlineOf(target);
   const child = spawn(process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", target.path], {
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
@@ -156,7 +165,7 @@ function runTarget(target: Target, live: boolean): Promise<Outcome> {
   const timer = setTimeout(() => {
     timedOut = true;
     killGroup(pgid);
-  }, timeoutS * 1000);
+  }, deadlineS * 1000);
   return new Promise((resolve) => {
     child.on("exit", async (code, signal) => {
       clearTimeout(timer);
@@ -177,7 +186,7 @@ function runTarget(target: Target, live: boolean): Promise<Outcome> {
         if (!live) process.stdout.write(Buffer.concat(chunks));
         if (timedOut) {
           process.stdout.write(
-            `\nTIMED OUT: ${label} ran longer than TEST_FILE_TIMEOUT_S=${timeoutS} s; its process group was killed.` +
+            `\nTIMED OUT: ${label} ran longer than its ${deadlineS} s (TEST_FILE_TIMEOUT_S=${timeoutS}); its process group was killed.` +
               `${target.files.length > 1 ? `\n  its files: ${target.files.join(", ")}` : ""}` +
               "\n  The output above ends where it hung.\n",
           );

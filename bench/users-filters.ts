@@ -1,4 +1,4 @@
-// `npm run bench:users-filters [-- --users N --samples K --dialects sqlite,postgres --write docs/BENCHMARKS.md]`:
+// `npm run bench:users-filters [-- --users N --samples K --dialects sqlite,postgres --write docs/benchmarks/users-filters.md]`:
 // seeds N users (default 1,000,000) with lifecycle fields (statuses, limits, usage, expiries, some
 // never expiring) into each dialect, then reports p50/p95/p99 of GET /api/users with the issue-12
 // filters and sorts through the HTTP layer (in-process inject): first pages (which count the matching

@@ -1,4 +1,4 @@
-// `npm run bench:users [-- --users N --samples K --dialects sqlite,postgres --write docs/BENCHMARKS.md]`: seeds N users
+// `npm run bench:users [-- --users N --samples K --dialects sqlite,postgres --write docs/benchmarks/users-search.md]`: seeds N users
 // (default 1,000,000) into each dialect, then reports p50/p99 of search, get-by-id and list-page
 // through the HTTP layer (in-process inject), and a full-scan baseline of the same name queries
 // measured in the same run. PostgreSQL: BENCH_PG_URL (default postgres://root@127.0.0.1:5432/postgres)

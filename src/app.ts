@@ -15,8 +15,10 @@ import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
+import { hostsRoutes } from "./features/inbounds/hosts.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
+import { nodesRoutes } from "./features/nodes/nodes.routes.ts";
 import { webhooksRoutes } from "./features/notifications/webhooks.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
 import { subscriptionSettingsRoutes } from "./features/subscription-settings/subscription-settings.routes.ts";
@@ -225,7 +227,7 @@ export async function buildApp(
   );
 
   healthRoutes(app, deps.database);
-  authRoutes(app, deps.services.auth);
+  authRoutes(app, deps.services.auth, deps.services.ownCredentials);
   adminsRoutes(app, deps.services.admins);
   auditRoutes(app, deps.services.audit);
   webhooksRoutes(app, deps.services.webhooks);
@@ -236,7 +238,9 @@ export async function buildApp(
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);
+  nodesRoutes(app, deps.services.nodes);
   inboundsRoutes(app, deps.services.inbounds);
+  hostsRoutes(app, deps.services.hosts);
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);
   syncRoutes(app, deps.services.reconciler);
   trafficRoutes(app, deps.services.traffic, deps.services.usage);

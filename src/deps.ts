@@ -8,6 +8,7 @@ import type { Config } from "./config/config.ts";
 import type { CoreClient } from "./cores/core-client.ts";
 import { CorePool } from "./cores/core-pool.ts";
 import type { GrpcCoreClientOptions } from "./cores/grpc-core-client.ts";
+import { NodeTransport } from "./cores/node-transport.ts";
 import {
   CHECKPOINT_INTERVAL_MS,
   type DatabaseHandle,
@@ -23,6 +24,7 @@ import { AuditService } from "./features/audit/audit.service.ts";
 import { AdminsRepository } from "./features/auth/admins.repository.ts";
 import { AuthRepository } from "./features/auth/auth.repository.ts";
 import { AuthService } from "./features/auth/auth.service.ts";
+import { OwnCredentials } from "./features/auth/own-credentials.ts";
 import { LoginThrottle } from "./features/auth/throttle.ts";
 import { TwoFactor } from "./features/auth/two-factor.ts";
 import { BackupService } from "./features/backup/backup.service.ts";
@@ -30,10 +32,14 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
+import { HostsService } from "./features/inbounds/hosts.service.ts";
 import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
 import { InboundsService } from "./features/inbounds/inbounds.service.ts";
 import { MetricsRepository } from "./features/metrics/metrics.repository.ts";
 import { MetricsService } from "./features/metrics/metrics.service.ts";
+import { NodesRepository } from "./features/nodes/nodes.repository.ts";
+import { NodesService } from "./features/nodes/nodes.service.ts";
 import { Dispatcher } from "./features/notifications/dispatcher.ts";
 import { NotificationsRepository } from "./features/notifications/notifications.repository.ts";
 import { Notifier } from "./features/notifications/notifier.ts";
@@ -75,6 +81,7 @@ export type Deps = {
   secretBox: SecretBox;
   services: {
     auth: AuthService;
+    ownCredentials: OwnCredentials;
     admins: AdminsService;
     audit: AuditService;
     metrics: MetricsService;
@@ -88,6 +95,7 @@ export type Deps = {
     templates: TemplatesService;
     servers: ServersService;
     inbounds: InboundsService;
+    hosts: HostsService;
     access: AccessService;
     bulkGrants: BulkGrants;
     backups: BackupService;
@@ -96,6 +104,7 @@ export type Deps = {
     sync: CoreSync;
     reconciler: Reconciler;
     traffic: TrafficService;
+    nodes: NodesService;
     usage: UsageService;
     lifecycle: LifecycleService;
   };
@@ -164,14 +173,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const events: Changes = new EventBus<ChangeEvents>();
   const audit = new AuditService(new AuditRepository(database.db), config.auditRetentionDays);
   const adminsRepository = new AdminsRepository(database.db, database.dialect);
-  const auth = new AuthService(
-    new AuthRepository(database.db),
-    adminsRepository,
-    new TwoFactor(adminsRepository, secretBox, () => new Date()),
-    new LoginThrottle(),
-    config.tokenTtlSeconds,
-    audit,
-  );
+  const tokens = new AuthRepository(database.db);
+  const twoFactor = new TwoFactor(adminsRepository, secretBox, () => new Date());
+  // One throttle: wrong passwords and codes at sign-in and in self-service changes share its budgets.
+  const throttle = new LoginThrottle();
+  const auth = new AuthService(tokens, adminsRepository, twoFactor, throttle, config.tokenTtlSeconds, audit);
+  const ownCredentials = new OwnCredentials(adminsRepository, tokens, twoFactor, throttle);
   const admins = new AdminsService(adminsRepository, auth);
   const certificatesRepository = new CertificatesRepository(database.db);
   const certificates = new CertificatesService(
@@ -186,7 +193,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const accessRepository = new AccessRepository(database.db);
   const templateUsage: TemplateUsage = { countInboundsUsing: (id) => inboundsRepository.countByTemplate(id) };
   const templates = new TemplatesService(new TemplatesRepository(database.db), templateUsage, events);
-  const cores = new CorePool({ timeoutMs: config.coreTimeoutMs }, options.connectCore);
+  const cores = new CorePool(
+    { timeoutMs: config.coreTimeoutMs },
+    options.connectCore,
+    (address, material, transport) => new NodeTransport(address, material, transport),
+  );
   const notificationsRepository = new NotificationsRepository(database.db, database.dialect);
   const notifier = new Notifier(notificationsRepository, logger);
   const servers = new ServersService(
@@ -197,7 +208,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     events,
     () => new Date(),
     notifier.emit,
+    { materialOf: (server, base) => nodes.materialOf(server, base) },
   );
+  const nodes = new NodesService(new NodesRepository(database.db), servers, secretBox);
   const removals = new RemovalsRepository(database.db);
   const sync = new CoreSync({
     inbounds: inboundsRepository,
@@ -222,6 +235,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const userLists = new UserListService(userFilters, () => subscriptions.settings.page.publicUrl ?? "");
   const userBulkActions = new UserBulkActions(userFilters, sync, events, () => new Date(), notifier.emit);
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
+  const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
   const leases: ServerLeases =
@@ -307,6 +321,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     secretBox,
     services: {
       auth,
+      ownCredentials,
       admins,
       audit,
       metrics,
@@ -320,6 +335,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       templates,
       servers,
       inbounds,
+      hosts,
       access,
       bulkGrants,
       backups,
@@ -328,6 +344,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       sync,
       reconciler,
       traffic,
+      nodes,
       usage,
       lifecycle,
     },

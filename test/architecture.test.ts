@@ -1,234 +1,106 @@
-// The dependency rules of docs/ARCHITECTURE.md as a test, so they stay true as the code grows: every
-// import in src/ (type-only and dynamic ones too) is read as text and checked. Tests are exempt (they
-// may reach anything); a new edge between features is a reviewed one-line change to FEATURE_EDGES.
+// The dependency rules of docs/ARCHITECTURE.md as a test, so they stay true as the code grows. The
+// rules live in test/support/architecture.ts as one function over a tree: here it runs on the project
+// (every rule kept) and on test/fixtures/architecture/ (every rule broken by its planted violation, so
+// a rule that silently stopped matching would fail here too).
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { describe, test } from "node:test";
+import { checkArchitecture, POLICY, readTree } from "./support/architecture.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const SRC = join(ROOT, "src");
+const FIXTURE = join(import.meta.dirname, "fixtures", "architecture");
 
-/**
- * Which feature may import which, read top-down: subscriptions → access → inbounds → sync →
- * templates → certificates / servers / users. A missing edge fails the test, and so does a listed
- * edge nobody uses any more, so this list is always the real graph.
- */
-const FEATURE_EDGES: readonly string[] = [
-  "admins -> auth",
-  "access -> inbounds",
-  "access -> servers",
-  "access -> sync",
-  "access -> users",
-  "inbounds -> servers",
-  "inbounds -> sync",
-  "inbounds -> templates",
-  "subscriptions -> access",
-  "subscriptions -> inbounds",
-  "subscriptions -> subscription-settings",
-  "sync -> certificates",
-  "sync -> servers",
-  "sync -> templates",
-  "templates -> certificates",
-  "traffic -> servers",
-  "traffic -> sync",
-  "traffic -> users",
-];
-
-/** Top to bottom: a feature may import only features below it, so the graph has no cycles. */
-const FEATURE_ORDER = [
-  "subscriptions",
-  "traffic",
-  "access",
-  "inbounds",
-  "sync",
-  "templates",
-  "certificates",
-  "servers",
-  "users",
-  "admins",
-  "auth",
-  "audit",
-  "metrics",
-  "notifications",
-  "subscription-settings",
-  "health",
-];
-
-/** Lower layers: they know nothing of features or of how the application is put together. */
-const FOUNDATIONS = ["lib", "db", "config", "protocols", "links", "cores"];
-const UPPER = ["features", "app.ts", "deps.ts", "jobs", "cli"];
-/** What puts the application together: features are called from here, never the other way. */
-const WIRING = ["app.ts", "deps.ts", "jobs", "cli", "main.ts"];
-
-type Import = { from: string; to: string; line: number };
-
-/** Every import of a source file: static, `export … from`, side-effect and dynamic `import()`. */
-function importsOf(text: string): { specifier: string; line: number }[] {
-  const found: { specifier: string; line: number }[] = [];
-  const patterns = [
-    /^\s*(?:import|export)\s[^;]*?\sfrom\s*["']([^"']+)["']/gms,
-    /^\s*import\s*["']([^"']+)["']/gm,
-    /\bimport\(\s*["']([^"']+)["']\s*\)/g,
-  ];
-  for (const pattern of patterns) {
-    for (const match of text.matchAll(pattern)) {
-      const specifier = match[1] ?? "";
-      const offset = (match.index ?? 0) + match[0].lastIndexOf(specifier);
-      found.push({ specifier, line: text.slice(0, offset).split("\n").length });
-    }
-  }
-  return found;
-}
-
-/** `src/`-relative path of a relative specifier, or the package name of a bare one. */
-function target(fromFile: string, specifier: string): string {
-  if (!specifier.startsWith(".")) return specifier;
-  return relative(SRC, resolve(dirname(join(SRC, fromFile)), specifier))
-    .split("\\")
-    .join("/");
-}
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...sourceFiles(path));
-    else if (entry.name.endsWith(".ts")) out.push(relative(SRC, path).split("\\").join("/"));
-  }
-  return out.sort();
-}
-
-const isTest = (file: string) => file.endsWith(".test.ts") || file.endsWith(".fixture.ts");
-const isGenerated = (file: string) => file.startsWith("gen/");
-const layerOf = (file: string) => (file.includes("/") ? file.slice(0, file.indexOf("/")) : file);
-const featureOf = (file: string) => (file.startsWith("features/") ? file.split("/")[1] : undefined);
-
-type Graph = { files: string[]; imports: Import[]; texts: Map<string, string> };
-
-function readGraph(): Graph {
-  const files = sourceFiles(SRC).filter((file) => !isTest(file) && !isGenerated(file));
-  const texts = new Map(files.map((file) => [file, readFileSync(join(SRC, file), "utf8")]));
-  const imports = files.flatMap((file) =>
-    importsOf(texts.get(file) ?? "").map(({ specifier, line }) => ({
-      from: file,
-      to: target(file, specifier),
-      line,
-    })),
-  );
-  return { files, imports, texts };
-}
-
-const show = (edge: Import) => `src/${edge.from}:${edge.line} imports ${edge.to}`;
-
-/** The rule checks, each returning what breaks it (empty when kept). */
-const RULES: Record<string, (graph: Graph) => string[]> = {
-  "Kysely only in *.repository.ts and src/db/": ({ imports }) =>
-    imports
-      .filter((i) => i.to === "kysely" && !i.from.endsWith(".repository.ts") && !i.from.startsWith("db/"))
-      .map(show),
-
-  "protobuf, gRPC and src/gen/ only in src/cores/ and src/lobby/": ({ imports }) =>
-    imports
-      .filter((i) => /^@bufbuild\/protobuf|^@grpc\/grpc-js|^gen\//.test(i.to))
-      .filter((i) => !["cores", "lobby"].includes(layerOf(i.from)))
-      .map(show),
-
-  "lib, db, config, protocols, links, cores import nothing from features, app, deps, jobs, cli": ({
-    imports,
-  }) =>
-    imports.filter((i) => FOUNDATIONS.includes(layerOf(i.from)) && UPPER.includes(layerOf(i.to))).map(show),
-
-  // A package may be wrapped (features/certificates/peculiar-x509.ts loads a polyfill first); our own
-  // modules are imported from where they live, so each thing has one path.
-  "no barrel files: no module of ours is re-exported": ({ files, texts }) =>
-    files.flatMap((file) =>
-      [
-        ...(texts.get(file) ?? "").matchAll(/^\s*export\s+(?:type\s+)?(?:\*|\{[^}]*\})\s*from\s*["']\./gm),
-      ].map(() => `src/${file} re-exports a module of ours`),
-    ),
-
-  "process.env is read only in src/config/": ({ files, texts }) =>
-    files
-      .filter((file) => !file.startsWith("config/") && /\bprocess\.env\b/.test(texts.get(file) ?? ""))
-      .map((file) => `src/${file} reads process.env`),
-
-  "features import nothing from app, deps, jobs, cli or main": ({ imports }) =>
-    imports.filter((i) => layerOf(i.from) === "features" && WIRING.includes(layerOf(i.to))).map(show),
-
-  "no import cycles between files": ({ files, imports }) => cyclesOf(files, imports),
-
-  "features read top-down: every allowed edge points down FEATURE_ORDER": () => edgesAgainstOrder(),
-
-  "feature -> feature imports are the ones FEATURE_EDGES allows": ({ imports }) => {
-    const used = featureEdges(imports);
-    const problems = [...used.entries()]
-      .filter(([edge]) => !FEATURE_EDGES.includes(edge))
-      .map(([edge, where]) => `${edge} is not in FEATURE_EDGES (${show(where)})`);
-    for (const edge of FEATURE_EDGES) {
-      if (!used.has(edge)) problems.push(`${edge} is in FEATURE_EDGES but nothing imports that way`);
-    }
-    return problems;
-  },
+/** Each rule, and what it must report on the fixture tree (a part of one of its lines). */
+const PLANTED: Record<string, string[]> = {
+  "Kysely only in *.repository.ts and src/db/": ["src/features/users/users.service.ts:1 imports kysely"],
+  "protobuf, gRPC and src/gen/ only in src/cores/ and src/lobby/": ["src/links/proto.ts:1 imports @bufbuild"],
+  "layers: an import between parts of src/ points down a tier of layerTiers, never sideways": [
+    "src/cores/reads-db.ts:1 imports src/db/connection.ts: sideways within a tier",
+    "src/lib/uses-links.ts:1 imports src/links/build.ts: up the tiers",
+    "src/features/users/calls-deps.ts:1 imports src/deps.ts: up the tiers",
+    "src/plugins/plugin.ts is in no tier",
+  ],
+  "src/ imports nothing outside src/ but package.json (not web/, test/, bench/, scripts/)": [
+    "src/lib/web-types.ts:1 imports web/src/page.tsx",
+  ],
+  "web/src/ imports nothing outside web/src/ (its API types are generated into web/src/api/schema.d.ts)": [
+    "web/src/page.tsx:1 imports src/app.ts",
+  ],
+  "no dynamic loads (template-string or computed import(), require, createRequire) but those allowed": [
+    "src/jobs/loader.ts:3: import() is not in dynamicLoads",
+    "src/jobs/cjs.ts:1: createRequire is not in dynamicLoads",
+    "src/jobs/cjs.ts:5: require is not in dynamicLoads",
+    "web/src/lazy.tsx:1: import() is not in dynamicLoads",
+    "db/connection.ts: createRequire is in dynamicLoads but not used",
+  ],
+  "no barrel files: no module of ours is re-exported": ["src/lib/barrel.ts re-exports"],
+  "process.env is read only in src/config/": ["src/lib/env.ts reads process.env"],
+  "no import cycles between files": ["src/lib/cycle-a.ts -> src/lib/cycle-b.ts -> src/lib/cycle-a.ts"],
+  // A policy check: broken by a policy that allows an upward edge (below), not by the tree.
+  "features read top-down: every allowed edge points down featureOrder": [],
+  "feature -> feature imports are the ones featureEdges allows": [
+    "users -> subscriptions is not in featureEdges (src/features/users/users.service.ts:2",
+    "subscriptions -> access is in featureEdges but nothing imports that way",
+  ],
 };
 
-/** FEATURE_EDGES itself: every edge points down FEATURE_ORDER (no cycle can be allowed). */
-function edgesAgainstOrder(): string[] {
-  return FEATURE_EDGES.filter((edge) => {
-    const [from = "", to = ""] = edge.split(" -> ");
-    const [a, b] = [FEATURE_ORDER.indexOf(from), FEATURE_ORDER.indexOf(to)];
-    return a === -1 || b === -1 || a >= b;
-  }).map((edge) => `${edge} does not point down FEATURE_ORDER`);
-}
-
-function featureEdges(imports: readonly Import[]): Map<string, Import> {
-  const edges = new Map<string, Import>();
-  for (const i of imports) {
-    const [from, to] = [featureOf(i.from), featureOf(i.to)];
-    if (from !== undefined && to !== undefined && from !== to && !edges.has(`${from} -> ${to}`)) {
-      edges.set(`${from} -> ${to}`, i);
-    }
-  }
-  return edges;
-}
-
-/** Each cycle once, as the files around it. */
-function cyclesOf(files: readonly string[], imports: readonly Import[]): string[] {
-  const next = new Map<string, string[]>(files.map((file) => [file, []]));
-  for (const i of imports) if (next.has(i.to)) next.get(i.from)?.push(i.to);
-  const state = new Map<string, "open" | "done">();
-  const stack: string[] = [];
-  const cycles: string[] = [];
-  const visit = (file: string): void => {
-    state.set(file, "open");
-    stack.push(file);
-    for (const to of next.get(file) ?? []) {
-      if (state.get(to) === "open") cycles.push([...stack.slice(stack.indexOf(to)), to].join(" -> "));
-      else if (state.get(to) === undefined) visit(to);
-    }
-    stack.pop();
-    state.set(file, "done");
-  };
-  for (const file of files) if (state.get(file) === undefined) visit(file);
-  return cycles;
-}
-
 describe("architecture", () => {
-  const graph = readGraph();
-
   test("the scanner sees the whole tree (a broken pattern would make every rule pass)", () => {
-    assert.ok(graph.files.length > 100, `only ${graph.files.length} files read`);
-    assert.ok(graph.imports.some((i) => i.to === "kysely" && i.from.startsWith("db/")));
+    const { files, imports } = readTree(ROOT);
     assert.ok(
-      graph.imports.some((i) => i.from === "cli/commands.ts" && i.to === "cli/serve.ts"),
+      files.filter((file) => file.startsWith("src/")).length > 100,
+      `only ${files.length} files read`,
+    );
+    assert.ok(files.filter((file) => file.startsWith("web/src/")).length > 20, "web/src/ is read");
+    assert.ok(imports.some((i) => i.to === "kysely" && i.from.startsWith("src/db/")));
+    assert.ok(
+      imports.some((i) => i.from === "src/cli/commands.ts" && i.to === "src/cli/serve.ts"),
       "dynamic import",
     );
   });
 
-  for (const [rule, check] of Object.entries(RULES)) {
+  const violations = checkArchitecture(ROOT);
+  for (const [rule, broken] of Object.entries(violations)) {
     test(rule, () => {
-      const broken = check(graph);
       assert.deepEqual(broken, [], `${broken.length} violation(s):\n${broken.join("\n")}`);
     });
   }
+});
+
+describe("architecture rules fail on their planted violations (test/fixtures/architecture/)", () => {
+  const planted = checkArchitecture(FIXTURE);
+
+  test("every rule has a planted violation listed here", () => {
+    assert.deepEqual(Object.keys(planted).sort(), Object.keys(PLANTED).sort());
+  });
+
+  for (const [rule, expected] of Object.entries(PLANTED)) {
+    if (expected.length === 0) continue;
+    test(`fails: ${rule}`, () => {
+      const found = planted[rule] ?? [];
+      for (const part of expected) {
+        assert.ok(
+          found.some((line) => line.includes(part)),
+          `expected "${part}" among:\n${found.join("\n")}`,
+        );
+      }
+    });
+  }
+
+  test("fails: an allowed feature edge that points up featureOrder", () => {
+    const policy = { ...POLICY, featureEdges: [...POLICY.featureEdges, "users -> subscriptions"] };
+    const found = checkArchitecture(FIXTURE, policy)[
+      "features read top-down: every allowed edge points down featureOrder"
+    ];
+    assert.deepEqual(found, ["users -> subscriptions does not point down featureOrder"]);
+  });
+
+  test("an allowed dynamic load is no longer reported, and only that one", () => {
+    const rule =
+      "no dynamic loads (template-string or computed import(), require, createRequire) but those allowed";
+    const policy = { ...POLICY, dynamicLoads: { "jobs/cjs.ts: createRequire": "a planted exception" } };
+    const found = checkArchitecture(FIXTURE, policy)[rule] ?? [];
+    assert.ok(!found.some((line) => line.includes("createRequire")), found.join("\n"));
+    assert.ok(found.some((line) => line.includes("src/jobs/cjs.ts:5: require")));
+  });
 });

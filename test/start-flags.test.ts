@@ -1,6 +1,6 @@
 // The service's Node.js options and malloc settings are written in four places: `npm start`, the
 // Docker image, the systemd unit and the subscription benchmark's service (which measures what
-// `npm start` runs). They are chosen by measurement (docs/ARCHITECTURE.md, Memory; docs/BENCHMARKS.md):
+// `npm start` runs). They are chosen by measurement (docs/SUBSCRIPTIONS.md, Memory; docs/benchmarks/HISTORY.md):
 // one place changed alone would ship, or measure, something else.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";

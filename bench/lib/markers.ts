@@ -1,4 +1,4 @@
-// Recorded runs live between markers in docs/BENCHMARKS.md, written by the benchmark itself, so the
+// Recorded runs live between markers in docs/benchmarks/<benchmark>.md, written by the benchmark itself, so the
 // numbers there are always a whole run's, never hand-copied.
 import { readFileSync, writeFileSync } from "node:fs";
 

@@ -8,7 +8,7 @@
 // ratio (B over A) holds where each one's own figure does not. Prints every round, the median,
 // mean and standard deviation of the ratio, and each side's peak RSS under the paired load per run.
 // Two processes of one build differ by a few per cent (layout luck; at 1,000,000 users by up to 16 %
-// for a whole run, docs/BENCHMARKS.md session 27), which no number of rounds averages out: --runs K
+// for a whole run, docs/benchmarks/HISTORY.md, session 27), which no number of rounds averages out: --runs K
 // starts both services afresh K times (B first in even runs) and gives each run's median too.
 // Without --b it measures A against itself: the method's own spread. What it does not measure: a
 // server alone on its core (bench:sub does that); taking turns on one core, each server starts its

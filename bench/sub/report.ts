@@ -1,6 +1,6 @@
 // The subscription benchmark's report: one markdown block (settings, machine, a table per dialect
 // with the three targets, the cost and throughput ratios, the acceptance checks of the issue) printed
-// to stdout and, with --write, put between the markers for its user count in docs/BENCHMARKS.md, so
+// to stdout and, with --write, put between the markers for its user count in docs/benchmarks/sub.md, so
 // the numbers there are always a whole run's, never hand-copied.
 import { readFileSync, writeFileSync } from "node:fs";
 import { fmt, median } from "../lib/stats.ts";
@@ -242,7 +242,7 @@ export function renderReport(info: RunInfo, results: DialectResult[]): string {
 const markers = (users: number) => {
   const label = `${int(users)} users`;
   return {
-    start: `<!-- bench:sub results, ${label}: written by \`npm run bench:sub -- --users ${users} --write docs/BENCHMARKS.md\` -->`,
+    start: `<!-- bench:sub results, ${label}: written by \`npm run bench:sub -- --users ${users} --write docs/benchmarks/sub.md\` -->`,
     end: `<!-- /bench:sub results, ${label} -->`,
   };
 };

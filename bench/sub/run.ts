@@ -1,5 +1,5 @@
 // `npm run bench:sub [-- --users N --duration S --warmup S --connections C --dialects sqlite,postgres
-// --check K --max-age-ms M --data DIR --write docs/BENCHMARKS.md --smoke]`: seeds N users (default 100,000) with 5 grants each,
+// --check K --max-age-ms M --data DIR --write docs/benchmarks/sub.md --smoke]`: seeds N users (default 100,000) with 5 grants each,
 // then measures three servers, one after the other, each alone on CPU 0 with wrk on CPU 1 rotating
 // over every user id: `sub` (GET /sub/{user_id} of `portcullis serve`), `fastify` (bare Fastify
 // answering the bytes /sub sent) and `limit` (raw node:http answering the same bytes). Reports

@@ -87,7 +87,7 @@ export type BackupsConfig = {
   isKeyIncluded: boolean;
 };
 
-/** GET /sub's in-memory index of users (docs/ARCHITECTURE.md, Subscriptions). */
+/** GET /sub's in-memory index of users (docs/SUBSCRIPTIONS.md). */
 export type SubscriptionsConfig = {
   /** Byte budget of the subscription index; 0 keeps nothing in memory. */
   cacheBytes: number;

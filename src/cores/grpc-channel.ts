@@ -10,6 +10,7 @@ import {
   type ServiceError,
 } from "@grpc/grpc-js";
 import { type ApiCredentials, credentialSecrets, usesTls } from "./api-credentials.ts";
+import type { CoreTransport } from "./core-transport.ts";
 import type { PreparedCall } from "./flavor-api.ts";
 import { mapGrpcError } from "./grpc-errors.ts";
 
@@ -27,7 +28,9 @@ export type ChannelSettings = {
 
 export const DEFAULT_TIMEOUT_MS = 5000;
 
-export class CoreChannel {
+/** The `direct` transport: the core's own gRPC API. */
+export class CoreChannel implements CoreTransport {
+  readonly kind = "direct" as const;
   readonly address: string;
   readonly timeoutMs: number;
   private readonly client: Client;

@@ -1,6 +1,7 @@
-// CoreClient over gRPC: detects the core's wire layout once (layout-probe.ts) and again on demand
-// after a restart, sends only builder output for that layout through the request guards, and works
-// around V2Ray 4.x's quirks (failed AddInbound still registers its tag).
+// CoreClient over the core's gRPC API, reached directly or through the node agent (core-transport.ts):
+// detects the core's wire layout once (layout-probe.ts) and again on demand after a restart, sends
+// only builder output for that layout through the request guards, and works around V2Ray 4.x's
+// quirks (failed AddInbound still registers its tag).
 
 import {
   CoreConflictError,
@@ -10,6 +11,7 @@ import {
   CoreUnsupportedError,
 } from "../lib/errors.ts";
 import type { CoreClient } from "./core-client.ts";
+import type { AgentLink, CoreTransport } from "./core-transport.ts";
 import type {
   CoreFlavor,
   CoreInboundInfo,
@@ -46,6 +48,8 @@ export type GrpcCoreClientOptions = ChannelSettings & {
   isLayoutPinned?: boolean;
   /** Tags never removed through this client: the core's API inbound. Default ["api"]. */
   protectedTags?: readonly string[];
+  /** How calls travel (core-transport.ts); default a direct gRPC channel to `address`. */
+  transport?: CoreTransport;
 };
 
 const XRAY_APIS = new Map<WireLayout, FlavorApi>();
@@ -66,14 +70,14 @@ export class GrpcCoreClient implements CoreClient {
   private known: { layout: WireLayout | null; capabilities: CoreCapability[] | null };
   private detecting: Promise<CoreProfile> | null = null;
   private readonly isPinned: boolean;
-  private readonly channel: CoreChannel;
+  private readonly channel: CoreTransport;
   private readonly protectedTags: readonly string[];
   /** Inbounds added through this client, to refuse duplicate tags and mismatched users. */
   private readonly added = new Map<string, InboundRef>();
 
   constructor(options: GrpcCoreClientOptions) {
     this.address = options.address;
-    this.channel = new CoreChannel(options);
+    this.channel = options.transport ?? new CoreChannel(options);
     this.known = { layout: options.layout ?? null, capabilities: options.capabilities?.slice() ?? null };
     this.isPinned = options.isLayoutPinned === true && this.known.layout !== null;
     this.protectedTags = options.protectedTags ?? ["api"];
@@ -268,6 +272,11 @@ export class GrpcCoreClient implements CoreClient {
       throw new CoreUnsupportedError(`${method} is not available on ${api.flavor} cores`);
     }
     return call;
+  }
+
+  agentLink(): AgentLink | null {
+    const transport = this.channel as CoreTransport & Partial<AgentLink>;
+    return transport.kind === "node" && transport.json !== undefined ? (transport as AgentLink) : null;
   }
 
   close(): void {

@@ -2,7 +2,7 @@
 // and SQLite's automatic checkpoint runs inside whichever commit pushes the WAL past 1,000 pages: it
 // copies those pages into the database file and fsyncs it, 10–40 ms on the benchmark machine, during
 // which no request is answered. /sub's batched fetch writes touch a page per user, so under a poll
-// load that happened every few seconds and made the 99th percentile of /sub (docs/BENCHMARKS.md).
+// load that happened every few seconds and made the 99th percentile of /sub (docs/benchmarks/HISTORY.md).
 // Instead the serving connection never checkpoints (wal_autocheckpoint = 0) and a worker thread with
 // a connection of its own runs PASSIVE checkpoints every interval: they take no lock a reader or
 // writer waits for, so the main thread only ever appends to the WAL. Should the worker fail, the

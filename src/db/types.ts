@@ -1,6 +1,7 @@
 // Table types for Kysely. Column types are what the drivers hand back before the row mappers in the
 // repositories normalise them (booleans are 0/1 on SQLite, timestamps are Date on PostgreSQL).
 import type { ColumnType, Generated } from "kysely";
+import type { DataLimitReset, UserStatus } from "../domain/users.ts";
 
 /** ISO string on SQLite, Date on PostgreSQL when read; always written as an ISO string. */
 export type Timestamp = ColumnType<string | Date, string, string>;
@@ -100,10 +101,9 @@ export interface UsersTable {
   next_notice_percent: ColumnType<number | null, number | null | undefined, number | null>;
   /** user.expiring was sent for the current expire_at. */
   expiring_notified_at: Timestamp | null;
+  /** Migration 0021: when the subscription was revoked; from then on /sub/{user_id} is 404 for them. */
+  sub_by_id_revoked_at: Timestamp | null;
 }
-
-export type UserStatus = "active" | "disabled" | "limited" | "expired" | "on_hold";
-export type DataLimitReset = "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
 
 export interface SubscriptionSettingsTable {
   id: number;
@@ -134,6 +134,50 @@ export interface ServersTable {
   updated_at: Timestamp;
   /** Migration 0015: this server's bytes count × this towards a user's used_bytes. */
   usage_coefficient: Generated<number>;
+  /** Migration 0020: a CoreConnection (cores/core-transport.ts). */
+  connection: Generated<"direct" | "node">;
+  /** JSON text of the node's base document; null = the default. */
+  node_base_config: string | null;
+  /** JSON text of the agent's last report (core flavor, version, uptime, restarts). */
+  node_report: string | null;
+}
+
+/** Migration 0020: the panel CA and the panel's client certificate (one row, id 'panel'). */
+export interface NodeAuthorityTable {
+  id: string;
+  ca_cert: string;
+  ca_key_sealed: string;
+  client_cert: string;
+  client_key_sealed: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface NodeEnrollmentsTable {
+  id: string;
+  server_id: string;
+  /** SHA-256 (hex) of the join token; the token itself is never stored. */
+  token_hash: string;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface NodeCertificatesTable {
+  /** SHA-256 (lowercase hex) of the agent certificate's DER. */
+  fingerprint: string;
+  server_id: string;
+  serial: string;
+  state: "current" | "pending";
+  not_after: Timestamp;
+  created_at: Timestamp;
+}
+
+export interface NodeTrafficReceiptsTable {
+  server_id: string;
+  epoch: string;
+  seq: ColumnType<number, number, number>;
+  received_at: Timestamp;
 }
 
 export interface TemplatesTable {
@@ -263,6 +307,31 @@ export interface ServerLeasesTable {
   expires_at: Timestamp;
 }
 
+/** An inbound's hosts (migration 0022): lists and objects as JSON text; null = the inbound's own value. */
+export interface InboundHostsTable {
+  id: string;
+  server_inbound_id: string;
+  position: number;
+  address: string | null;
+  port: number | null;
+  remark: string | null;
+  sni: string;
+  host: string;
+  path: string | null;
+  alpn: string | null;
+  fingerprint: string | null;
+  security: "inbound" | "none" | "tls";
+  allow_insecure: Bool;
+  mux: string | null;
+  fragment: string | null;
+  noise: string | null;
+  is_disabled: Bool;
+  exclude_from: string;
+  follows_health: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 /** The subscription change feed (migration 0008): written by triggers, read by every instance's cache. */
 export interface SubscriptionChangesTable {
   seq: Generated<number | string>;
@@ -356,6 +425,7 @@ export interface Database {
   acme_accounts: AcmeAccountsTable;
   templates: TemplatesTable;
   server_inbounds: ServerInboundsTable;
+  inbound_hosts: InboundHostsTable;
   user_access: UserAccessTable;
   core_removals: CoreRemovalsTable;
   server_sync: ServerSyncTable;
@@ -366,6 +436,10 @@ export interface Database {
   user_usage_daily: UserUsageBucketsTable;
   server_usage_hourly: ServerUsageBucketsTable;
   server_usage_daily: ServerUsageBucketsTable;
+  node_authority: NodeAuthorityTable;
+  node_enrollments: NodeEnrollmentsTable;
+  node_certificates: NodeCertificatesTable;
+  node_traffic_receipts: NodeTrafficReceiptsTable;
 }
 
 export type { Generated };

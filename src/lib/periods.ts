@@ -1,6 +1,6 @@
 // Data-limit periods in UTC: when a user's used_bytes next starts over. Pure; the lifecycle job
 // (features/users) moves the counters at these moments and the subscription's placeholder names them.
-import type { DataLimitReset } from "../db/types.ts";
+import type { DataLimitReset } from "../domain/users.ts";
 
 /**
  * When a period that is running at `after` ends (the first boundary strictly after it), UTC:

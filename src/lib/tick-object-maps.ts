@@ -9,7 +9,7 @@
 // next tick object gets new ones and every later nextTick pays the runtime path: three runtime calls
 // per tick object, 30 a request on /sub, about 39,000 instructions a request (callgrind, the request
 // path) and some 14 % of the service's CPU per request. Measurements and the reproduction:
-// docs/BENCHMARKS.md, "A V8 slow path in every process.nextTick".
+// docs/benchmarks/HISTORY.md, "A V8 slow path in every process.nextTick".
 import { executionAsyncResource } from "node:async_hooks";
 
 /** The tick object of one nextTick callback (executionAsyncResource() inside it is the tick object

@@ -5,6 +5,7 @@ import addFormatsModule from "ajv-formats";
 import fastJsonStringify, { type Schema as FjsSchema } from "fast-json-stringify";
 import type { FastifySchema, FastifySchemaCompiler } from "fastify";
 import type { ErrorDetail } from "./errors.ts";
+import { isSafeLine, isSafeText, LINE_RULE, TEXT_RULE } from "./text.ts";
 
 // ajv-formats is CommonJS; under ESM its function sits on `default`.
 const addFormats = addFormatsModule as unknown as {
@@ -27,6 +28,9 @@ function makeAjv(options: Options): Ajv {
   // ajv-formats' uuid also takes upper case and a `urn:uuid:` prefix; SQLite compares ids as text and
   // PostgreSQL parses them, so those forms answered differently. Only the form we store is accepted.
   ajv.addFormat("uuid", CANONICAL_UUID);
+  // Names and texts that reach client documents and headers (lib/text.ts says why).
+  ajv.addFormat("line", { type: "string", validate: isSafeLine });
+  ajv.addFormat("text", { type: "string", validate: isSafeText });
   return ajv;
 }
 
@@ -77,6 +81,8 @@ function describe(error: ErrorObject, context: string): ErrorDetail {
     if (error.keyword === "format" && params.format === "uuid") {
       return { path: base, message: "must be a UUID in lowercase canonical form (8-4-4-4-12 hex digits)" };
     }
+    if (error.keyword === "format" && params.format === "line") return { path: base, message: LINE_RULE };
+    if (error.keyword === "format" && params.format === "text") return { path: base, message: TEXT_RULE };
     return { path: base, message: error.message ?? "is invalid" };
   }
 }

@@ -1,7 +1,7 @@
 // PostgreSQL: user search by name through the trigram index whatever the planner guesses. For
 // `name ILIKE '%…%' LIMIT 100` it estimates 1 % of the rows for any fragment, so with the LIMIT a
 // sequential scan looks cheapest; for a fragment that is rare in fact it reads the whole table
-// (200-400 ms at 1,000,000 users): the search's whole tail (docs/BENCHMARKS.md, User search). This
+// (200-400 ms at 1,000,000 users): the search's whole tail (docs/benchmarks/HISTORY.md, User search). This
 // function runs the same query with sequential scans off, so the plan is the GIN bitmap scan. It is
 // used only for fragments pg_trgm takes trigrams from (users.repository.ts); for the others the
 // index can only be read whole, slower than the scan. SQLite (FTS5) needs nothing.

@@ -48,9 +48,27 @@ export async function finishAudit(
   const targets = stringValues(request.params);
   if (reply.statusCode === 201 && typeof payload === "string") Object.assign(targets, createdIds(payload));
   if (request.auditNotes !== undefined) Object.assign(targets, request.auditNotes);
-  const body = request.body;
-  const fields = body !== null && typeof body === "object" && !Array.isArray(body) ? Object.keys(body) : null;
-  await audit.finish(id, reply.statusCode, targets, fields);
+  const fields = fieldsOf(request.body);
+  if (fields !== null && fields.omitted > 0) targets.fields_omitted = String(fields.omitted);
+  await audit.finish(id, reply.statusCode, targets, fields?.names ?? null);
+}
+
+/** At most this many body field names per entry, each at most FIELD_NAME_CHARS characters. */
+export const MAX_FIELDS = 32;
+export const FIELD_NAME_CHARS = 64;
+
+/** The body's field names an entry keeps: bounded, so a refused 40,000-key body is a small entry
+ * (the count of the rest goes to `targets.fields_omitted`). Every valid body of the API fits. */
+export function fieldsOf(body: unknown): { names: string[]; omitted: number } | null {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return null;
+  const names: string[] = [];
+  let omitted = 0;
+  for (const key in body) {
+    if (!Object.hasOwn(body, key)) continue;
+    if (names.length < MAX_FIELDS) names.push(key.slice(0, FIELD_NAME_CHARS));
+    else omitted++;
+  }
+  return { names, omitted };
 }
 
 function stringValues(params: unknown): Record<string, string> {

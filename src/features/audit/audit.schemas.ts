@@ -37,7 +37,9 @@ export const AuditEntryView = Type.Object({
   route: Type.Union([Type.String(), Type.Null()]),
   targets: Type.Record(Type.String(), Type.String(), { description: "path ids and the created id" }),
   fields: Type.Union([Type.Array(Type.String()), Type.Null()], {
-    description: "body field names, never values",
+    description:
+      "body field names, never values: at most 32, each cut to 64 characters; targets.fields_omitted " +
+      "counts the rest",
   }),
   ip: Type.Union([Type.String(), Type.Null()]),
   request_id: Type.Union([Type.String(), Type.Null()]),

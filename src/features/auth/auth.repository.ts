@@ -61,12 +61,23 @@ export class AuthRepository {
     return Number(result.numDeletedRows);
   }
 
-  async deleteSessionsOf(adminId: string): Promise<void> {
-    await this.db
+  /** Ends an admin's sessions, all or all but one (the one changing its own password). */
+  async deleteSessionsOf(adminId: string, exceptId?: string): Promise<void> {
+    let query = this.db
       .deleteFrom("admin_tokens")
       .where("admin_id", "=", adminId)
-      .where("kind", "=", "session")
-      .execute();
+      .where("kind", "=", "session");
+    if (exceptId !== undefined) query = query.where("id", "<>", exceptId);
+    await query.execute();
+  }
+
+  /** Ends every session and API key of an admin (password reset, disabled). */
+  async deleteTokensOf(adminId: string): Promise<number> {
+    const result = await this.db
+      .deleteFrom("admin_tokens")
+      .where("admin_id", "=", adminId)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   async deleteExpiredSessions(now: string): Promise<void> {

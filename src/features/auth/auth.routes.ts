@@ -8,6 +8,7 @@ import {
   ApiKeyCreate,
   CreatedApiKey,
   Me,
+  PasswordChange,
   RecoveryCodes,
   SecondFactor,
   TokenRequest,
@@ -16,8 +17,9 @@ import {
   TotpEnrolment,
 } from "./auth.schemas.ts";
 import type { AuthService } from "./auth.service.ts";
+import type { OwnCredentials } from "./own-credentials.ts";
 
-export function authRoutes(app: App, auth: AuthService): void {
+export function authRoutes(app: App, auth: AuthService, own: OwnCredentials): void {
   app.post(
     "/api/auth/token",
     {
@@ -79,12 +81,36 @@ export function authRoutes(app: App, auth: AuthService): void {
       schema: {
         tags: ["auth"],
         summary: "Turn two-factor off with a current code or a recovery code",
+        description:
+          "Needs a session, not an API key. A wrong code is 400 totp_code_rejected and counts " +
+          "against the sign-in throttle: past its budget, 429 rate_limited with Retry-After.",
         body: SecondFactor,
-        response: { 204: Type.Null(), ...problems(403) },
+        response: { 204: Type.Null(), ...problems(403, 429) },
       },
     },
     async (request, reply) => {
-      await auth.disableTotp(principalOf(request), request.body);
+      await own.disableTotp(principalOf(request), request.body, request.ip);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    "/api/auth/password",
+    {
+      schema: {
+        tags: ["auth"],
+        summary: "Change your own password: the current one, and with two-factor on a code",
+        description:
+          "Needs a session, not an API key. 400 current_password_rejected or totp_code_rejected; " +
+          "each counts against the sign-in throttle (429 rate_limited with Retry-After past it). " +
+          "Your other sessions end; this one and your API keys stay. This is the only way to " +
+          "change your own password (PUT /api/admins/{your id} answers 409 cannot_reset_self).",
+        body: PasswordChange,
+        response: { 204: Type.Null(), ...problems(403, 429) },
+      },
+    },
+    async (request, reply) => {
+      await own.changePassword(principalOf(request), request.body, request.ip);
       return reply.code(204).send(null);
     },
   );

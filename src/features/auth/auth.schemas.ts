@@ -89,3 +89,13 @@ export const SecondFactor = Type.Object(
   { totp_code: Type.Optional(TotpCode), recovery_code: Type.Optional(RecoveryCode) },
   { additionalProperties: false },
 );
+
+export const PasswordChange = Type.Object(
+  {
+    current_password: Type.String({ minLength: 1, maxLength: 256 }),
+    new_password: Type.String({ minLength: 8, maxLength: 256 }),
+    totp_code: Type.Optional(TotpCode),
+    recovery_code: Type.Optional(RecoveryCode),
+  },
+  { additionalProperties: false },
+);

@@ -9,7 +9,6 @@ import {
   ForbiddenError,
   NotFoundError,
   UnauthorizedError,
-  ValidationError,
 } from "../../lib/errors.ts";
 import type { Principal } from "../../lib/http.ts";
 import { hashPassword, randomPassword, verifyPassword } from "../../lib/password.ts";
@@ -102,7 +101,7 @@ export class AuthService {
     return this.admins.getAdmin(id);
   }
 
-  /** Sets a new password and revokes the admin's sessions (API keys stay). */
+  /** Sets a new password (the CLI's reset-password); the admin's sessions and API keys die. */
   async resetPassword(username: string, password: string): Promise<void> {
     const admin = await this.admins.findByUsername(username);
     if (admin === undefined) throw new NotFoundError("admin", username);
@@ -115,12 +114,13 @@ export class AuthService {
       { passwordHash: await hashPassword(password) },
       this.now().toISOString(),
     );
-    await this.repo.deleteSessionsOf(adminId);
+    await this.revokeTokens(adminId);
   }
 
-  /** Ends every session of an admin (disabled, demoted by an owner, password changed). */
-  async revokeSessions(adminId: string): Promise<void> {
-    await this.repo.deleteSessionsOf(adminId);
+  /** Ends every session and API key of an admin (password reset, disabled): a key whose admin was
+   * taken away must not come back when the admin is re-enabled or gets a new password. */
+  async revokeTokens(adminId: string): Promise<void> {
+    await this.repo.deleteTokensOf(adminId);
   }
 
   async login(request: LoginRequest, ip: string, requestId: string | null = null): Promise<IssuedToken> {
@@ -299,17 +299,6 @@ export class AuthService {
 
   async confirmTotp(principal: Principal, code: string): Promise<{ recovery_codes: string[] }> {
     return this.twoFactor.confirm(await this.#sessionAdmin(principal), code);
-  }
-
-  /** Turning the second factor off needs a current code (or a recovery code), not just a session. */
-  async disableTotp(principal: Principal, factor: SecondFactor): Promise<void> {
-    const admin = await this.#sessionAdmin(principal);
-    if (!this.twoFactor.isEnabled(admin)) return;
-    if (!(await this.twoFactor.verify(admin, factor))) {
-      // 400, not 401: the session is fine, only the code is wrong.
-      throw new ValidationError("the code is wrong or was used already", undefined, "totp_code_rejected");
-    }
-    await this.twoFactor.disable(admin);
   }
 
   /** An owner resets another admin's second factor (a lost phone). */

@@ -23,7 +23,7 @@ const Status = Type.Union(
   },
 );
 
-const Name = Type.String({ minLength: 1, maxLength: 128, pattern: "\\S" });
+const Name = Type.String({ minLength: 1, maxLength: 128, pattern: "\\S", format: "line" });
 const Domain = Type.String({
   minLength: 1,
   maxLength: 253,

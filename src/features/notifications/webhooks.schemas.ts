@@ -33,7 +33,7 @@ export const CreatedWebhook = Type.Object({
 
 export const WebhookCreate = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 128 }),
+    name: Type.String({ minLength: 1, maxLength: 128, format: "line" }),
     url: Url,
     secret: Type.Optional(
       Type.String({ minLength: 16, maxLength: 256, description: "generated when absent" }),

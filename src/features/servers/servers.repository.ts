@@ -23,11 +23,13 @@ const COLUMNS = [
   "core_capabilities",
   "last_error",
   "usage_coefficient",
+  "connection",
+  "node_base_config",
   "created_at",
   "updated_at",
 ] as const;
 
-export type ServerRow = Server & { sealedCredentials: string | null };
+export type ServerRow = Server & { sealedCredentials: string | null; nodeBaseConfig: string | null };
 export type ServerPatch = Partial<
   Pick<
     Selectable<ServersTable>,
@@ -44,6 +46,8 @@ export type ServerPatch = Partial<
     | "core_capabilities"
     | "last_error"
     | "usage_coefficient"
+    | "connection"
+    | "node_base_config"
   >
 > & { last_seen_at?: string; wire_layout_pinned?: boolean };
 
@@ -146,7 +150,9 @@ function toServer(row: Pick<Selectable<ServersTable>, (typeof COLUMNS)[number]>)
     core_capabilities: readCapabilities(row.core_capabilities),
     last_error: row.last_error,
     usage_coefficient: Number(row.usage_coefficient),
+    connection: row.connection === "node" ? "node" : "direct",
     sealedCredentials: row.api_credentials_sealed,
+    nodeBaseConfig: row.node_base_config,
   };
 }
 

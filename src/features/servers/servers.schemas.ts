@@ -1,6 +1,7 @@
 // The server resource of the seed, plus what Portcullis learned about its core (flavor, wire
 // layout, capabilities). api_credentials is write-only: accepted on create/update, never in a response.
 import { type Static, Type } from "typebox";
+import { CORE_CONNECTIONS } from "../../cores/core-transport.ts";
 import { CORE_CAPABILITIES, WIRE_LAYOUTS } from "../../cores/wire-layout.ts";
 import { Timestamp, Uuid } from "../../lib/schemas.ts";
 
@@ -38,6 +39,12 @@ const UsageCoefficient = Type.Number({
   description: "a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free)",
 });
 
+const Connection = Type.Enum(CORE_CONNECTIONS, {
+  description:
+    "how the panel reaches the core: `direct` to its gRPC API at grpc_hostname:grpc_port, or `node` " +
+    "to the Portcullis node agent listening there (mutual TLS; docs/NODES.md)",
+});
+
 export const Server = Type.Object({
   id: Uuid,
   name: Type.String(),
@@ -62,12 +69,13 @@ export const Server = Type.Object({
   core_capabilities: Capabilities,
   last_error: Type.Union([Type.String(), Type.Null()]),
   usage_coefficient: UsageCoefficient,
+  connection: Connection,
 });
 export type Server = Static<typeof Server>;
 
 export const ServerCreate = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 128, pattern: "\\S" }),
+    name: Type.String({ minLength: 1, maxLength: 128, pattern: "\\S", format: "line" }),
     hostname: Host,
     grpc_hostname: Type.Optional(Host),
     grpc_port: Type.Optional(Port),
@@ -75,6 +83,7 @@ export const ServerCreate = Type.Object(
     default_certificate_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
     wire_layout: Type.Optional(PinnedLayout),
     usage_coefficient: Type.Optional(UsageCoefficient),
+    connection: Type.Optional(Connection),
   },
   { additionalProperties: false },
 );
@@ -82,7 +91,7 @@ export type ServerCreate = Static<typeof ServerCreate>;
 
 export const ServerUpdate = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: "\\S" })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: "\\S", format: "line" })),
     hostname: Type.Optional(Host),
     grpc_hostname: Type.Optional(Host),
     grpc_port: Type.Optional(Port),
@@ -91,6 +100,7 @@ export const ServerUpdate = Type.Object(
     default_certificate_id: Type.Optional(Type.Union([Uuid, Type.Null()])),
     wire_layout: Type.Optional(PinnedLayout),
     usage_coefficient: Type.Optional(UsageCoefficient),
+    connection: Type.Optional(Connection),
   },
   { additionalProperties: false },
 );

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import type { CoreClient } from "../../cores/core-client.ts";
 import type { CorePool } from "../../cores/core-pool.ts";
 import { API_INBOUND_TAGS, type CoreFlavor } from "../../cores/core-types.ts";
+import type { NodeMaterial } from "../../cores/node-material.ts";
 import { type CoreProfile, layoutFlavor, type WireLayout } from "../../cores/wire-layout.ts";
 import { AppError, ConflictError, CoreDownError, NotFoundError, ValidationError } from "../../lib/errors.ts";
 import type { Changes } from "../../lib/events.ts";
@@ -15,6 +16,11 @@ import { aggregateStats } from "./stats.ts";
 
 export interface CertificateLookup {
   exists(id: string): Promise<boolean>;
+}
+
+/** How to reach an enrolled node agent (features/nodes, wired in deps.ts); undefined: not enrolled. */
+export interface NodeMaterialLookup {
+  materialOf(server: Pick<Server, "id">, baseConfig: string | null): Promise<NodeMaterial | undefined>;
 }
 
 type PinFields = {
@@ -48,6 +54,7 @@ export class ServersService {
     private readonly now: () => Date = () => new Date(),
     /** server.status_changed for webhooks and Telegram (deps.ts wires the notifier). */
     private readonly notify: NotifyServer = async () => {},
+    private readonly nodes: NodeMaterialLookup = { materialOf: async () => undefined },
   ) {}
 
   async list(): Promise<Server[]> {
@@ -84,6 +91,7 @@ export class ServersService {
       core_capabilities: null,
       last_error: null,
       usage_coefficient: input.usage_coefficient ?? 1,
+      connection: input.connection ?? "direct",
       ...pinned(input.wire_layout ?? undefined),
     };
     await this.servers.insertServer(server, sealed);
@@ -104,6 +112,7 @@ export class ServersService {
     this.#checkTokenFollowsEndpoint(current, patch, input.api_credentials !== undefined);
     if (input.status !== undefined) patch.status = input.status;
     if (input.usage_coefficient !== undefined) patch.usage_coefficient = input.usage_coefficient;
+    if (input.connection !== undefined) patch.connection = input.connection;
     if (input.default_certificate_id !== undefined) {
       await this.#checkCertificate(input.default_certificate_id);
       patch.default_certificate_id = input.default_certificate_id;
@@ -118,7 +127,8 @@ export class ServersService {
     if (isPinChanged) Object.assign(patch, pinned(input.wire_layout));
     await this.servers.updateServer(id, patch, this.now().toISOString());
     const addressChanged = patch.grpc_hostname !== undefined || patch.grpc_port !== undefined;
-    if (addressChanged || patch.api_credentials_sealed !== undefined || isPinChanged) this.cores.close(id);
+    const isReached = patch.api_credentials_sealed !== undefined || patch.connection !== undefined;
+    if (addressChanged || isReached || isPinChanged) this.cores.close(id);
     if (patch.name !== undefined || (patch.hostname !== undefined && patch.hostname !== current.hostname)) {
       await this.events.emit("serverRenamed", id);
     }
@@ -136,7 +146,7 @@ export class ServersService {
   /** Never throws for core trouble: the result says what happened, and status follows it. */
   async test(id: string): Promise<ServerTestResult> {
     const server = await this.servers.getServer(id);
-    const client = this.clientFor(server);
+    const client = await this.clientFor(server);
     const endpoint = formatEndpoint(server.grpc_hostname, server.grpc_port);
     const started = performance.now();
     try {
@@ -174,7 +184,7 @@ export class ServersService {
 
   async stats(id: string): Promise<ServerStats> {
     const server = await this.servers.getServer(id);
-    const client = this.clientFor(server);
+    const client = await this.clientFor(server);
     const flavor = await client.detectFlavor();
     const sys = await client.getSysStats();
     const counters = await client.queryStats("", false);
@@ -185,19 +195,43 @@ export class ServersService {
     };
   }
 
+  /** The node's base document (JSON text), or null for the default. */
+  async nodeBase(id: string): Promise<string | null> {
+    return (await this.servers.getServer(id)).nodeBaseConfig;
+  }
+
+  /** A checked base document (or null: the default); the agent gets it on the next call. */
+  async setNodeBase(id: string, text: string | null): Promise<void> {
+    await this.servers.getServer(id);
+    await this.servers.updateServer(id, { node_base_config: text }, this.now().toISOString());
+    this.cores.close(id);
+  }
+
+  /** The next call builds a new client (a node's certificates changed). */
+  async dropClient(id: string): Promise<void> {
+    this.cores.close(id);
+  }
+
   async clientOf(id: string): Promise<CoreClient> {
     return this.clientFor(await this.servers.getServer(id));
   }
 
-  /** The pooled client for a server (replaced when its address or credentials change). */
-  clientFor(server: ServerRow): CoreClient {
+  /**
+   * The pooled client for a server (replaced when its address, connection or credentials change).
+   * A `node` server's calls go to its agent at grpc_hostname:grpc_port over mutual TLS.
+   */
+  async clientFor(server: ServerRow): Promise<CoreClient> {
     const credentials =
       server.sealedCredentials === null
         ? undefined
         : (JSON.parse(this.secretBox.open(server.sealedCredentials)) as ApiCredentials);
+    const node =
+      server.connection === "node" ? await this.nodes.materialOf(server, server.nodeBaseConfig) : undefined;
     return this.cores.get({
       serverId: server.id,
       address: formatEndpoint(server.grpc_hostname, server.grpc_port),
+      connection: server.connection,
+      ...(node === undefined ? {} : { node }),
       ...(credentials === undefined ? {} : { credentials }),
       layout: server.wire_layout,
       capabilities: server.core_capabilities,
@@ -292,6 +326,6 @@ export function formatEndpoint(host: string, port: number): string {
 }
 
 function publicView(server: ServerRow): Server {
-  const { sealedCredentials: _, ...rest } = server;
+  const { sealedCredentials: _, nodeBaseConfig: __, ...rest } = server;
   return rest;
 }

@@ -13,19 +13,23 @@ const Format = Type.Union(
   ],
   { description: "base64, links, mihomo, sing-box or xray-json" },
 );
-const OptionalText = (maxLength: number, description: string) =>
-  Type.Union([Type.String({ maxLength }), Type.Null()], { description });
+/** `line`: one line (headers, headings); `text`: may hold line feeds and tabs (lib/text.ts). */
+const OptionalText = (maxLength: number, description: string, format: "line" | "text" = "line") =>
+  Type.Union([Type.String({ maxLength, format }), Type.Null()], { description });
 
 /** A placeholder entry's name: one line of text; {date} is the only placeholder. */
 const PlaceholderText = (description: string) =>
-  Type.String({ minLength: 1, maxLength: 200, pattern: "^[^\\u0000-\\u001f\\u007f]+$", description });
+  Type.String({ minLength: 1, maxLength: 200, format: "line", description });
 
 export const UaRule = Type.Object(
   {
     pattern: Type.String({
       minLength: 1,
       maxLength: 500,
-      description: "a regular expression, case-insensitive",
+      description:
+        "a case-insensitive pattern in the regular-expression subset that matches in linear time: " +
+        "literals, ., classes, \\d \\w \\s \\b, ^ $, groups, |, * + ? {n,m} (m ≤ 100); no backreferences " +
+        "or lookaround (422 subscription_settings_invalid)",
     }),
     format: Format,
   },
@@ -48,7 +52,7 @@ const Fields = {
   }),
   update_interval_hours: Type.Integer({ minimum: 1, maximum: 168, description: "Profile-Update-Interval" }),
   support_url: OptionalText(2048, "Support-Url (null: not sent)"),
-  announce: OptionalText(500, "Announce, sent as base64: (Happ, v2RayTun); null: not sent"),
+  announce: OptionalText(500, "Announce, sent as base64: (Happ, v2RayTun); null: not sent", "text"),
   public_url: OptionalText(
     2048,
     "the service's public base URL (https://sub.example.com): Profile-Web-Page-Url and users' subscription_url",
@@ -57,7 +61,7 @@ const Fields = {
     description: "whether /sub/{user_id} answers (the seed's URL); tokens always do",
   }),
   page_title: OptionalText(200, "the subscription page's heading (null: the service's name)"),
-  page_note: OptionalText(2000, "a text shown on the subscription page (plain text)"),
+  page_note: OptionalText(2000, "a text shown on the subscription page (plain text)", "text"),
   placeholder_disabled: PlaceholderText(
     "the name of the one entry a disabled user's subscription has instead of links",
   ),

@@ -1,5 +1,5 @@
 // The fast path's answers written as text into the head Node keeps for a response, instead of
-// through writeHead's field list and end(body). Two costs go (docs/BENCHMARKS.md, session 26):
+// through writeHead's field list and end(body). Two costs go (docs/benchmarks/HISTORY.md, session 26):
 //
 // - writeHead checks every field it is given, each name and value with a regular expression and
 //   each name lowercased, and builds the head by concatenation: for a /sub answer's twelve fields

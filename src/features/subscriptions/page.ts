@@ -225,7 +225,7 @@ export function renderPage(input: PageInput): string {
 <meta name="referrer" content="no-referrer"><meta name="robots" content="noindex">
 <title>${escapeHtml(heading)} · ${escapeHtml(input.userName)}</title><style nonce="${input.nonce}">${STYLE}.bar i{width:${percent}%}</style></head>
 <body><main>
-<h1>${escapeHtml(heading)}: ${escapeHtml(input.userName)}</h1>
+<h1>${escapeHtml(heading)}: <bdi>${escapeHtml(input.userName)}</bdi></h1>
 <div class="card row">
 <div class="stat">${t.status}<b data-status>${statusText}</b></div>
 <div class="stat">${t.used}<b data-used>${bytes(used)} / ${total > 0 ? bytes(total) : t.unlimited}</b><div class="bar"><i></i></div></div>

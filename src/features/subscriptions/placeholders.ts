@@ -5,7 +5,7 @@
 // name. It is kept as a layout of one pseudo-inbound per text, so every format (base64, links,
 // mihomo, sing-box, xray-json) renders and caches it like any other user, and groups stay valid. on_hold users get their real links: their clock starts
 // with their first traffic (Marzban's behaviour). Pure functions, no I/O.
-import type { DataLimitReset, UserStatus } from "../../db/types.ts";
+import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
 import { nextResetAt } from "../../lib/periods.ts";
 import { NIL_UUID } from "../../links/formats/entries.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";

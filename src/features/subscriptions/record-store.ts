@@ -22,7 +22,7 @@ import {
  * 4 MiB: each page is a mapping of its own (malloc maps blocks over its threshold) that spans at least
  * one whole aligned 2 MiB range, and with glibc's `glibc.malloc.hugetlb=1` tunable (npm start, the
  * Dockerfile, the systemd unit) malloc asks for transparent huge pages on it: a request's random record
- * then rarely costs a 4 KiB TLB miss (docs/ARCHITECTURE.md, Memory). A 1 MiB page holds no huge page.
+ * then rarely costs a 4 KiB TLB miss (docs/SUBSCRIPTIONS.md, Memory). A 1 MiB page holds no huge page.
  */
 const DEFAULT_PAGE_BYTES = 1 << 22;
 const MIN_PAGE_BYTES = 1 << 12;

@@ -3,11 +3,13 @@
 // one read of their grants, and is kept. The index is told what changed by the change feed: catchUp()
 // before any API write answers (so an operator's next GET sees it) and every second from the job
 // (writes of other instances and processes). Rendering only reads: polling clients never write.
+
 import { setImmediate as yieldToRequests } from "node:timers/promises";
 import type { Logger } from "pino";
 import { parse as parseYaml } from "yaml";
 import { NotFoundError } from "../../lib/errors.ts";
 import type { Format } from "../../lib/subscription-formats.ts";
+import { headerSafe } from "../../lib/text.ts";
 import { isUuid } from "../../lib/uuid.ts";
 import type { SubscriptionSettings } from "../subscription-settings/subscription-settings.schemas.ts";
 import {
@@ -32,7 +34,7 @@ import {
   splitUsage,
 } from "./placeholders.ts";
 import { dispositionUnlessPlain } from "./subscription.ts";
-import type { IndexStats, SubscriptionIndex } from "./subscription-index.ts";
+import { type IndexStats, NOT_BY_ID, type SubscriptionIndex } from "./subscription-index.ts";
 import type {
   SubscriptionRows,
   SubscriptionsRepository,
@@ -194,10 +196,12 @@ export class SubscriptionsService {
     this.#settingsStale = false;
     const s = await this.settingsSource.get();
     const extras: string[] = [];
-    if (s.support_url !== null) extras.push("support-url", s.support_url);
+    // Header values go out as typed only when they cannot break the head (rows stored before names
+    // were checked, or written to the database directly): headerSafe() percent-encodes the rest.
+    if (s.support_url !== null) extras.push("support-url", headerSafe(s.support_url));
     if (s.announce !== null)
       extras.push("announce", `base64:${Buffer.from(s.announce, "utf8").toString("base64")}`);
-    const publicUrl = s.public_url === null ? null : s.public_url.replace(/\/+$/, "");
+    const publicUrl = s.public_url === null ? null : headerSafe(s.public_url.replace(/\/+$/, ""));
     const placeholders: PlaceholderTexts = {
       disabled: s.placeholder_disabled,
       expired: s.placeholder_expired,
@@ -205,8 +209,15 @@ export class SubscriptionsService {
       limitedUntil: s.placeholder_limited_until,
     };
     const previous = this.#settings.placeholders;
+    const rules = compileRules(s.ua_rules);
+    if (rules.skipped.length > 0) {
+      this.logger.warn(
+        { skipped: rules.skipped },
+        "User-Agent rules skipped: saved before patterns had to match in linear time; fix them in the settings",
+      );
+    }
     this.#settings = {
-      chooser: new FormatChooser(compileRules(s.ua_rules)),
+      chooser: new FormatChooser(rules),
       allowById: s.allow_by_id,
       answer: {
         bases: {
@@ -277,6 +288,7 @@ export class SubscriptionsService {
     if (!(isId && this.#settings.allowById) && !TOKEN_PATTERN.test(lower))
       throw new NotFoundError("subscription");
     const hit = this.findKey(lower, 0, lower.length);
+    if (hit === NOT_BY_ID) throw new NotFoundError("subscription");
     if (hit >= 0) {
       if (fetch !== undefined) this.noteFetch(hit, fetch.userAgent);
       return this.answerFormat(hit, lower, format, ifNoneMatch);
@@ -292,6 +304,8 @@ export class SubscriptionsService {
     const refs = await this.#inbounds([rows], generation);
     const { input, grantRefs } = this.#entry(rows, refs);
     const address = this.#canStore() ? this.index.store(input, grantRefs, generation) : -1;
+    // Kept (the token answers from memory, the id is refused without a read), but not by id.
+    if (isId && rows.isByIdRevoked) throw new NotFoundError("subscription");
     const { page, at, layout } =
       address >= 0
         ? {
@@ -321,7 +335,7 @@ export class SubscriptionsService {
     const rows = isId
       ? await this.subscriptions.findSubscription(lower)
       : await this.subscriptions.findSubscriptionByToken(lower);
-    if (rows === undefined) throw new NotFoundError("subscription");
+    if (rows === undefined || (isId && rows.isByIdRevoked)) throw new NotFoundError("subscription");
     const refs = await this.subscriptions.listInbounds([...new Set(rows.grants.map((g) => g.inboundId))]);
     const byId = new Map(refs.map((row) => [row.id, row.isActive ? row.linkParams : null]));
     const links = await this.respondFormat(lower, "links", undefined);
@@ -539,7 +553,9 @@ export class SubscriptionsService {
     const input = {
       userId: user.userId,
       userName: user.userName,
+      status: lifecycle.status,
       subToken: user.subToken,
+      isByIdRevoked: user.isByIdRevoked,
       disposition: dispositionUnlessPlain(user.userName),
       credentials: user.grants.map((grant) => grant.credential),
       uploadBytes,

@@ -10,9 +10,10 @@ const Name = Type.String({
   minLength: 1,
   maxLength: 128,
   pattern: "\\S",
-  description: "1-128 characters, trimmed",
+  format: "line",
+  description: "1-128 characters, trimmed; one line: no control characters, line breaks or bidi overrides",
 });
-const Description = Type.String({ maxLength: 2000 });
+const Description = Type.String({ maxLength: 2000, format: "text" });
 const Config = Type.Record(Type.String(), Type.Unknown(), {
   description:
     "Xray-style inbound object (protocol, settings, streamSettings, sniffing) with {{placeholders}}",

@@ -6,9 +6,9 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { read } from "../../db/dialect.ts";
+import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
 import { LifecycleRepository, type TickResult } from "./lifecycle.repository.ts";
 import { decide, type LifecycleEvent, type LifecycleUser } from "./lifecycle.ts";
-import type { DataLimitReset, UserStatus } from "./users.schemas.ts";
 
 let t: TestApp;
 before(async () => {

@@ -6,10 +6,10 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type DialectName, plusSeconds, read, timestampParam } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
+import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
 import { chunks } from "../../lib/limiter.ts";
 import { nextResetAt } from "../../lib/periods.ts";
 import { type LifecycleOptions, thresholdAbove } from "./lifecycle.ts";
-import type { DataLimitReset, UserStatus } from "./users.schemas.ts";
 
 /** What a notification tells about a user the tick changed. */
 export type LifecycleRow = {

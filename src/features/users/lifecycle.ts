@@ -17,8 +17,9 @@
 //     threshold to look for (a partial index holds only users at or past theirs; 0 = judge again);
 //  7. expiring: active, expire_at within the notice window and not notified yet → user.expiring once.
 // A missing next_reset_at (a period set by a write) is computed from the tick's time, before step 2.
+
+import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
 import { nextResetAt } from "../../lib/periods.ts";
-import type { DataLimitReset, UserStatus } from "./users.schemas.ts";
 
 export type LifecycleUser = {
   status: UserStatus;

@@ -1,7 +1,7 @@
 // A user's status after an admin's write: the admin asks for active, disabled or on_hold; a user asked
 // to be active whose data limit is reached or whose expiry has passed is limited or expired at once,
 // so the cores never see them (the lifecycle job applies the same rules to the numbers over time).
-import type { DataLimitReset, UserStatus } from "./users.schemas.ts";
+import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
 
 export type StatusNumbers = {
   status: UserStatus;

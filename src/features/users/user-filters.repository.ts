@@ -6,7 +6,8 @@
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type DialectName, IDS_PER_STATEMENT } from "../../db/dialect.ts";
 import { usageRatioSql } from "../../db/migrations/0018_user_filters.ts";
-import type { Database, UserStatus } from "../../db/types.ts";
+import type { Database } from "../../db/types.ts";
+import type { UserStatus } from "../../domain/users.ts";
 import { COLUMNS, toUser, type UserRow } from "./users.repository.ts";
 import type { User } from "./users.schemas.ts";
 

@@ -4,7 +4,7 @@
 // (one index range per status, merged here); deeper page numbers are OFFSET over one query. `total` is the exact count of the matching users,
 // taken when a page is asked for by number and carried on by the cursor.
 import { createHash } from "node:crypto";
-import type { UserStatus } from "../../db/types.ts";
+import type { UserStatus } from "../../domain/users.ts";
 import { ValidationError } from "../../lib/errors.ts";
 import { decodeListCursor, encodeListCursor } from "./cursor.ts";
 import {

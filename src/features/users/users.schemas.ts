@@ -1,33 +1,25 @@
 // The user resource of the seed (name, optional comment and telegram_id) and its lifecycle (issue 12:
 // status, data limit and period, expiry, on-hold, what was last seen).
 import { type Static, Type } from "typebox";
-import { Timestamp, Uuid } from "../../lib/schemas.ts";
+import { DATA_LIMIT_RESETS, USER_STATUSES } from "../../domain/users.ts";
+import { Literals, Timestamp, Uuid } from "../../lib/schemas.ts";
 
 const Name = Type.String({
   minLength: 1,
   maxLength: 128,
   pattern: "\\S",
-  description: "1-128 characters, trimmed",
+  format: "line",
+  description: "1-128 characters, trimmed; one line: no control characters, line breaks or bidi overrides",
 });
-const Comment = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]);
+const Comment = Type.Union([Type.String({ maxLength: 1000, format: "text" }), Type.Null()]);
 const TelegramId = Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]);
 
 const Bytes = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 
-export const UserStatus = Type.Union(
-  [
-    Type.Literal("active"),
-    Type.Literal("disabled"),
-    Type.Literal("limited"),
-    Type.Literal("expired"),
-    Type.Literal("on_hold"),
-  ],
-  {
-    description:
-      "active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock)",
-  },
-);
-export type UserStatus = Static<typeof UserStatus>;
+export const UserStatus = Literals(USER_STATUSES, {
+  description:
+    "active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock)",
+});
 
 /** What an admin may set; limited and expired follow from the numbers. */
 export const SettableStatus = Type.Union(
@@ -38,21 +30,10 @@ export const SettableStatus = Type.Union(
   },
 );
 
-export const DataLimitReset = Type.Union(
-  [
-    Type.Literal("no_reset"),
-    Type.Literal("day"),
-    Type.Literal("week"),
-    Type.Literal("month"),
-    Type.Literal("month_rolling"),
-    Type.Literal("year"),
-  ],
-  {
-    description:
-      "when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January",
-  },
-);
-export type DataLimitReset = Static<typeof DataLimitReset>;
+export const DataLimitReset = Literals(DATA_LIMIT_RESETS, {
+  description:
+    "when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January",
+});
 
 const DataLimit = Type.Union([Bytes, Type.Null()], { description: "bytes per period; null = unlimited" });
 const ExpireAt = Type.Union([Timestamp, Type.Null()], { description: "null = never" });

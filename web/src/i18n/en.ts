@@ -498,3 +498,5 @@ export const en = {
 } as const;
 
 export type MessageKey = keyof typeof en;
+/** A translation: every English key, so a missing one fails the type-check. */
+export type Messages = Record<MessageKey, string>;

@@ -1,5 +1,5 @@
 // فارسی (راست به چپ).
-import type { Messages } from "./i18n.tsx";
+import type { Messages } from "./en.ts";
 
 export const fa: Messages = {
   "nav.users": "کاربران",

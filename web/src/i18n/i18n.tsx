@@ -3,10 +3,9 @@
 // dictionaries load on demand and stay out of the initial bundle.
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from "react";
 import { notifyError } from "../ui/errors.tsx";
-import { en, type MessageKey } from "./en.ts";
+import { en, type MessageKey, type Messages } from "./en.ts";
 
 export type Language = "en" | "ru" | "fa" | "zh";
-export type Messages = Record<MessageKey, string>;
 
 export const LANGUAGES: { value: Language; label: string }[] = [
   { value: "en", label: "English" },

@@ -1,5 +1,5 @@
 // Русский.
-import type { Messages } from "./i18n.tsx";
+import type { Messages } from "./en.ts";
 
 export const ru: Messages = {
   "nav.users": "Пользователи",

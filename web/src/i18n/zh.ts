@@ -1,5 +1,5 @@
 // 简体中文。
-import type { Messages } from "./i18n.tsx";
+import type { Messages } from "./en.ts";
 
 export const zh: Messages = {
   "nav.users": "用户",

@@ -241,7 +241,10 @@ function AdminRow({ admin, isSelf }: { admin: Admin; isSelf: boolean }) {
             </Menu.Target>
             <Menu.Dropdown>
               <Menu.Item onClick={() => setDialog("role")}>{t("admins.changeRole")}</Menu.Item>
-              <Menu.Item onClick={() => setDialog("password")}>{t("admins.resetPassword")}</Menu.Item>
+              {/* Your own password and second factor change on the account page, with proof (409 otherwise). */}
+              {!isSelf && (
+                <Menu.Item onClick={() => setDialog("password")}>{t("admins.resetPassword")}</Menu.Item>
+              )}
               {admin.is_disabled ? (
                 <Menu.Item onClick={() => update.mutate({ is_disabled: false })}>
                   {t("admins.enable")}
@@ -256,7 +259,7 @@ function AdminRow({ admin, isSelf }: { admin: Admin; isSelf: boolean }) {
                   {t("admins.disable")}
                 </Menu.Item>
               )}
-              {admin.totp_enabled && (
+              {admin.totp_enabled && !isSelf && (
                 <Menu.Item
                   color="red"
                   onClick={() =>

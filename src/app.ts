@@ -234,6 +234,7 @@ export async function buildApp(
   usersRoutes(app, deps.services.users, {
     lists: deps.services.userLists,
     bulk: deps.services.userBulkActions,
+    enrol: deps.services.enrolment,
   });
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);

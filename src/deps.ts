@@ -18,6 +18,7 @@ import {
 import { AccessRepository } from "./features/access/access.repository.ts";
 import { AccessService } from "./features/access/access.service.ts";
 import { BulkGrants } from "./features/access/bulk-grant.ts";
+import { Enrolment } from "./features/access/enrolment.ts";
 import { AdminsService } from "./features/admins/admins.service.ts";
 import { AuditRepository } from "./features/audit/audit.repository.ts";
 import { AuditService } from "./features/audit/audit.service.ts";
@@ -98,6 +99,7 @@ export type Deps = {
     hosts: HostsService;
     access: AccessService;
     bulkGrants: BulkGrants;
+    enrolment: Enrolment;
     backups: BackupService;
     subscriptions: SubscriptionsService;
     subscriptionSettings: SubscriptionSettingsService;
@@ -238,6 +240,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
+  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync);
   const leases: ServerLeases =
     database.dialect === "postgres"
       ? new DatabaseLeases(new LeasesRepository(database.db), { ttlMs: config.convergence.leaseTtlMs })
@@ -338,6 +341,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       hosts,
       access,
       bulkGrants,
+      enrolment,
       backups,
       subscriptions,
       subscriptionSettings,

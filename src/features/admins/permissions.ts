@@ -27,6 +27,7 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
 
   "GET /api/users": "users.read",
   "POST /api/users": "users.write",
+  "POST /api/users/bulk": "users.write",
   "GET /api/users/search": "users.read",
   "GET /api/users/:id": "users.read",
   "PUT /api/users/:id": "users.write",
@@ -48,6 +49,7 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
 
   "GET /api/templates": "templates.read",
   "POST /api/templates": "templates.write",
+  "POST /api/templates/starters": "templates.write",
   "GET /api/templates/:id": "templates.read",
   "PUT /api/templates/:id": "templates.write",
   "DELETE /api/templates/:id": "templates.write",

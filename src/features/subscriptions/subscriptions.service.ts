@@ -221,8 +221,15 @@ export class SubscriptionsService {
       limitedUntil: s.placeholder_limited_until,
     };
     const previous = this.#settings.placeholders;
+    const rules = compileRules(s.ua_rules);
+    if (rules.skipped.length > 0) {
+      this.logger.warn(
+        { skipped: rules.skipped },
+        "User-Agent rules skipped: saved before patterns had to match in linear time; fix them in the settings",
+      );
+    }
     this.#settings = {
-      chooser: new FormatChooser(compileRules(s.ua_rules)),
+      chooser: new FormatChooser(rules),
       allowById: s.allow_by_id,
       answer: {
         bases: {

@@ -15,8 +15,10 @@ import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
+import { hostsRoutes } from "./features/inbounds/hosts.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
+import { nodesRoutes } from "./features/nodes/nodes.routes.ts";
 import { webhooksRoutes } from "./features/notifications/webhooks.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
 import { subscriptionSettingsRoutes } from "./features/subscription-settings/subscription-settings.routes.ts";
@@ -218,11 +220,14 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   usersRoutes(app, deps.services.users, {
     lists: deps.services.userLists,
     bulk: deps.services.userBulkActions,
+    enrol: deps.services.enrolment,
   });
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);
+  nodesRoutes(app, deps.services.nodes);
   inboundsRoutes(app, deps.services.inbounds);
+  hostsRoutes(app, deps.services.hosts);
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);
   syncRoutes(app, deps.services.reconciler);
   trafficRoutes(app, deps.services.traffic, deps.services.usage);

@@ -10,7 +10,7 @@ export const usage = `usage: portcullis admin create --username NAME [--password
        portcullis admin reset-password --username NAME [--password-stdin]
 
 create            add an admin account
-reset-password    set a new password for an admin; their login tokens are revoked (API keys stay)
+reset-password    set a new password for an admin; their login tokens and API keys are revoked
 
 --username NAME   the admin's login name
 --password-stdin  read the password from stdin (8 characters or more) instead of generating a random

@@ -19,6 +19,8 @@ import * as m0017 from "./0017_subscription_lifecycle.ts";
 import * as m0018 from "./0018_user_filters.ts";
 import * as m0019 from "./0019_grant_sync_revision.ts";
 import * as m0020 from "./0020_nodes.ts";
+import * as m0021 from "./0021_sub_by_id_revoked.ts";
+import * as m0022 from "./0022_inbound_hosts.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -41,4 +43,6 @@ export const migrations: Record<string, MigrationModule> = {
   "0018_user_filters": m0018,
   "0019_grant_sync_revision": m0019,
   "0020_nodes": m0020,
+  "0021_sub_by_id_revoked": m0021,
+  "0022_inbound_hosts": m0022,
 };

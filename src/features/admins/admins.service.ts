@@ -1,10 +1,11 @@
 // Admin accounts as owners manage them: create with a role, change role, disable, reset password or
-// second factor, delete. There is always an owner who can sign in: the last one cannot be demoted,
+// second factor, see and revoke their API keys, delete. A reset password or a disable ends the
+// admin's sessions and API keys for good. There is always an owner who can sign in: the last one cannot be demoted,
 // disabled or deleted, and an admin cannot disable or delete themself (a slip would lock them out).
 import { ConflictError } from "../../lib/errors.ts";
 import type { Principal } from "../../lib/http.ts";
 import type { AdminRecord, AdminsRepository } from "../auth/admins.repository.ts";
-import type { AuthService } from "../auth/auth.service.ts";
+import type { ApiKey, AuthService } from "../auth/auth.service.ts";
 import type { AdminCreate, AdminUpdate, AdminView } from "./admins.schemas.ts";
 
 export class AdminsService {
@@ -46,10 +47,21 @@ export class AdminsService {
       ...(input.is_disabled === undefined ? {} : { isDisabled: input.is_disabled }),
     };
     await this.admins.updateKeepingAnOwner(id, patch, new Date().toISOString(), losesOwner);
-    if (input.is_disabled === true) await this.auth.revokeSessions(id);
+    if (input.is_disabled === true) await this.auth.revokeTokens(id);
     if (input.password !== undefined) await this.auth.setPassword(id, input.password);
     if (input.reset_totp === true) await this.auth.resetTotp(id);
     return this.get(id);
+  }
+
+  /** Any admin's API keys, for an owner to see (secrets are never shown again). */
+  async listApiKeys(id: string): Promise<ApiKey[]> {
+    await this.admins.getAdmin(id);
+    return this.auth.listApiKeys(id);
+  }
+
+  async deleteApiKey(id: string, keyId: string): Promise<void> {
+    await this.admins.getAdmin(id);
+    await this.auth.deleteApiKey(id, keyId);
   }
 
   async delete(actor: Principal, id: string): Promise<void> {

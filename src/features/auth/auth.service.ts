@@ -101,7 +101,7 @@ export class AuthService {
     return this.admins.getAdmin(id);
   }
 
-  /** Sets a new password and revokes the admin's sessions (API keys stay). */
+  /** Sets a new password (the CLI's reset-password); the admin's sessions and API keys die. */
   async resetPassword(username: string, password: string): Promise<void> {
     const admin = await this.admins.findByUsername(username);
     if (admin === undefined) throw new NotFoundError("admin", username);
@@ -114,12 +114,13 @@ export class AuthService {
       { passwordHash: await hashPassword(password) },
       this.now().toISOString(),
     );
-    await this.repo.deleteSessionsOf(adminId);
+    await this.revokeTokens(adminId);
   }
 
-  /** Ends every session of an admin (disabled, demoted by an owner, password changed). */
-  async revokeSessions(adminId: string): Promise<void> {
-    await this.repo.deleteSessionsOf(adminId);
+  /** Ends every session and API key of an admin (password reset, disabled): a key whose admin was
+   * taken away must not come back when the admin is re-enabled or gets a new password. */
+  async revokeTokens(adminId: string): Promise<void> {
+    await this.repo.deleteTokensOf(adminId);
   }
 
   async login(request: LoginRequest, ip: string, requestId: string | null = null): Promise<IssuedToken> {

@@ -434,6 +434,43 @@ describe("invalidation, per format", () => {
       "not_found",
     );
   });
+
+  test("revoke-subscription closes /sub/{user_id} for that user too, from memory and from the database; other users' ids still answer", async () => {
+    const other = (await request(t, "POST", "/api/users", { name: "Not revoked" })).json() as { id: string };
+    assert.equal((await get(`/sub/${other.id}`)).status, 200);
+    const target = (await request(t, "POST", "/api/users", { name: "Revoked by id" })).json() as typeof user;
+    assert.equal((await get(`/sub/${target.id}`)).status, 200, "the id answers before (allow_by_id is on)");
+    assert.equal((await get(`/sub/${target.id}`)).status, 200, "and from memory");
+    const res = await request(t, "POST", `/api/users/${target.id}/revoke-subscription`);
+    assert.equal(res.statusCode, 200, res.body);
+    const fresh = (res.json() as { user: typeof user }).user.subscription_url.split("/").at(-1) as string;
+    // Fast path and route, every format, the page: 404 (the token answers, and so is in memory).
+    assert.equal((await get(`/sub/${fresh}`)).status, 200);
+    for (let round = 0; round < 2; round++) {
+      assert.equal((await get(`/sub/${target.id}`)).status, 404, `round ${round}`);
+      for (const format of FORMATS)
+        assert.equal((await get(`/sub/${target.id}/${format}`)).status, 404, format);
+      expectProblem(await t.app.inject({ method: "GET", url: `/sub/${target.id}` }), 404, "not_found");
+      const page = await get(`/sub/${target.id}`, {
+        accept: "text/html",
+        "user-agent": "Mozilla/5.0 Chrome/130",
+      });
+      assert.equal(page.status, 404);
+    }
+    // From the database: a record read again (no record in memory) still refuses the id.
+    await request(t, "PUT", `/api/users/${target.id}`, { comment: "drops the record" });
+    assert.equal((await get(`/sub/${target.id}`)).status, 404);
+    assert.equal((await get(`/sub/${fresh}`)).status, 200);
+    assert.equal((await get(`/sub/${other.id}`)).status, 200, "another user's id still answers");
+  });
+
+  test("revoke-subscription of an unknown user is 404", async () => {
+    expectProblem(
+      await request(t, "POST", "/api/users/00000000-0000-4000-8000-000000000000/revoke-subscription"),
+      404,
+      "not_found",
+    );
+  });
 });
 
 describe("PUT /api/subscription-settings validation", () => {

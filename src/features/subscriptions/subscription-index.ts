@@ -8,6 +8,8 @@ import { type InboundRef, Layout, Layouts, layoutKey } from "./layouts.ts";
 import { RecordStore } from "./record-store.ts";
 import {
   DOWNLOAD,
+  FLAG_NOT_BY_ID,
+  FLAGS,
   LAYOUT,
   LOADED_AT,
   type PreparedRecord,
@@ -34,6 +36,9 @@ export type IndexStats = {
 
 const tokenProbe = new Uint8Array(16);
 
+/** find()'s answer for a user whose subscription was revoked: known, and not answered by id. */
+export const NOT_BY_ID = -2;
+
 /** Layouts (with their compiled templates) get up to this share of the budget. */
 const LAYOUT_SHARE = 8;
 
@@ -57,11 +62,15 @@ export class SubscriptionIndex {
 
   /**
    * The address of a current record for the lowercase uuid at text[from, from + 36), or -1: absent,
-   * its layout stale, or its traffic totals read before `notBeforeS` (whole seconds).
+   * its layout stale, or its traffic totals read before `notBeforeS` (whole seconds); or
+   * NOT_BY_ID: the user's subscription was revoked, their id answers nothing (404 without a read).
    */
   find(text: string, from: number, notBeforeS: number): number {
     const address = this.#current(text, from, notBeforeS);
-    if (address >= 0) this.#hits++;
+    if (address < 0) return address;
+    const page = this.#records.page(address);
+    if (((page[this.#records.offset(address) + FLAGS] as number) & FLAG_NOT_BY_ID) !== 0) return NOT_BY_ID;
+    this.#hits++;
     return address;
   }
 

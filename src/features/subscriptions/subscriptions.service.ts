@@ -34,7 +34,7 @@ import {
   splitUsage,
 } from "./placeholders.ts";
 import { dispositionUnlessPlain } from "./subscription.ts";
-import type { IndexStats, SubscriptionIndex } from "./subscription-index.ts";
+import { type IndexStats, NOT_BY_ID, type SubscriptionIndex } from "./subscription-index.ts";
 import type {
   SubscriptionRows,
   SubscriptionsRepository,
@@ -209,8 +209,15 @@ export class SubscriptionsService {
       limitedUntil: s.placeholder_limited_until,
     };
     const previous = this.#settings.placeholders;
+    const rules = compileRules(s.ua_rules);
+    if (rules.skipped.length > 0) {
+      this.logger.warn(
+        { skipped: rules.skipped },
+        "User-Agent rules skipped: saved before patterns had to match in linear time; fix them in the settings",
+      );
+    }
     this.#settings = {
-      chooser: new FormatChooser(compileRules(s.ua_rules)),
+      chooser: new FormatChooser(rules),
       allowById: s.allow_by_id,
       answer: {
         bases: {
@@ -281,6 +288,7 @@ export class SubscriptionsService {
     if (!(isId && this.#settings.allowById) && !TOKEN_PATTERN.test(lower))
       throw new NotFoundError("subscription");
     const hit = this.findKey(lower, 0, lower.length);
+    if (hit === NOT_BY_ID) throw new NotFoundError("subscription");
     if (hit >= 0) {
       if (fetch !== undefined) this.noteFetch(hit, fetch.userAgent);
       return this.answerFormat(hit, lower, format, ifNoneMatch);
@@ -296,6 +304,8 @@ export class SubscriptionsService {
     const refs = await this.#inbounds([rows], generation);
     const { input, grantRefs } = this.#entry(rows, refs);
     const address = this.#canStore() ? this.index.store(input, grantRefs, generation) : -1;
+    // Kept (the token answers from memory, the id is refused without a read), but not by id.
+    if (isId && rows.isByIdRevoked) throw new NotFoundError("subscription");
     const { page, at, layout } =
       address >= 0
         ? {
@@ -325,7 +335,7 @@ export class SubscriptionsService {
     const rows = isId
       ? await this.subscriptions.findSubscription(lower)
       : await this.subscriptions.findSubscriptionByToken(lower);
-    if (rows === undefined) throw new NotFoundError("subscription");
+    if (rows === undefined || (isId && rows.isByIdRevoked)) throw new NotFoundError("subscription");
     const refs = await this.subscriptions.listInbounds([...new Set(rows.grants.map((g) => g.inboundId))]);
     const byId = new Map(refs.map((row) => [row.id, row.isActive ? row.linkParams : null]));
     const links = await this.respondFormat(lower, "links", undefined);
@@ -543,7 +553,9 @@ export class SubscriptionsService {
     const input = {
       userId: user.userId,
       userName: user.userName,
+      status: lifecycle.status,
       subToken: user.subToken,
+      isByIdRevoked: user.isByIdRevoked,
       disposition: dispositionUnlessPlain(user.userName),
       credentials: user.grants.map((grant) => grant.credential),
       uploadBytes,

@@ -190,11 +190,14 @@ export class UsersRepository {
       .execute();
   }
 
-  /** A new sub_token (the old subscription URL stops working); false when the id is unknown. */
+  /**
+   * A new sub_token (the old subscription URL stops working) and the by-id URL closed for good (one
+   * UPDATE: the token's trigger drops the record every instance keeps); false when the id is unknown.
+   */
   async setSubToken(id: string, subToken: string, updatedAt: string): Promise<boolean> {
     const result = await this.db
       .updateTable("users")
-      .set({ sub_token: subToken, updated_at: updatedAt })
+      .set({ sub_token: subToken, sub_by_id_revoked_at: updatedAt, updated_at: updatedAt })
       .where("id", "=", id)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;

@@ -103,7 +103,9 @@ export async function startPortcullis(
         () => false,
       ),
     {
-      timeoutMs: 30_000,
+      // Generous: on a loaded 2-core machine tsx's start and the migrations of a fresh PostgreSQL
+      // took 31 s (load average 22).
+      timeoutMs: 120_000,
       what: `portcullis serve on ${port} (stderr: ${stderr.slice(-500)})`,
     },
   );

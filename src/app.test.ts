@@ -6,7 +6,7 @@ import { packageVersion } from "./lib/version.ts";
 
 let t: TestApp;
 before(async () => {
-  t = await createTestApp();
+  t = await createTestApp({}, { docsUi: true });
 });
 after(async () => {
   await t.close();

@@ -15,8 +15,10 @@ import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
+import { hostsRoutes } from "./features/inbounds/hosts.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
+import { nodesRoutes } from "./features/nodes/nodes.routes.ts";
 import { webhooksRoutes } from "./features/notifications/webhooks.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
 import { subscriptionSettingsRoutes } from "./features/subscription-settings/subscription-settings.routes.ts";
@@ -38,15 +40,29 @@ import { requestIdFrom } from "./lib/request-id.ts";
 import { can } from "./lib/roles.ts";
 import { Problem } from "./lib/schemas.ts";
 import { applySecurityHeaders, htmlPolicyFor } from "./lib/security-headers.ts";
-import { validatorCompiler } from "./lib/validation.ts";
+import { buildSerializer, validatorCompiler } from "./lib/validation.ts";
 import { packageVersion } from "./lib/version.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export type RouteInfo = { method: string; url: string; isPublic: boolean };
 
-export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInfo[] }> {
+export type BuildOptions = {
+  /** The Swagger UI at /api/docs (default on). Test apps leave it out: it reads and hashes its static
+   * files at start, which nothing but the docs tests needs. /api/openapi.json is always served. */
+  docsUi?: boolean;
+  /** Fastify's limit for a plugin to start (default 10 s); test apps on a loaded machine lift it, the
+   * test runner's per-file deadline bounds them instead. */
+  pluginTimeoutMs?: number;
+};
+
+export async function buildApp(
+  deps: Deps,
+  options: BuildOptions = {},
+): Promise<App & { routeTable: RouteInfo[] }> {
   const app = Fastify({
+    ...(options.pluginTimeoutMs === undefined ? {} : { pluginTimeout: options.pluginTimeoutMs }),
+    schemaController: { compilersFactory: { buildSerializer } },
     loggerInstance: deps.logger as FastifyBaseLogger,
     // A client's X-Request-Id is kept only when short and plain (lib/request-id.ts).
     requestIdHeader: false,
@@ -205,7 +221,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: "/api/docs" });
+  if (options.docsUi !== false) await app.register(swaggerUi, { routePrefix: "/api/docs" });
   app.get("/api/openapi.json", { config: { auth: false }, schema: { hide: true } }, async () =>
     app.swagger(),
   );
@@ -218,11 +234,14 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   usersRoutes(app, deps.services.users, {
     lists: deps.services.userLists,
     bulk: deps.services.userBulkActions,
+    enrol: deps.services.enrolment,
   });
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);
+  nodesRoutes(app, deps.services.nodes);
   inboundsRoutes(app, deps.services.inbounds);
+  hostsRoutes(app, deps.services.hosts);
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);
   syncRoutes(app, deps.services.reconciler);
   trafficRoutes(app, deps.services.traffic, deps.services.usage);

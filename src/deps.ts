@@ -8,6 +8,7 @@ import type { Config } from "./config/config.ts";
 import type { CoreClient } from "./cores/core-client.ts";
 import { CorePool } from "./cores/core-pool.ts";
 import type { GrpcCoreClientOptions } from "./cores/grpc-core-client.ts";
+import { NodeTransport } from "./cores/node-transport.ts";
 import {
   CHECKPOINT_INTERVAL_MS,
   type DatabaseHandle,
@@ -17,6 +18,7 @@ import {
 import { AccessRepository } from "./features/access/access.repository.ts";
 import { AccessService } from "./features/access/access.service.ts";
 import { BulkGrants } from "./features/access/bulk-grant.ts";
+import { Enrolment } from "./features/access/enrolment.ts";
 import { AdminsService } from "./features/admins/admins.service.ts";
 import { AuditRepository } from "./features/audit/audit.repository.ts";
 import { AuditService } from "./features/audit/audit.service.ts";
@@ -31,10 +33,14 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
+import { HostsService } from "./features/inbounds/hosts.service.ts";
 import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
 import { InboundsService } from "./features/inbounds/inbounds.service.ts";
 import { MetricsRepository } from "./features/metrics/metrics.repository.ts";
 import { MetricsService } from "./features/metrics/metrics.service.ts";
+import { NodesRepository } from "./features/nodes/nodes.repository.ts";
+import { NodesService } from "./features/nodes/nodes.service.ts";
 import { Dispatcher } from "./features/notifications/dispatcher.ts";
 import { NotificationsRepository } from "./features/notifications/notifications.repository.ts";
 import { Notifier } from "./features/notifications/notifier.ts";
@@ -90,14 +96,17 @@ export type Deps = {
     templates: TemplatesService;
     servers: ServersService;
     inbounds: InboundsService;
+    hosts: HostsService;
     access: AccessService;
     bulkGrants: BulkGrants;
+    enrolment: Enrolment;
     backups: BackupService;
     subscriptions: SubscriptionsService;
     subscriptionSettings: SubscriptionSettingsService;
     sync: CoreSync;
     reconciler: Reconciler;
     traffic: TrafficService;
+    nodes: NodesService;
     usage: UsageService;
     lifecycle: LifecycleService;
   };
@@ -186,7 +195,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const accessRepository = new AccessRepository(database.db);
   const templateUsage: TemplateUsage = { countInboundsUsing: (id) => inboundsRepository.countByTemplate(id) };
   const templates = new TemplatesService(new TemplatesRepository(database.db), templateUsage, events);
-  const cores = new CorePool({ timeoutMs: config.coreTimeoutMs }, options.connectCore);
+  const cores = new CorePool(
+    { timeoutMs: config.coreTimeoutMs },
+    options.connectCore,
+    (address, material, transport) => new NodeTransport(address, material, transport),
+  );
   const notificationsRepository = new NotificationsRepository(database.db, database.dialect);
   const notifier = new Notifier(notificationsRepository, logger);
   const servers = new ServersService(
@@ -197,7 +210,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     events,
     () => new Date(),
     notifier.emit,
+    { materialOf: (server, base) => nodes.materialOf(server, base) },
   );
+  const nodes = new NodesService(new NodesRepository(database.db), servers, secretBox);
   const removals = new RemovalsRepository(database.db);
   const sync = new CoreSync({
     inbounds: inboundsRepository,
@@ -222,8 +237,10 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const userLists = new UserListService(userFilters, () => subscriptions.settings.page.publicUrl ?? "");
   const userBulkActions = new UserBulkActions(userFilters, sync, events, () => new Date(), notifier.emit);
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
+  const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
+  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync);
   const leases: ServerLeases =
     database.dialect === "postgres"
       ? new DatabaseLeases(new LeasesRepository(database.db), { ttlMs: config.convergence.leaseTtlMs })
@@ -321,14 +338,17 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       templates,
       servers,
       inbounds,
+      hosts,
       access,
       bulkGrants,
+      enrolment,
       backups,
       subscriptions,
       subscriptionSettings,
       sync,
       reconciler,
       traffic,
+      nodes,
       usage,
       lifecycle,
     },

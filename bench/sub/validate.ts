@@ -50,7 +50,7 @@ export function expectedAnswer(
   if (format === "links") body = Buffer.from(body, "base64").toString("latin1");
   else if (format !== "base64") {
     const params = inbounds.map((inbound) => inbound.linkParams);
-    const text = renderDocument(format, entriesOf(params, user.credentials), BASES).body;
+    const text = renderDocument(format, entriesOf(params, user.credentials, format), BASES).body;
     body = Buffer.from(text, "utf8").toString("latin1");
   }
   return {

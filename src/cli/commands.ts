@@ -26,6 +26,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "restore a backup into an empty data directory or database",
     load: () => import("./restore.ts"),
   },
+  node: {
+    summary: "the agent on a proxy host: `node join '<string>'` once, then `node run` (docs/NODES.md)",
+    load: () => import("./node.ts"),
+  },
   lobby: {
     summary: "encode or decode the proto2 lobby messages (no database)",
     load: () => import("./lobby.ts"),

@@ -1,6 +1,7 @@
 // The only way the rest of Portcullis talks to a proxy core. Inbounds and users come from the
 // inbound builder (cores/inbound-builder/build.ts); nothing else can be sent.
 
+import type { AgentLink } from "./core-transport.ts";
 import type {
   CoreFlavor,
   CoreInboundInfo,
@@ -47,6 +48,9 @@ export interface CoreClient {
   countInboundUsers(tag: string): Promise<number>;
   /** Xray 26.x only (capability online_users): emails of users with a live connection. */
   onlineUsers(): Promise<string[]>;
+
+  /** A `node` server's agent (status, traffic journal, online addresses); absent for `direct`. */
+  agentLink?(): AgentLink | null;
 
   close(): void;
 }

@@ -18,3 +18,8 @@ export interface CoreTransport {
   call<T>(prepared: PreparedCall<T>, extraSecrets?: readonly string[]): Promise<T>;
   close(): void;
 }
+
+/** The node agent's own routes beyond core calls (status, traffic journal, online, renewal). */
+export interface AgentLink {
+  json<T>(method: "GET" | "POST" | "PUT", name: string, body?: unknown): Promise<T>;
+}

@@ -11,7 +11,7 @@ import {
   CoreUnsupportedError,
 } from "../lib/errors.ts";
 import type { CoreClient } from "./core-client.ts";
-import type { CoreTransport } from "./core-transport.ts";
+import type { AgentLink, CoreTransport } from "./core-transport.ts";
 import type {
   CoreFlavor,
   CoreInboundInfo,
@@ -272,6 +272,11 @@ export class GrpcCoreClient implements CoreClient {
       throw new CoreUnsupportedError(`${method} is not available on ${api.flavor} cores`);
     }
     return call;
+  }
+
+  agentLink(): AgentLink | null {
+    const transport = this.channel as CoreTransport & Partial<AgentLink>;
+    return transport.kind === "node" && transport.json !== undefined ? (transport as AgentLink) : null;
   }
 
   close(): void {

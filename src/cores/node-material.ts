@@ -51,3 +51,8 @@ export class UnenrolledTransport implements CoreTransport {
 
   close(): void {}
 }
+
+/** What the panel and the agent compare to tell whether the agent runs the base document it should. */
+export function baseHash(document: unknown): string {
+  return createHash("sha256").update(JSON.stringify(document)).digest("hex");
+}

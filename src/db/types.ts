@@ -307,6 +307,31 @@ export interface ServerLeasesTable {
   expires_at: Timestamp;
 }
 
+/** An inbound's hosts (migration 0022): lists and objects as JSON text; null = the inbound's own value. */
+export interface InboundHostsTable {
+  id: string;
+  server_inbound_id: string;
+  position: number;
+  address: string | null;
+  port: number | null;
+  remark: string | null;
+  sni: string;
+  host: string;
+  path: string | null;
+  alpn: string | null;
+  fingerprint: string | null;
+  security: "inbound" | "none" | "tls";
+  allow_insecure: Bool;
+  mux: string | null;
+  fragment: string | null;
+  noise: string | null;
+  is_disabled: Bool;
+  exclude_from: string;
+  follows_health: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 /** The subscription change feed (migration 0008): written by triggers, read by every instance's cache. */
 export interface SubscriptionChangesTable {
   seq: Generated<number | string>;
@@ -400,6 +425,7 @@ export interface Database {
   acme_accounts: AcmeAccountsTable;
   templates: TemplatesTable;
   server_inbounds: ServerInboundsTable;
+  inbound_hosts: InboundHostsTable;
   user_access: UserAccessTable;
   core_removals: CoreRemovalsTable;
   server_sync: ServerSyncTable;

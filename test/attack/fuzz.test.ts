@@ -76,7 +76,14 @@ needs.before(async () => {
     headers: t.auth,
     payload: { name: "fuzz-hook", url: "http://127.0.0.1:9/hook", events: ["user.created"] },
   });
+  const host = await t.app.inject({
+    method: "POST",
+    url: `/api/servers/${server.id}/inbounds/${inbound.id}/hosts`,
+    headers: t.auth,
+    payload: { address: "cdn.example.net" },
+  });
   const ids = {
+    host: host.json().id as string,
     webhook: webhook.json().id as string,
     admin: admin.json().id as string,
     user: access.user_id,
@@ -95,7 +102,13 @@ needs.before(async () => {
     "/api/certificates": { id: ids.certificate },
     "/api/templates": { id: ids.template },
     "/api/servers": { id: ids.server },
-    "": { server_id: ids.server, inbound_id: ids.inbound, user_id: ids.user, email: ids.email },
+    "": {
+      server_id: ids.server,
+      inbound_id: ids.inbound,
+      user_id: ids.user,
+      email: ids.email,
+      host_id: ids.host,
+    },
   };
   known = {
     template_id: ids.template,

@@ -29,6 +29,7 @@ export const POLICY: Policy = {
     "inbounds -> servers",
     "inbounds -> sync",
     "inbounds -> templates",
+    "nodes -> servers",
     "subscriptions -> access",
     "subscriptions -> inbounds",
     "subscriptions -> subscription-settings",
@@ -48,6 +49,7 @@ export const POLICY: Policy = {
     "sync",
     "templates",
     "certificates",
+    "nodes",
     "servers",
     "users",
     "admins",
@@ -64,7 +66,9 @@ export const POLICY: Policy = {
     ["app.ts"],
     ["deps.ts"],
     ["jobs"],
-    ["features"],
+    // The node agent (src/node/, `portcullis node`) runs on proxy hosts: it shares the foundations
+    // (the core client's parts) with the panel's features and knows nothing of them.
+    ["features", "node"],
     // The foundations: each knows nothing of the others in its tier (cores never reads the database,
     // links never call a core, config is plain values).
     ["db", "config", "cores", "links", "lobby"],

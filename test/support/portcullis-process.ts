@@ -103,8 +103,7 @@ export async function startPortcullis(
         () => false,
       ),
     {
-      // Generous: on a loaded 2-core machine tsx's start and the migrations of a fresh PostgreSQL
-      // took 31 s (load average 22).
+      // A cold start through tsx on a loaded 2-core machine takes tens of seconds.
       timeoutMs: 120_000,
       what: `portcullis serve on ${port} (stderr: ${stderr.slice(-500)})`,
     },

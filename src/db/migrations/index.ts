@@ -20,6 +20,7 @@ import * as m0018 from "./0018_user_filters.ts";
 import * as m0019 from "./0019_grant_sync_revision.ts";
 import * as m0020 from "./0020_nodes.ts";
 import * as m0021 from "./0021_sub_by_id_revoked.ts";
+import * as m0022 from "./0022_inbound_hosts.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -43,4 +44,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0019_grant_sync_revision": m0019,
   "0020_nodes": m0020,
   "0021_sub_by_id_revoked": m0021,
+  "0022_inbound_hosts": m0022,
 };

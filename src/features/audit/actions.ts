@@ -10,6 +10,8 @@ const SPECIAL: Record<string, string> = {
   "POST /api/servers/:server_id/inbounds/:inbound_id/users/bulk": "access.grant_bulk",
   "DELETE /api/servers/:server_id/inbounds/:inbound_id/users/:email": "access.revoke",
   "POST /api/users/bulk-actions": "users.bulk_action",
+  "POST /api/users/bulk": "users.bulk_create",
+  "POST /api/templates/starters": "templates.install_starters",
 };
 
 const VERBS: Record<string, string> = { POST: "create", PUT: "update", PATCH: "update", DELETE: "delete" };

@@ -24,6 +24,7 @@ import { VLESS_VISION_FLOW, type VlessFlow } from "../../protocols/vless.ts";
 import { xhttpClientExtra, xhttpMode } from "../../protocols/xhttp.ts";
 import { objectAt } from "../templates/definition.ts";
 import { realityPublicKey } from "../templates/reality.ts";
+import type { HostFormat, HostFragment, HostMux, HostNoise, InboundHosts } from "./host-spec.ts";
 
 export type LinkParams = {
   version: 1;
@@ -42,6 +43,19 @@ export type LinkParams = {
   shadowsocksMethod?: ShadowsocksMethod;
   /** Shadowsocks 2022: the inbound's server key; a user's link password is `serverKey:userKey`. */
   shadowsocksServerKey?: string;
+  /**
+   * The inbound's hosts (issue 48), attached when subscriptions read the inbound, never stored with
+   * it: undefined = no hosts, the one implicit host of these parameters (host-entries.ts).
+   */
+  hosts?: InboundHosts;
+  /** An entry made from a host: the formats it is left out of. */
+  excludeFrom?: readonly HostFormat[];
+  /** An entry made from a host whose remark has per-user variables: filled per user. */
+  userRemark?: true;
+  /** An entry made from a host: what the formats that carry them write (xray-json). */
+  mux?: HostMux;
+  fragment?: HostFragment;
+  noise?: readonly HostNoise[];
 };
 
 export type LinkParamsInput = {

@@ -195,6 +195,23 @@ export class ServersService {
     };
   }
 
+  /** The node's base document (JSON text), or null for the default. */
+  async nodeBase(id: string): Promise<string | null> {
+    return (await this.servers.getServer(id)).nodeBaseConfig;
+  }
+
+  /** A checked base document (or null: the default); the agent gets it on the next call. */
+  async setNodeBase(id: string, text: string | null): Promise<void> {
+    await this.servers.getServer(id);
+    await this.servers.updateServer(id, { node_base_config: text }, this.now().toISOString());
+    this.cores.close(id);
+  }
+
+  /** The next call builds a new client (a node's certificates changed). */
+  async dropClient(id: string): Promise<void> {
+    this.cores.close(id);
+  }
+
   async clientOf(id: string): Promise<CoreClient> {
     return this.clientFor(await this.servers.getServer(id));
   }

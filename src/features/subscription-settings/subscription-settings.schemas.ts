@@ -26,7 +26,10 @@ export const UaRule = Type.Object(
     pattern: Type.String({
       minLength: 1,
       maxLength: 500,
-      description: "a regular expression, case-insensitive",
+      description:
+        "a case-insensitive pattern in the regular-expression subset that matches in linear time: " +
+        "literals, ., classes, \\d \\w \\s \\b, ^ $, groups, |, * + ? {n,m} (m ≤ 100); no backreferences " +
+        "or lookaround (422 subscription_settings_invalid)",
     }),
     format: Format,
   },

@@ -6,6 +6,7 @@
 import { Ajv } from "ajv";
 import { parse as parseYaml } from "yaml";
 import { type ErrorDetail, UnprocessableError } from "../../lib/errors.ts";
+import { PatternError, UaPattern } from "../../lib/ua-pattern.ts";
 import { DEFAULT_MIHOMO_BASE } from "../../links/formats/mihomo.ts";
 import { DEFAULT_SINGBOX_BASE, type Json } from "../../links/formats/singbox.ts";
 import { SINGBOX_SCHEMA, singboxDanglingTags } from "../../links/formats/singbox-schema.ts";
@@ -68,16 +69,13 @@ export class SubscriptionSettingsService {
   }
 }
 
+/** All User-Agent rules together, in matcher steps (the defaults are about 320). */
+export const MAX_RULES_PROGRAM = 10_000;
+
 /** Everything wrong with the given fields, each with its path in the request body. */
 export function settingsProblems(patch: SubscriptionSettingsUpdate): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
-  patch.ua_rules?.forEach((rule, i) => {
-    try {
-      new RegExp(rule.pattern, "i");
-    } catch (error) {
-      problems.push({ path: `body.ua_rules.${i}.pattern`, message: (error as Error).message });
-    }
-  });
+  if (patch.ua_rules !== undefined) problems.push(...uaRuleProblems(patch.ua_rules));
   if (patch.mihomo_base !== undefined) problems.push(...mihomoProblems(patch.mihomo_base));
   if (patch.singbox_base !== undefined)
     problems.push(...singboxProblems(patch.singbox_base as { [key: string]: Json }));
@@ -179,6 +177,28 @@ function singboxProblems(doc: { [key: string]: Json }): ErrorDetail[] {
     problems.push({
       path: `body.singbox_base${dangling.path.replaceAll("/", ".")}`,
       message: `names no outbound: ${JSON.stringify(dangling.tag)}`,
+    });
+  }
+  return problems;
+}
+
+/** Every rule must compile to a linear-time matcher (lib/ua-pattern.ts), and all of them together
+ * stay under MAX_RULES_PROGRAM steps, so one User-Agent costs at most that × UA_MATCH_CHARS. */
+function uaRuleProblems(rules: readonly { pattern: string }[]): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  let total = 0;
+  rules.forEach((rule, i) => {
+    try {
+      total += UaPattern.compile(rule.pattern).size;
+    } catch (error) {
+      if (!(error instanceof PatternError)) throw error;
+      problems.push({ path: `body.ua_rules.${i}.pattern`, message: error.message });
+    }
+  });
+  if (total > MAX_RULES_PROGRAM) {
+    problems.push({
+      path: "body.ua_rules",
+      message: `the rules are too large together (${total} steps; at most ${MAX_RULES_PROGRAM})`,
     });
   }
   return problems;

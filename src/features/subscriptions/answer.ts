@@ -88,7 +88,7 @@ export function answerInto(
   ok: string[],
   notModified: string[],
 ): string | undefined {
-  const template = layout.template;
+  const template = layout.templateFor(variantOf(layout));
   const userinfo = userinfoAt(page, at);
   const own = writeValues("", template.tag, page, at);
   const etag = own.slice(0, valueEnds[0]);
@@ -165,6 +165,12 @@ function writeAscii(value: string, out: Uint8Array, o: number): number {
   return o;
 }
 
+/** Which of the layout's SNI/Host variants this fetch gets (host-entries.ts): one chosen per fetch. */
+function variantOf(layout: Layout): number {
+  const variants = layout.variants;
+  return variants === 1 ? 0 : Math.floor(Math.random() * variants);
+}
+
 /** The record's Subscription-Userinfo (the shared constant when every number is 0). */
 function userinfoAt(page: Buffer, at: number): string {
   const upload = page.readDoubleLE(at + UPLOAD);
@@ -228,8 +234,9 @@ export function formatAnswer(
 ): FormatResponse {
   const userinfo = userinfoAt(page, at);
   const isDocument = format === "mihomo" || format === "sing-box" || format === "xray-json";
-  const document = isDocument ? layout.document(format, settings.bases) : undefined;
-  const { template } = layout;
+  const variant = variantOf(layout);
+  const document = isDocument ? layout.document(format, settings.bases, variant) : undefined;
+  const template = layout.templateFor(variant);
   const own = writeValues(ETAG_LETTER[format], document?.tag ?? template.tag, page, at);
   const etag = own.slice(0, valueEnds[0]);
   if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {

@@ -14,7 +14,9 @@ import { type Json, renderSingbox } from "../../links/formats/singbox.ts";
 import { renderXrayJson } from "../../links/formats/xray-json.ts";
 import type { YamlValue } from "../../links/formats/yaml.ts";
 import { linkShapesOf } from "../access/links.ts";
+import { grantEntries } from "../inbounds/host-entries.ts";
 import { type LinkParams, linkTargetOf } from "../inbounds/link-params.ts";
+import { withUserRemark } from "./subscription.ts";
 import {
   credentialsAt,
   credentialText,
@@ -23,6 +25,7 @@ import {
   KIND_UUID,
   writeUuidText,
 } from "./user-record.ts";
+import { type UserValues, userValuesAt } from "./user-values.ts";
 
 export type DocumentFormat = "mihomo" | "sing-box" | "xray-json";
 
@@ -33,15 +36,23 @@ export type DocumentBases = {
   singbox: { [key: string]: Json };
 };
 
-/** The entries of a layout for these credentials: grants whose inbound is active and gives a link. */
+/**
+ * The entries of a layout for these credentials: one per host entry (host-entries.ts) of each grant
+ * whose inbound is active and gives a link; remarks with per-user variables filled from `user`.
+ */
 export function entriesOf(
   params: readonly (LinkParams | null)[],
   credentials: readonly string[],
+  format: DocumentFormat,
+  variant = 0,
+  user?: UserValues,
 ): SubscriptionEntry[] {
-  const active = params.flatMap((p, grant) => (p === null ? [] : [{ p, grant }]));
+  const active = grantEntries(params, format, variant);
   const shapes = linkShapesOf(active.map(({ p }) => p));
   return active.flatMap(({ p, grant }, i) =>
-    shapes[i] == null ? [] : [{ kind: "link" as const, target: linkTargetOf(p, credentials[grant] ?? "") }],
+    shapes[i] == null
+      ? []
+      : [{ kind: "link" as const, target: linkTargetOf(withUserRemark(p, user), credentials[grant] ?? "") }],
   );
 }
 
@@ -75,15 +86,19 @@ export class DocumentTemplate {
   readonly tag: string;
   readonly bytes: number;
   readonly leftOut: readonly LeftOut[];
+  /** Some remark has per-user variables: every body is rendered by the builders. */
+  readonly #userRemarks: boolean;
 
   constructor(
     readonly format: DocumentFormat,
     private readonly params: readonly (LinkParams | null)[],
     readonly bases: DocumentBases,
+    /** Which item of the hosts' SNI and Host lists this template writes (host-entries.ts). */
+    private readonly variant = 0,
   ) {
     const nonce = randomBytes(9).toString("hex");
     const markers = params.map((_, grant) => `m${nonce}g${grant}x`);
-    const compiled = renderDocument(format, entriesOf(params, markers), bases);
+    const compiled = renderDocument(format, entriesOf(params, markers, format, variant), bases);
     this.leftOut = compiled.leftOut;
     const pattern = new RegExp(`m${nonce}g(\\d+)x`, "g");
     const chunks: string[] = [];
@@ -102,7 +117,8 @@ export class DocumentTemplate {
       hash.update(chunk, "latin1").update(`\u0000${holes[k] ?? ""}\u0000`);
     this.tag = hash.digest("base64url").slice(0, 8);
     this.bytes = 256 + chunks.reduce((sum, chunk) => sum + chunk.length + 64, 0);
-    this.#allByBuilders = !this.#agreesOnProbes();
+    this.#userRemarks = grantEntries(params, format, variant).some(({ p }) => p.userRemark === true);
+    this.#allByBuilders = this.#userRemarks || !this.#agreesOnProbes();
   }
 
   /**
@@ -156,13 +172,16 @@ export class DocumentTemplate {
         : "",
     );
     const params = this.params.map((p, i) => (i < count ? p : null));
-    return bytesOf(renderDocument(this.format, entriesOf(params, texts), this.bases).body);
+    const user = this.#userRemarks ? userValuesAt(page, at, Date.now()) : undefined;
+    const entries = entriesOf(params, texts, this.format, this.variant, user);
+    return bytesOf(renderDocument(this.format, entries, this.bases).body);
   }
 
   /** Whether the compiled chunks give what the renderer gives, for credentials of every kind written here. */
   #agreesOnProbes(): boolean {
     const probes = this.params.map((p, i) => probeFor(p, i));
-    const expected = bytesOf(renderDocument(this.format, entriesOf(this.params, probes), this.bases).body);
+    const entries = entriesOf(this.params, probes, this.format, this.variant);
+    const expected = bytesOf(renderDocument(this.format, entries, this.bases).body);
     let text = "";
     for (let k = 0; k < this.#chunks.length; k++) {
       text += this.#chunks[k] as string;

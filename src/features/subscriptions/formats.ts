@@ -1,6 +1,7 @@
 // Which format a /sub request gets: an explicit path (/sub/{key}/{format}) or ?format= wins; then a
 // browser (an HTML Accept and a browser User-Agent) gets the page; then the operator's ordered
-// User-Agent rules (regex → format; defaults from what the peers ship); anything else gets base64.
+// User-Agent rules (pattern → format, matched in linear time by lib/ua-pattern.ts; defaults from
+// what the peers ship); anything else gets base64.
 // A User-Agent's answer is remembered (clients send a handful of distinct strings) so the rules run
 // once per string, not per request.
 import type { Format } from "../../lib/subscription-formats.ts";
@@ -13,12 +14,28 @@ export const CONTENT_TYPES: Record<Format, string> = {
   "xray-json": "application/json; charset=utf-8",
 };
 
+import { PatternError, UaPattern } from "../../lib/ua-pattern.ts";
 import type { UaRule } from "../subscription-settings/default-rules.ts";
 
-export type CompiledRules = { rules: readonly { regex: RegExp; format: Format }[] };
+export type CompiledRules = {
+  rules: readonly { pattern: UaPattern; format: Format }[];
+  /** Stored rules the linear-time language refuses (saved before it existed): they never match. */
+  skipped: readonly { index: number; pattern: string; reason: string }[];
+};
 
+/** The rules as linear-time matchers (lib/ua-pattern.ts); a rule that does not compile is skipped. */
 export function compileRules(rules: readonly UaRule[]): CompiledRules {
-  return { rules: rules.map((rule) => ({ regex: new RegExp(rule.pattern, "i"), format: rule.format })) };
+  const compiled: CompiledRules["rules"][number][] = [];
+  const skipped: CompiledRules["skipped"][number][] = [];
+  rules.forEach((rule, index) => {
+    try {
+      compiled.push({ pattern: UaPattern.compile(rule.pattern), format: rule.format });
+    } catch (error) {
+      if (!(error instanceof PatternError)) throw error;
+      skipped.push({ index, pattern: rule.pattern, reason: error.message });
+    }
+  });
+  return { rules: compiled, skipped };
 }
 
 const BROWSER = /Mozilla\/|Chrome\/|Safari\/|Firefox\/|Opera|Edg\//;
@@ -35,7 +52,7 @@ export class FormatChooser {
     if (known !== undefined) return known;
     let format: Format = "base64";
     for (const rule of this.compiled.rules) {
-      if (rule.regex.test(userAgent)) {
+      if (rule.pattern.test(userAgent)) {
         format = rule.format;
         break;
       }

@@ -6,6 +6,7 @@
 // again without being read: a record holds credentials, which an inbound change does not touch
 // (a change of grants is a change of the user, which drops their record). A layout no record points
 // to any more is forgotten.
+import { hostVariants } from "../inbounds/host-entries.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
 import { type DocumentBases, type DocumentFormat, DocumentTemplate } from "./document-template.ts";
 import { LinksTemplate } from "./links-template.ts";
@@ -25,8 +26,14 @@ const LAYOUT_BYTES = 200;
 export class Layout {
   #refs: readonly InboundRef[];
   #template: LinksTemplate;
-  /** Document formats, compiled on first use for the base documents' version they were made with. */
-  #documents = new Map<DocumentFormat, DocumentTemplate>();
+  /**
+   * How many variants the hosts' SNI and Host lists need (1 without lists): a fetch picks one and
+   * gets the templates compiled for it (variant 0's links template at once, the rest on first use).
+   */
+  #variants = 1;
+  #otherTemplates: (LinksTemplate | undefined)[] = [];
+  /** Document formats by variant, compiled on first use for the base documents' version they were made with. */
+  #documents = new Map<string, DocumentTemplate>();
   isStale = false;
   /** Records pointing to this layout. */
   users = 0;
@@ -39,6 +46,22 @@ export class Layout {
   ) {
     this.#refs = refs;
     this.#template = compile(refs);
+    this.#variants = variantsOf(refs);
+  }
+
+  get variants(): number {
+    return this.#variants;
+  }
+
+  /** The links template of one variant (0 ≤ variant < variants). */
+  templateFor(variant: number): LinksTemplate {
+    if (variant === 0) return this.#template;
+    let template = this.#otherTemplates[variant];
+    if (template === undefined) {
+      template = compile(this.#refs, variant);
+      this.#otherTemplates[variant] = template;
+    }
+    return template;
   }
 
   get refs(): readonly InboundRef[] {
@@ -57,28 +80,41 @@ export class Layout {
    * The template of a document format (compiled now if there is none for these bases). Its bytes are
    * not counted in the layouts' budget: a few per layout, and layouts are few.
    */
-  document(format: DocumentFormat, bases: DocumentBases): DocumentTemplate {
-    const known = this.#documents.get(format);
+  document(format: DocumentFormat, bases: DocumentBases, variant = 0): DocumentTemplate {
+    const key = variant === 0 ? format : `${format}:${variant}`;
+    const known = this.#documents.get(key);
     if (known !== undefined && known.bases.version === bases.version) return known;
     const template = new DocumentTemplate(
       format,
       this.#refs.map((ref) => ref.params),
       bases,
+      variant,
     );
-    this.#documents.set(format, template);
+    this.#documents.set(key, template);
     return template;
   }
 
   revive(refs: readonly InboundRef[]): void {
     this.#refs = refs;
     this.#template = compile(refs);
+    this.#variants = variantsOf(refs);
+    this.#otherTemplates = [];
     this.#documents = new Map();
     this.isStale = false;
   }
 }
 
-function compile(refs: readonly InboundRef[]): LinksTemplate {
-  return new LinksTemplate(refs.map((ref) => ref.params));
+function compile(refs: readonly InboundRef[], variant = 0): LinksTemplate {
+  return new LinksTemplate(
+    refs.map((ref) => ref.params),
+    variant,
+  );
+}
+
+function variantsOf(refs: readonly InboundRef[]): number {
+  let variants = 1;
+  for (const ref of refs) variants = Math.max(variants, hostVariants(ref.params));
+  return variants;
 }
 
 function sameRefs(a: readonly InboundRef[], b: readonly InboundRef[]): boolean {

@@ -9,11 +9,13 @@ import { packageVersion } from "../../lib/version.ts";
 import type { LinkShape } from "../../links/shape.ts";
 import { EMPTY_SUBSCRIPTION_LINE } from "../../links/subscription.ts";
 import { linkShapesOf } from "../access/links.ts";
+import { grantEntries } from "../inbounds/host-entries.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
 import type { TextBuffer } from "./base64.ts";
 import { type SecretWriter, secretWriterFor, writtenVariant } from "./secret-writers.ts";
 import { renderLinks } from "./subscription.ts";
 import { credentialsAt, credentialText } from "./user-record.ts";
+import { userValuesAt } from "./user-values.ts";
 
 /** One link: the grant (position in the layout) whose credential fills it, how, and the text after it. */
 type Hole = {
@@ -44,15 +46,22 @@ export class LinksTemplate {
   readonly #alwaysSkipped: number;
   /** Links the last render left out (logged by the caller). */
   lastSkipped = 0;
+  /** Some remark has per-user variables: filled from the record by the builders. */
+  readonly #userRemarks: boolean;
 
-  constructor(private readonly params: readonly (LinkParams | null)[]) {
-    const active = params.flatMap((p, grant) => (p === null ? [] : [{ p, grant }]));
+  constructor(
+    private readonly params: readonly (LinkParams | null)[],
+    /** Which item of the hosts' SNI and Host lists this template writes (host-entries.ts). */
+    private readonly variant = 0,
+  ) {
+    const active = grantEntries(params, "links", variant);
     const shapes = linkShapesOf(active.map(({ p }) => p));
     const links = active.flatMap(({ p, grant }, i) => {
       const shape = shapes[i];
       return shape == null ? [] : [{ grant, shape, writer: secretWriterFor(p, shape) }];
     });
-    this.#allByBuilders = links.some((link) => link.writer === undefined);
+    this.#userRemarks = active.some(({ p }) => p.userRemark === true);
+    this.#allByBuilders = this.#userRemarks || links.some((link) => link.writer === undefined);
     this.#alwaysSkipped = active.length - links.length;
     // Text before link k's written part: its head and its secret's constant start.
     const lead = links.map(({ shape, writer }) => shape.head + (writer?.before ?? ""));
@@ -116,7 +125,8 @@ export class LinksTemplate {
             )
           : "",
     }));
-    const rendered = renderLinks(grants);
+    const user = this.#userRemarks ? userValuesAt(page, at, Date.now()) : undefined;
+    const rendered = renderLinks(grants, this.variant, user);
     this.lastSkipped = rendered.skipped;
     return rendered.body;
   }

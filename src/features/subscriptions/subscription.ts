@@ -4,7 +4,9 @@
 // writers do not handle.
 import { encodeSubscription } from "../../links/subscription.ts";
 import { type LinkSource, linksOf } from "../access/links.ts";
+import { hostEntries } from "../inbounds/host-entries.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
+import { fillTemplate, type UserValues } from "./user-values.ts";
 
 export type SubscriptionGrant = {
   credential: string;
@@ -54,16 +56,35 @@ export function renderSubscription(data: SubscriptionData): RenderedSubscription
   };
 }
 
-/** The body alone: the links of the grants whose inbound is active, base64. */
-export function renderLinks(grants: readonly Pick<SubscriptionGrant, "credential" | "link_params">[]) {
-  const sources = grants.flatMap((grant): LinkSource[] =>
-    grant.link_params === null ? [] : [{ link_params: grant.link_params, credential: grant.credential }],
-  );
+/**
+ * The body alone: the links of the grants whose inbound is active, one per entry of the inbound's
+ * hosts (host-entries.ts; `variant` chooses from their SNI and Host lists), base64. `links` has the
+ * first link of each grant. Remarks with per-user variables are filled from `user`.
+ */
+export function renderLinks(
+  grants: readonly Pick<SubscriptionGrant, "credential" | "link_params">[],
+  variant = 0,
+  user?: UserValues,
+) {
+  const sources: LinkSource[] = [];
+  const firsts = grants.map((grant) => {
+    if (grant.link_params === null) return -1;
+    const first = sources.length;
+    for (const entry of hostEntries(grant.link_params, "links", variant))
+      sources.push({ link_params: withUserRemark(entry, user), credential: grant.credential });
+    return first < sources.length ? first : -1;
+  });
   const built = linksOf(sources);
-  let next = 0;
-  const links = grants.map((grant) => (grant.link_params === null ? undefined : built[next++]));
-  const written = links.filter((link): link is string => link !== undefined);
+  const links = firsts.map((first) => (first < 0 ? undefined : built[first]));
+  const written = built.filter((link): link is string => link !== undefined);
   return { body: encodeSubscription(written), links, skipped: sources.length - written.length };
+}
+
+/** The entry with its remark's per-user variables filled (a new object: nothing cached per user). */
+export function withUserRemark(params: LinkParams, user: UserValues | undefined): LinkParams {
+  return params.userRemark === true && user !== undefined
+    ? { ...params, remark: fillTemplate(params.remark, user) }
+    : params;
 }
 
 /** What Profile-Title says before the user's name. */

@@ -5,6 +5,7 @@ import { type Kysely, sql } from "kysely";
 import { type DialectName, read } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
 import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
+import { type HostRow, hostSpecOf } from "../inbounds/hosts.repository.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
 import type { Change, ChangeSource, ChangesRead } from "./change-feed.ts";
 
@@ -202,18 +203,44 @@ export class SubscriptionsRepository implements ChangeSource {
     }));
   }
 
+  /**
+   * The inbounds' link parameters, each with its hosts attached (host-entries.ts) when it has any:
+   * the enabled ones in position order, its server's name and whether the server is healthy.
+   */
   async listInbounds(ids: readonly string[]): Promise<InboundLinkRow[]> {
     if (ids.length === 0) return [];
     const rows = await this.db
-      .selectFrom("server_inbounds")
-      .select(["id", "is_active", "link_params"])
-      .where("id", "in", ids)
+      .selectFrom("server_inbounds as i")
+      .innerJoin("servers as s", "s.id", "i.server_id")
+      .select(["i.id", "i.is_active", "i.link_params", "s.name as server_name", "s.status as server_status"])
+      .where("i.id", "in", ids)
       .execute();
-    return rows.map((row) => ({
-      id: row.id,
-      isActive: read.bool(row.is_active),
-      linkParams: JSON.parse(row.link_params) as LinkParams,
-    }));
+    const hostRows = await this.db
+      .selectFrom("inbound_hosts")
+      .selectAll()
+      .where("server_inbound_id", "in", ids)
+      .orderBy("server_inbound_id")
+      .orderBy("position")
+      .orderBy("id")
+      .execute();
+    const hostsOf = new Map<string, HostRow[]>();
+    for (const row of hostRows) {
+      const list = hostsOf.get(row.server_inbound_id) ?? [];
+      list.push(row);
+      hostsOf.set(row.server_inbound_id, list);
+    }
+    return rows.map((row) => {
+      const linkParams = JSON.parse(row.link_params) as LinkParams;
+      const hosts = hostsOf.get(row.id);
+      if (hosts !== undefined) {
+        linkParams.hosts = {
+          serverName: row.server_name,
+          serverHealthy: row.server_status !== "offline" && row.server_status !== "error",
+          hosts: hosts.filter((host) => !read.bool(host.is_disabled)).map(hostSpecOf),
+        };
+      }
+      return { id: row.id, isActive: read.bool(row.is_active), linkParams };
+    });
   }
 
   async startingPoint(): Promise<number> {

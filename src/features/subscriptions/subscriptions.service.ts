@@ -216,8 +216,15 @@ export class SubscriptionsService {
       limitedUntil: s.placeholder_limited_until,
     };
     const previous = this.#settings.placeholders;
+    const rules = compileRules(s.ua_rules);
+    if (rules.skipped.length > 0) {
+      this.logger.warn(
+        { skipped: rules.skipped },
+        "User-Agent rules skipped: saved before patterns had to match in linear time; fix them in the settings",
+      );
+    }
     this.#settings = {
-      chooser: new FormatChooser(compileRules(s.ua_rules)),
+      chooser: new FormatChooser(rules),
       allowById: s.allow_by_id,
       answer: {
         bases: {
@@ -604,6 +611,7 @@ export class SubscriptionsService {
     const input = {
       userId: user.userId,
       userName: user.userName,
+      status: lifecycle.status,
       subToken: user.subToken,
       isByIdRevoked: user.isByIdRevoked,
       disposition: dispositionUnlessPlain(user.userName),

@@ -21,12 +21,14 @@ export const FLAG_PLAIN_DISPOSITION = 2;
 /** The subscription was revoked: the record answers its token, never its user id. */
 export const FLAG_NOT_BY_ID = 4;
 
-// Header offsets (bytes): length u32 | flags u8, unused u8, grant count u16 | loaded at u32 |
+// Header offsets (bytes): length u32 | flags u8, status u8, grant count u16 | loaded at u32 |
 // layout slot u32 | upload f64 | download f64 | total f64 | expire f64 | user id 16 | sub token 16 |
 // tag 14 | name length u16 | fetch noted at u32 | fetch agent u32 | name… (the two keys 4-aligned:
 // the record store's tables read them as words)
 export const LENGTH = 0;
 export const FLAGS = 4;
+/** The user's status (STATUS_CODES index; 0: not stored), for the {STATUS} variable. */
+export const STATUS = 5;
 export const GRANTS = 6;
 export const LOADED_AT = 8;
 export const LAYOUT = 12;
@@ -54,7 +56,12 @@ const ALIGN = 8;
 const MAX_GRANTS = 0xffff;
 const MAX_TEXT = 0xffff;
 
+/** The statuses a record stores, by code (index). */
+export const STATUS_CODES = ["", "active", "on_hold", "disabled", "limited", "expired"] as const;
+
 export type RecordInput = {
+  /** The user's status (users.status); omitted: not stored. */
+  status?: (typeof STATUS_CODES)[number];
   /** Lowercase canonical uuid. */
   userId: string;
   userName: string;
@@ -195,7 +202,7 @@ export function writeRecord(page: Buffer, at: number, record: PreparedRecord): v
     FLAG_LIVE |
     (input.disposition === undefined ? FLAG_PLAIN_DISPOSITION : 0) |
     (input.isByIdRevoked === true ? FLAG_NOT_BY_ID : 0);
-  page[at + FLAGS + 1] = 0;
+  page[at + STATUS] = Math.max(0, STATUS_CODES.indexOf(input.status ?? ""));
   page.writeUInt16LE(input.credentials.length, at + GRANTS);
   page.writeUInt32LE(input.loadedAtS >>> 0, at + LOADED_AT);
   page.writeUInt32LE(input.layoutSlot, at + LAYOUT);

@@ -3,6 +3,7 @@
 import { Type } from "typebox";
 import { Value } from "typebox/value";
 import type { CoreFlavor } from "../../cores/core-types.ts";
+import { ConflictError } from "../../lib/errors.ts";
 // Imported, not read from disk, so the bundle `npm start` runs (scripts/build.mjs) carries them too.
 import shadowsocks2022 from "./starters/shadowsocks-2022.json" with { type: "json" };
 import shadowsocksAead from "./starters/shadowsocks-aead.json" with { type: "json" };
@@ -67,8 +68,14 @@ export async function installStarters(
       outcomes.push({ name: template.name, status: "skipped", reason: "a template with this name exists" });
       continue;
     }
-    const created = await templates.create(template);
-    outcomes.push({ name: created.name, status: "installed", supportedCores: created.supported_cores });
+    try {
+      const created = await templates.create(template);
+      outcomes.push({ name: created.name, status: "installed", supportedCores: created.supported_cores });
+    } catch (error) {
+      // Another install (a second click, another instance) took the name between the look and the write.
+      if (!(error instanceof ConflictError && error.code === "template_name_taken")) throw error;
+      outcomes.push({ name: template.name, status: "skipped", reason: "a template with this name exists" });
+    }
   }
   return outcomes;
 }

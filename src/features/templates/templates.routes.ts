@@ -2,7 +2,8 @@
 import { Type } from "typebox";
 import type { App } from "../../lib/http.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
-import { Template, TemplateCreate, TemplateUpdate } from "./templates.schemas.ts";
+import { installStarters } from "./starters.ts";
+import { StarterOutcome, Template, TemplateCreate, TemplateUpdate } from "./templates.schemas.ts";
 import type { TemplatesService } from "./templates.service.ts";
 
 export function templatesRoutes(app: App, templates: TemplatesService): void {
@@ -44,6 +45,26 @@ export function templatesRoutes(app: App, templates: TemplatesService): void {
       },
     },
     async (request, reply) => reply.code(201).send(await templates.create(request.body)),
+  );
+
+  app.post(
+    "/api/templates/starters",
+    {
+      schema: {
+        tags,
+        summary:
+          "Install the starter templates (docs/TEMPLATES.md) whose names are free; a taken name is skipped, never overwritten",
+        description:
+          "The dashboard offers this on an empty template list; the CLI's `templates install-starters` does the same. Answers one outcome per starter, in order",
+        response: { 200: Type.Array(StarterOutcome), ...problems() },
+      },
+    },
+    async () =>
+      (await installStarters(templates)).map((o) =>
+        o.status === "installed"
+          ? { name: o.name, status: o.status, supported_cores: o.supportedCores }
+          : { name: o.name, status: o.status, reason: o.reason },
+      ),
   );
 
   app.put(

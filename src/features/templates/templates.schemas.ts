@@ -91,3 +91,11 @@ export const TemplateUpdate = Type.Object(
   { additionalProperties: false },
 );
 export type TemplateUpdate = Static<typeof TemplateUpdate>;
+
+export const StarterOutcome = Type.Object({
+  name: Type.String(),
+  status: Type.Union([Type.Literal("installed"), Type.Literal("skipped")]),
+  supported_cores: Type.Optional(Type.Array(Type.Union([Type.Literal("xray"), Type.Literal("v2ray")]))),
+  reason: Type.Optional(Type.String({ description: "why it was skipped" })),
+});
+export type StarterOutcome = Static<typeof StarterOutcome>;

@@ -1,25 +1,35 @@
 // /api/users: the seed's user endpoints, in CRUD order.
 import { Type } from "typebox";
 import { type App, principalOf } from "../../lib/http.ts";
+import type { Role } from "../../lib/roles.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
 import type { UserBulkActions } from "./bulk-actions.service.ts";
 import { isFilteredList, type UserListService } from "./user-list.service.ts";
 import {
   BulkActionRequest,
   BulkActionResult,
+  type BulkUserCreate,
+  BulkUserCreate as BulkUserCreateSchema,
+  BulkUserResult,
   ListQuery,
   SearchQuery,
   User,
-  UserCreate,
+  UserCreateRequest,
   UserPage,
   UserUpdate,
 } from "./users.schemas.ts";
 import type { UsersService } from "./users.service.ts";
 
+/** Creating users with their grants (the access feature's Enrolment; wired in app.ts). */
+export interface UserEnrolment {
+  createUser(request: UserCreateRequest, role: Role): Promise<User>;
+  createMany(request: BulkUserCreate, role: Role): Promise<BulkUserResult>;
+}
+
 export function usersRoutes(
   app: App,
   users: UsersService,
-  tools: { lists: UserListService; bulk: UserBulkActions },
+  tools: { lists: UserListService; bulk: UserBulkActions; enrol: UserEnrolment },
 ): void {
   const tags = ["users"];
 
@@ -84,8 +94,38 @@ export function usersRoutes(
 
   app.post(
     "/api/users",
-    { schema: { tags, summary: "Create a user", body: UserCreate, response: { 201: User, ...problems() } } },
-    async (request, reply) => reply.code(201).send(await users.create(request.body)),
+    {
+      schema: {
+        tags,
+        summary: "Create a user, optionally granting inbounds in the same request (inbound_ids)",
+        description:
+          "With inbound_ids every inbound is checked first (400 with the path of one that does not exist, 422 for one that holds a single user); a grant that still fails deletes the new user again. The grants' sync states are on GET /api/users/{id}/access",
+        body: UserCreateRequest,
+        response: { 201: User, ...problems(403, 422) },
+      },
+    },
+    async (request, reply) =>
+      reply.code(201).send(await tools.enrol.createUser(request.body, principalOf(request).role)),
+  );
+
+  app.post(
+    "/api/users/bulk",
+    {
+      schema: {
+        tags,
+        summary:
+          "Create count users named prefix + number, with the same limits, optionally granting inbounds",
+        description:
+          "Names are the prefix and a number from start (default 1), zero-padded to the width of the last (shop-001 … shop-100); at most 1,000 a request. All or nothing: a failure deletes the users this request made",
+        body: BulkUserCreateSchema,
+        response: { 201: BulkUserResult, ...problems(403, 422) },
+      },
+    },
+    async (request, reply) => {
+      const result = await tools.enrol.createMany(request.body, principalOf(request).role);
+      request.auditNotes = { created: String(result.created) };
+      return reply.code(201).send(result);
+    },
   );
 
   app.put(

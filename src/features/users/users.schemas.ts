@@ -100,6 +100,65 @@ export const UserCreate = Type.Object(
 );
 export type UserCreate = Static<typeof UserCreate>;
 
+const InboundIds = Type.Array(Uuid, {
+  maxItems: 100,
+  description:
+    "inbounds (server_inbounds ids, any server) to grant at once; every one is checked before anything is created, and if a grant fails the new user is deleted again (all or nothing). Needs access.write too",
+});
+
+/** POST /api/users: the seed's fields, the lifecycle, and optionally the inbounds to grant. */
+export const UserCreateRequest = Type.Object(
+  { ...UserCreate.properties, inbound_ids: Type.Optional(InboundIds) },
+  { additionalProperties: false },
+);
+export type UserCreateRequest = Static<typeof UserCreateRequest>;
+
+export const MAX_BULK_USERS = 1000;
+
+export const BulkUserCreate = Type.Object(
+  {
+    prefix: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: "\\S",
+      description:
+        "names are the prefix and a number, zero-padded to the width of the last: shop-001 … shop-100",
+    }),
+    count: Type.Integer({
+      minimum: 1,
+      maximum: MAX_BULK_USERS,
+      description: `how many users (1-${MAX_BULK_USERS})`,
+    }),
+    start: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_000_000_000,
+        default: 1,
+        description: "the first number (default 1)",
+      }),
+    ),
+    comment: Type.Optional(Comment),
+    ...LifecycleInput,
+    inbound_ids: Type.Optional(InboundIds),
+  },
+  { additionalProperties: false },
+);
+export type BulkUserCreate = Static<typeof BulkUserCreate>;
+
+export const BulkUserResult = Type.Object({
+  created: Type.Integer({ description: "users created" }),
+  users: Type.Array(Type.Object({ id: Uuid, name: Type.String() }), { description: "in number order" }),
+  grants: Type.Array(
+    Type.Object({
+      server_inbound_id: Uuid,
+      granted: Type.Integer(),
+      sync: Type.Object({ synced: Type.Integer(), pending: Type.Integer(), error: Type.Integer() }),
+    }),
+    { description: "one per inbound asked for: how many grants were stored and how they synced" },
+  ),
+});
+export type BulkUserResult = Static<typeof BulkUserResult>;
+
 export const UserUpdate = Type.Object(
   {
     name: Type.Optional(Name),

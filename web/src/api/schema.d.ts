@@ -376,7 +376,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Turn two-factor off with a current code or a recovery code */
+        /**
+         * Turn two-factor off with a current code or a recovery code
+         * @description Needs a session, not an API key. A wrong code is 400 totp_code_rejected and counts against the sign-in throttle: past its budget, 429 rate_limited with Retry-After.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -422,6 +425,99 @@ export type paths = {
                 };
                 /** @description problem+json */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change your own password: the current one, and with two-factor on a code
+         * @description Needs a session, not an API key. 400 current_password_rejected or totp_code_rejected; each counts against the sign-in throttle (429 rate_limited with Retry-After past it). Your other sessions end; this one and your API keys stay. This is the only way to change your own password (PUT /api/admins/{your id} answers 409 cannot_reset_self).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        current_password: string;
+                        new_password: string;
+                        /** @description the 6-digit code of the authenticator app */
+                        totp_code?: string;
+                        /** @description one of the recovery codes */
+                        recovery_code?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -961,7 +1057,7 @@ export type paths = {
         };
         /**
          * Change role, disable or enable, set a password, or remove the second factor
-         * @description The last active owner cannot be demoted or disabled (409 last_owner).
+         * @description The last active owner cannot be demoted or disabled (409 last_owner). Disabling or setting a password ends the admin's sessions and API keys for good (re-enabling brings none back). password and reset_totp are for other admins: for your own id they are 409 cannot_reset_self (use POST /api/auth/password and POST /api/auth/totp/disable).
          */
         put: {
             parameters: {
@@ -1136,6 +1232,172 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/admins/{id}/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An admin's API keys (secrets are never shown again) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            /** @description null: the admin's own role */
+                            role: ("owner" | "operator" | "support" | "viewer") | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            expires_at: string | null;
+                            last_used_at: string | null;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admins/{id}/api-keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an admin's API key */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    key_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -1199,7 +1461,7 @@ export type paths = {
                                 targets: {
                                     [key: string]: string;
                                 };
-                                /** @description body field names, never values */
+                                /** @description body field names, never values: at most 32, each cut to 64 characters; targets.fields_omitted counts the rest */
                                 fields: string[] | null;
                                 ip: string | null;
                                 request_id: string | null;
@@ -1339,6 +1601,7 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** Format: line */
                         name: string;
                         /** @description http:// or https:// */
                         url: string;
@@ -1528,6 +1791,7 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** Format: line */
                         name?: string;
                         /** @description http:// or https:// */
                         url?: string;
@@ -2304,7 +2568,10 @@ export type paths = {
             };
         };
         put?: never;
-        /** Create a user */
+        /**
+         * Create a user, optionally granting inbounds in the same request (inbound_ids)
+         * @description With inbound_ids every inbound is checked first (400 with the path of one that does not exist, 422 for one that holds a single user); a grant that still fails deletes the new user again. The grants' sync states are on GET /api/users/{id}/access
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2315,7 +2582,10 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description 1-128 characters, trimmed */
+                        /**
+                         * Format: line
+                         * @description 1-128 characters, trimmed; one line: no control characters, line breaks or bidi overrides
+                         */
                         name: string;
                         comment?: string | null;
                         telegram_id?: number | null;
@@ -2331,6 +2601,8 @@ export type paths = {
                         on_hold_duration_seconds?: number | null;
                         /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
                         on_hold_timeout_at?: string | null;
+                        /** @description inbounds (server_inbounds ids, any server) to grant at once; every one is checked before anything is created, and if a grant fails the new user is deleted again (all or nothing). Needs access.write too */
+                        inbound_ids?: string[];
                     };
                 };
             };
@@ -2400,6 +2672,24 @@ export type paths = {
                 };
                 /** @description problem+json */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2747,7 +3037,10 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description 1-128 characters, trimmed */
+                        /**
+                         * Format: line
+                         * @description 1-128 characters, trimmed; one line: no control characters, line breaks or bidi overrides
+                         */
                         name?: string;
                         comment?: string | null;
                         telegram_id?: number | null;
@@ -2905,6 +3198,136 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/users/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create count users named prefix + number, with the same limits, optionally granting inbounds
+         * @description Names are the prefix and a number from start (default 1), zero-padded to the width of the last (shop-001 … shop-100); at most 1,000 a request. All or nothing: a failure deletes the users this request made
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description names are the prefix and a number, zero-padded to the width of the last: shop-001 … shop-100 */
+                        prefix: string;
+                        /** @description how many users (1-1000) */
+                        count: number;
+                        /**
+                         * @description the first number (default 1)
+                         * @default 1
+                         */
+                        start?: number;
+                        comment?: string | null;
+                        /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
+                        status?: "active" | "disabled" | "on_hold";
+                        /** @description bytes per period; null = unlimited */
+                        data_limit_bytes?: number | null;
+                        /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                        data_limit_reset?: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                        /** @description null = never */
+                        expire_at?: string | null;
+                        /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                        on_hold_duration_seconds?: number | null;
+                        /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                        on_hold_timeout_at?: string | null;
+                        /** @description inbounds (server_inbounds ids, any server) to grant at once; every one is checked before anything is created, and if a grant fails the new user is deleted again (all or nothing). Needs access.write too */
+                        inbound_ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description users created */
+                            created: number;
+                            /** @description in number order */
+                            users: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                            }[];
+                            /** @description one per inbound asked for: how many grants were stored and how they synced */
+                            grants: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                granted: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/certificates": {
         parameters: {
             query?: never;
@@ -2999,6 +3422,7 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** Format: line */
                         name: string;
                         /** @description self_signed: generated here (or imported); publicca: issued over ACME (or imported) */
                         cert_type: "self_signed" | "publicca";
@@ -3196,6 +3620,7 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** Format: line */
                         name?: string;
                         auto_renew?: boolean;
                         /** @description PEM certificate chain, leaf first */
@@ -3599,8 +4024,12 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description 1-128 characters, trimmed */
+                        /**
+                         * Format: line
+                         * @description 1-128 characters, trimmed; one line: no control characters, line breaks or bidi overrides
+                         */
                         name: string;
+                        /** Format: text */
                         description?: string;
                         /** @description Xray-style inbound object (protocol, settings, streamSettings, sniffing) with {{placeholders}} */
                         config: {
@@ -3820,8 +4249,12 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description 1-128 characters, trimmed */
+                        /**
+                         * Format: line
+                         * @description 1-128 characters, trimmed; one line: no control characters, line breaks or bidi overrides
+                         */
                         name?: string;
+                        /** Format: text */
                         description?: string;
                         /** @description Xray-style inbound object (protocol, settings, streamSettings, sniffing) with {{placeholders}} */
                         config?: {
@@ -3998,6 +4431,69 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/templates/starters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Install the starter templates (docs/TEMPLATES.md) whose names are free; a taken name is skipped, never overwritten
+         * @description The dashboard offers this on an empty template list; the CLI's `templates install-starters` does the same. Answers one outcome per starter, in order
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            name: string;
+                            status: "installed" | "skipped";
+                            supported_cores?: ("xray" | "v2ray")[];
+                            /** @description why it was skipped */
+                            reason?: string;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/servers": {
         parameters: {
             query?: never;
@@ -4056,6 +4552,11 @@ export type paths = {
                             last_error: string | null;
                             /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
                             usage_coefficient: number;
+                            /**
+                             * @description how the panel reaches the core: `direct` to its gRPC API at grpc_hostname:grpc_port, or `node` to the Portcullis node agent listening there (mutual TLS; docs/NODES.md)
+                             * @enum {unknown}
+                             */
+                            connection: "direct" | "node";
                         }[];
                     };
                 };
@@ -4091,6 +4592,7 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** Format: line */
                         name: string;
                         /** @description DNS name, IPv4 or IPv6 address */
                         hostname: string;
@@ -4104,6 +4606,11 @@ export type paths = {
                         wire_layout?: ("v2ray-4" | "xray-1.8" | "xray-24.9" | "xray-25.1" | "xray-25.10") | null;
                         /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
                         usage_coefficient?: number;
+                        /**
+                         * @description how the panel reaches the core: `direct` to its gRPC API at grpc_hostname:grpc_port, or `node` to the Portcullis node agent listening there (mutual TLS; docs/NODES.md)
+                         * @enum {unknown}
+                         */
+                        connection?: "direct" | "node";
                     };
                 };
             };
@@ -4149,6 +4656,11 @@ export type paths = {
                             last_error: string | null;
                             /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
                             usage_coefficient: number;
+                            /**
+                             * @description how the panel reaches the core: `direct` to its gRPC API at grpc_hostname:grpc_port, or `node` to the Portcullis node agent listening there (mutual TLS; docs/NODES.md)
+                             * @enum {unknown}
+                             */
+                            connection: "direct" | "node";
                         };
                     };
                 };
@@ -4248,6 +4760,11 @@ export type paths = {
                             last_error: string | null;
                             /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
                             usage_coefficient: number;
+                            /**
+                             * @description how the panel reaches the core: `direct` to its gRPC API at grpc_hostname:grpc_port, or `node` to the Portcullis node agent listening there (mutual TLS; docs/NODES.md)
+                             * @enum {unknown}
+                             */
+                            connection: "direct" | "node";
                         };
                     };
                 };
@@ -4294,6 +4811,7 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** Format: line */
                         name?: string;
                         /** @description DNS name, IPv4 or IPv6 address */
                         hostname?: string;
@@ -4307,6 +4825,11 @@ export type paths = {
                         wire_layout?: ("v2ray-4" | "xray-1.8" | "xray-24.9" | "xray-25.1" | "xray-25.10") | null;
                         /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
                         usage_coefficient?: number;
+                        /**
+                         * @description how the panel reaches the core: `direct` to its gRPC API at grpc_hostname:grpc_port, or `node` to the Portcullis node agent listening there (mutual TLS; docs/NODES.md)
+                         * @enum {unknown}
+                         */
+                        connection?: "direct" | "node";
                     };
                 };
             };
@@ -4352,6 +4875,11 @@ export type paths = {
                             last_error: string | null;
                             /** @description a user's traffic on this server counts × this towards their used_bytes (default 1; 0 = free) */
                             usage_coefficient: number;
+                            /**
+                             * @description how the panel reaches the core: `direct` to its gRPC API at grpc_hostname:grpc_port, or `node` to the Portcullis node agent listening there (mutual TLS; docs/NODES.md)
+                             * @enum {unknown}
+                             */
+                            connection: "direct" | "node";
                         };
                     };
                 };
@@ -4638,6 +5166,410 @@ export type paths = {
             };
         };
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/servers/{id}/node-enrollment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A one-time join string (1 hour) for the server's node agent; earlier unused ones stop working */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description one-time (single use, 1 hour): give it to `portcullis node join` */
+                            join_string: string;
+                            /** @description the command to run on the proxy host, quoted for a POSIX shell */
+                            command: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            expires_at: string;
+                            /** @description SHA-256 of the panel CA (hex); the agent pins it */
+                            ca_fingerprint: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/node-join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The agent's join: spends the token, signs the agent's key, returns the panel CA */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        token: string;
+                        /** @description PEM PKCS#10 request for an EC P-256 key */
+                        csr: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            server_id: string;
+                            /** @description PEM of the panel CA */
+                            ca_cert: string;
+                            /** @description PEM of the agent's certificate (90 days; renewed by the panel) */
+                            cert: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/servers/{id}/node": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The node agent's report: its version and uptime, the core's flavor, version, uptime, restarts */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description what the agent reports about itself and its core */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            agent_version: string;
+                            agent_uptime_seconds: number;
+                            server_id: string;
+                            core: {
+                                flavor: "xray" | "v2ray" | null;
+                                version: string | null;
+                                running: boolean;
+                                pid: number | null;
+                                started_at: string | null;
+                                uptime_seconds: number | null;
+                                restarts: number;
+                                last_exit: string | null;
+                            };
+                            base_sha256: string;
+                            certificate: {
+                                fingerprint: string;
+                                not_after: string;
+                            };
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/servers/{id}/node-base": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The base document the node agent writes its core's config from */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the core config's base (log.loglevel, policy, outbounds, routing.rules/domainStrategy, dns); the agent adds the API, stats and inbounds */
+                            document: unknown;
+                            is_default: boolean;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Replace the base document (null: the default); the agent restarts its core with it on the next call */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description null: back to the default */
+                        document: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the core config's base (log.loglevel, policy, outbounds, routing.rules/domainStrategy, dns); the agent adds the API, stats and inbounds */
+                            document: unknown;
+                            is_default: boolean;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         post?: never;
         delete?: never;
         options?: never;
@@ -5161,6 +6093,823 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/servers/{server_id}/inbounds/{inbound_id}/hosts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the inbound's hosts in order (none: the one implicit host of the inbound itself) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            inbound_id: string;
+                            /** @description 0-based order of the entries */
+                            position: number;
+                            /** @description where clients connect; null: the server's hostname */
+                            address: string | null;
+                            /** @description null: the inbound's port */
+                            port: number | null;
+                            /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                            remark: string | null;
+                            /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                            sni: string[];
+                            /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                            host: string[];
+                            /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                            path: string | null;
+                            /** @description TLS ALPN; null: the inbound's */
+                            alpn: ("h3" | "h2" | "http/1.1")[] | null;
+                            /** @description uTLS fingerprint; null: the inbound's */
+                            fingerprint: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                            /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                            security: "inbound" | "none" | "tls";
+                            /** @description clients skip certificate checks (TLS only); off unless set */
+                            allow_insecure: boolean;
+                            /** @description multiplexing (xray-json's mux) */
+                            mux: {
+                                concurrency: number;
+                            } | null;
+                            /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                            fragment: {
+                                packets: string;
+                                length: string;
+                                interval: string;
+                            } | null;
+                            /** @description UDP noise packets (xray-json's freedom noises) */
+                            noise: {
+                                type: "rand" | "str" | "base64" | "hex";
+                                packet: string;
+                                delay: string;
+                            }[] | null;
+                            /** @description a disabled host gives no entry */
+                            is_disabled: boolean;
+                            /** @description formats without this entry (links: base64 and plain) */
+                            exclude_from: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                            /** @description left out while the server's status is offline or error */
+                            follows_health: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Add a host after the last one: each enabled host is one entry in every format */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description where clients connect; null: the server's hostname */
+                        address?: string | null;
+                        /** @description null: the inbound's port */
+                        port?: number | null;
+                        /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                        remark?: string | null;
+                        /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                        sni?: string[];
+                        /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                        host?: string[];
+                        /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                        path?: string | null;
+                        /** @description TLS ALPN; null: the inbound's */
+                        alpn?: ("h3" | "h2" | "http/1.1")[] | null;
+                        /** @description uTLS fingerprint; null: the inbound's */
+                        fingerprint?: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                        /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                        security?: "inbound" | "none" | "tls";
+                        /** @description clients skip certificate checks (TLS only); off unless set */
+                        allow_insecure?: boolean;
+                        /** @description multiplexing (xray-json's mux) */
+                        mux?: {
+                            concurrency: number;
+                        } | null;
+                        /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                        fragment?: {
+                            packets: string;
+                            length: string;
+                            interval: string;
+                        } | null;
+                        /** @description UDP noise packets (xray-json's freedom noises) */
+                        noise?: {
+                            type: "rand" | "str" | "base64" | "hex";
+                            packet: string;
+                            delay: string;
+                        }[] | null;
+                        /** @description a disabled host gives no entry */
+                        is_disabled?: boolean;
+                        /** @description formats without this entry (links: base64 and plain) */
+                        exclude_from?: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                        /** @description left out while the server's status is offline or error */
+                        follows_health?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            inbound_id: string;
+                            /** @description 0-based order of the entries */
+                            position: number;
+                            /** @description where clients connect; null: the server's hostname */
+                            address: string | null;
+                            /** @description null: the inbound's port */
+                            port: number | null;
+                            /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                            remark: string | null;
+                            /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                            sni: string[];
+                            /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                            host: string[];
+                            /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                            path: string | null;
+                            /** @description TLS ALPN; null: the inbound's */
+                            alpn: ("h3" | "h2" | "http/1.1")[] | null;
+                            /** @description uTLS fingerprint; null: the inbound's */
+                            fingerprint: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                            /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                            security: "inbound" | "none" | "tls";
+                            /** @description clients skip certificate checks (TLS only); off unless set */
+                            allow_insecure: boolean;
+                            /** @description multiplexing (xray-json's mux) */
+                            mux: {
+                                concurrency: number;
+                            } | null;
+                            /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                            fragment: {
+                                packets: string;
+                                length: string;
+                                interval: string;
+                            } | null;
+                            /** @description UDP noise packets (xray-json's freedom noises) */
+                            noise: {
+                                type: "rand" | "str" | "base64" | "hex";
+                                packet: string;
+                                delay: string;
+                            }[] | null;
+                            /** @description a disabled host gives no entry */
+                            is_disabled: boolean;
+                            /** @description formats without this entry (links: base64 and plain) */
+                            exclude_from: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                            /** @description left out while the server's status is offline or error */
+                            follows_health: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/servers/{server_id}/inbounds/{inbound_id}/hosts/{host_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one host */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    host_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            inbound_id: string;
+                            /** @description 0-based order of the entries */
+                            position: number;
+                            /** @description where clients connect; null: the server's hostname */
+                            address: string | null;
+                            /** @description null: the inbound's port */
+                            port: number | null;
+                            /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                            remark: string | null;
+                            /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                            sni: string[];
+                            /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                            host: string[];
+                            /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                            path: string | null;
+                            /** @description TLS ALPN; null: the inbound's */
+                            alpn: ("h3" | "h2" | "http/1.1")[] | null;
+                            /** @description uTLS fingerprint; null: the inbound's */
+                            fingerprint: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                            /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                            security: "inbound" | "none" | "tls";
+                            /** @description clients skip certificate checks (TLS only); off unless set */
+                            allow_insecure: boolean;
+                            /** @description multiplexing (xray-json's mux) */
+                            mux: {
+                                concurrency: number;
+                            } | null;
+                            /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                            fragment: {
+                                packets: string;
+                                length: string;
+                                interval: string;
+                            } | null;
+                            /** @description UDP noise packets (xray-json's freedom noises) */
+                            noise: {
+                                type: "rand" | "str" | "base64" | "hex";
+                                packet: string;
+                                delay: string;
+                            }[] | null;
+                            /** @description a disabled host gives no entry */
+                            is_disabled: boolean;
+                            /** @description formats without this entry (links: base64 and plain) */
+                            exclude_from: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                            /** @description left out while the server's status is offline or error */
+                            follows_health: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Replace the fields present */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    host_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description where clients connect; null: the server's hostname */
+                        address?: string | null;
+                        /** @description null: the inbound's port */
+                        port?: number | null;
+                        /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                        remark?: string | null;
+                        /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                        sni?: string[];
+                        /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                        host?: string[];
+                        /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                        path?: string | null;
+                        /** @description TLS ALPN; null: the inbound's */
+                        alpn?: ("h3" | "h2" | "http/1.1")[] | null;
+                        /** @description uTLS fingerprint; null: the inbound's */
+                        fingerprint?: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                        /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                        security?: "inbound" | "none" | "tls";
+                        /** @description clients skip certificate checks (TLS only); off unless set */
+                        allow_insecure?: boolean;
+                        /** @description multiplexing (xray-json's mux) */
+                        mux?: {
+                            concurrency: number;
+                        } | null;
+                        /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                        fragment?: {
+                            packets: string;
+                            length: string;
+                            interval: string;
+                        } | null;
+                        /** @description UDP noise packets (xray-json's freedom noises) */
+                        noise?: {
+                            type: "rand" | "str" | "base64" | "hex";
+                            packet: string;
+                            delay: string;
+                        }[] | null;
+                        /** @description a disabled host gives no entry */
+                        is_disabled?: boolean;
+                        /** @description formats without this entry (links: base64 and plain) */
+                        exclude_from?: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                        /** @description left out while the server's status is offline or error */
+                        follows_health?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            inbound_id: string;
+                            /** @description 0-based order of the entries */
+                            position: number;
+                            /** @description where clients connect; null: the server's hostname */
+                            address: string | null;
+                            /** @description null: the inbound's port */
+                            port: number | null;
+                            /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                            remark: string | null;
+                            /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                            sni: string[];
+                            /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                            host: string[];
+                            /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                            path: string | null;
+                            /** @description TLS ALPN; null: the inbound's */
+                            alpn: ("h3" | "h2" | "http/1.1")[] | null;
+                            /** @description uTLS fingerprint; null: the inbound's */
+                            fingerprint: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                            /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                            security: "inbound" | "none" | "tls";
+                            /** @description clients skip certificate checks (TLS only); off unless set */
+                            allow_insecure: boolean;
+                            /** @description multiplexing (xray-json's mux) */
+                            mux: {
+                                concurrency: number;
+                            } | null;
+                            /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                            fragment: {
+                                packets: string;
+                                length: string;
+                                interval: string;
+                            } | null;
+                            /** @description UDP noise packets (xray-json's freedom noises) */
+                            noise: {
+                                type: "rand" | "str" | "base64" | "hex";
+                                packet: string;
+                                delay: string;
+                            }[] | null;
+                            /** @description a disabled host gives no entry */
+                            is_disabled: boolean;
+                            /** @description formats without this entry (links: base64 and plain) */
+                            exclude_from: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                            /** @description left out while the server's status is offline or error */
+                            follows_health: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete a host (the ones after it move up) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    host_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/servers/{server_id}/inbounds/{inbound_id}/hosts/order": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Reorder: ids names every host of the inbound once, in the new order */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    server_id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description every host of the inbound, once each, in the new order */
+                        ids: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            inbound_id: string;
+                            /** @description 0-based order of the entries */
+                            position: number;
+                            /** @description where clients connect; null: the server's hostname */
+                            address: string | null;
+                            /** @description null: the inbound's port */
+                            port: number | null;
+                            /** @description the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's ("<server> <tag>") */
+                            remark: string | null;
+                            /** @description TLS/REALITY server names; one is chosen per fetch; empty: the inbound's */
+                            sni: string[];
+                            /** @description Host header / gRPC authority values; one is chosen per fetch; empty: the inbound's */
+                            host: string[];
+                            /** @description WS/HTTPUpgrade/XHTTP path, gRPC service name (without the /); null: the inbound's */
+                            path: string | null;
+                            /** @description TLS ALPN; null: the inbound's */
+                            alpn: ("h3" | "h2" | "http/1.1")[] | null;
+                            /** @description uTLS fingerprint; null: the inbound's */
+                            fingerprint: ("chrome" | "firefox" | "safari" | "ios" | "android" | "edge" | "360" | "qq" | "random" | "randomized") | null;
+                            /** @description inbound: the inbound's own; tls: TLS terminated in front of the inbound (a CDN or reverse proxy before a plain WS/HTTPUpgrade/XHTTP/gRPC inbound); none: plain */
+                            security: "inbound" | "none" | "tls";
+                            /** @description clients skip certificate checks (TLS only); off unless set */
+                            allow_insecure: boolean;
+                            /** @description multiplexing (xray-json's mux) */
+                            mux: {
+                                concurrency: number;
+                            } | null;
+                            /** @description TLS ClientHello fragmentation (xray-json's freedom fragment) */
+                            fragment: {
+                                packets: string;
+                                length: string;
+                                interval: string;
+                            } | null;
+                            /** @description UDP noise packets (xray-json's freedom noises) */
+                            noise: {
+                                type: "rand" | "str" | "base64" | "hex";
+                                packet: string;
+                                delay: string;
+                            }[] | null;
+                            /** @description a disabled host gives no entry */
+                            is_disabled: boolean;
+                            /** @description formats without this entry (links: base64 and plain) */
+                            exclude_from: ("links" | "mihomo" | "sing-box" | "xray-json")[];
+                            /** @description left out while the server's status is offline or error */
+                            follows_health: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/{id}/revoke-subscription": {
         parameters: {
             query?: never;
@@ -5345,7 +7094,10 @@ export type paths = {
                          * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
                          */
                         user_id?: string;
-                        /** @description 1-128 characters, trimmed */
+                        /**
+                         * Format: line
+                         * @description 1-128 characters, trimmed; one line: no control characters, line breaks or bidi overrides
+                         */
                         name?: string;
                         comment?: string | null;
                         telegram_id?: number | null;
@@ -6572,7 +8324,7 @@ export type paths = {
                         "application/json": {
                             /** @description checked in order against the User-Agent; the first match gives the format; none: base64 */
                             ua_rules: {
-                                /** @description a regular expression, case-insensitive */
+                                /** @description a case-insensitive pattern in the regular-expression subset that matches in linear time: literals, ., classes, \d \w \s \b, ^ $, groups, |, * + ? {n,m} (m ≤ 100); no backreferences or lookaround (422 subscription_settings_invalid) */
                                 pattern: string;
                                 /** @description base64, links, mihomo, sing-box or xray-json */
                                 format: "base64" | "links" | "mihomo" | "sing-box" | "xray-json";
@@ -6597,13 +8349,25 @@ export type paths = {
                             page_title: string | null;
                             /** @description a text shown on the subscription page (plain text) */
                             page_note: string | null;
-                            /** @description the name of the one entry a disabled user's subscription has instead of links */
+                            /**
+                             * Format: line
+                             * @description the name of the one entry a disabled user's subscription has instead of links
+                             */
                             placeholder_disabled: string;
-                            /** @description the entry's name for an expired user; {date} is expire_at's day (UTC, YYYY-MM-DD) */
+                            /**
+                             * Format: line
+                             * @description the entry's name for an expired user; {date} is expire_at's day (UTC, YYYY-MM-DD)
+                             */
                             placeholder_expired: string;
-                            /** @description the entry's name for a user whose data limit is reached and whose usage never resets */
+                            /**
+                             * Format: line
+                             * @description the entry's name for a user whose data limit is reached and whose usage never resets
+                             */
                             placeholder_limited: string;
-                            /** @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD) */
+                            /**
+                             * Format: line
+                             * @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD)
+                             */
                             placeholder_limited_until: string;
                         };
                     };
@@ -6641,7 +8405,7 @@ export type paths = {
                     "application/json": {
                         /** @description checked in order against the User-Agent; the first match gives the format; none: base64 */
                         ua_rules?: {
-                            /** @description a regular expression, case-insensitive */
+                            /** @description a case-insensitive pattern in the regular-expression subset that matches in linear time: literals, ., classes, \d \w \s \b, ^ $, groups, |, * + ? {n,m} (m ≤ 100); no backreferences or lookaround (422 subscription_settings_invalid) */
                             pattern: string;
                             /** @description base64, links, mihomo, sing-box or xray-json */
                             format: "base64" | "links" | "mihomo" | "sing-box" | "xray-json";
@@ -6666,13 +8430,25 @@ export type paths = {
                         page_title?: string | null;
                         /** @description a text shown on the subscription page (plain text) */
                         page_note?: string | null;
-                        /** @description the name of the one entry a disabled user's subscription has instead of links */
+                        /**
+                         * Format: line
+                         * @description the name of the one entry a disabled user's subscription has instead of links
+                         */
                         placeholder_disabled?: string;
-                        /** @description the entry's name for an expired user; {date} is expire_at's day (UTC, YYYY-MM-DD) */
+                        /**
+                         * Format: line
+                         * @description the entry's name for an expired user; {date} is expire_at's day (UTC, YYYY-MM-DD)
+                         */
                         placeholder_expired?: string;
-                        /** @description the entry's name for a user whose data limit is reached and whose usage never resets */
+                        /**
+                         * Format: line
+                         * @description the entry's name for a user whose data limit is reached and whose usage never resets
+                         */
                         placeholder_limited?: string;
-                        /** @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD) */
+                        /**
+                         * Format: line
+                         * @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD)
+                         */
                         placeholder_limited_until?: string;
                     };
                 };
@@ -6687,7 +8463,7 @@ export type paths = {
                         "application/json": {
                             /** @description checked in order against the User-Agent; the first match gives the format; none: base64 */
                             ua_rules: {
-                                /** @description a regular expression, case-insensitive */
+                                /** @description a case-insensitive pattern in the regular-expression subset that matches in linear time: literals, ., classes, \d \w \s \b, ^ $, groups, |, * + ? {n,m} (m ≤ 100); no backreferences or lookaround (422 subscription_settings_invalid) */
                                 pattern: string;
                                 /** @description base64, links, mihomo, sing-box or xray-json */
                                 format: "base64" | "links" | "mihomo" | "sing-box" | "xray-json";
@@ -6712,13 +8488,25 @@ export type paths = {
                             page_title: string | null;
                             /** @description a text shown on the subscription page (plain text) */
                             page_note: string | null;
-                            /** @description the name of the one entry a disabled user's subscription has instead of links */
+                            /**
+                             * Format: line
+                             * @description the name of the one entry a disabled user's subscription has instead of links
+                             */
                             placeholder_disabled: string;
-                            /** @description the entry's name for an expired user; {date} is expire_at's day (UTC, YYYY-MM-DD) */
+                            /**
+                             * Format: line
+                             * @description the entry's name for an expired user; {date} is expire_at's day (UTC, YYYY-MM-DD)
+                             */
                             placeholder_expired: string;
-                            /** @description the entry's name for a user whose data limit is reached and whose usage never resets */
+                            /**
+                             * Format: line
+                             * @description the entry's name for a user whose data limit is reached and whose usage never resets
+                             */
                             placeholder_limited: string;
-                            /** @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD) */
+                            /**
+                             * Format: line
+                             * @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD)
+                             */
                             placeholder_limited_until: string;
                         };
                     };

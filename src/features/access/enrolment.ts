@@ -1,0 +1,108 @@
+// Users created with their grants in one request (POST /api/users with inbound_ids, POST
+// /api/users/bulk): what the dashboard's one "New user" dialog and an operator making users for a
+// reseller need. Every inbound is looked up and its capacity checked before anything is created;
+// if a create or a grant still fails, the users made by this request are deleted again (which
+// takes any grant off its core) and the error is answered: all or nothing, as the caller sees it.
+import { ForbiddenError, ValidationError } from "../../lib/errors.ts";
+import { can, type Role } from "../../lib/roles.ts";
+import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
+import type { CoreSync } from "../sync/core-sync.ts";
+import type {
+  BulkUserCreate,
+  BulkUserResult,
+  User,
+  UserCreate,
+  UserCreateRequest,
+} from "../users/users.schemas.ts";
+import type { UsersService } from "../users/users.service.ts";
+import type { AccessService } from "./access.service.ts";
+import type { BulkGrants } from "./bulk-grant.ts";
+
+export class Enrolment {
+  constructor(
+    private readonly users: UsersService,
+    private readonly inbounds: InboundsRepository,
+    private readonly access: AccessService,
+    private readonly bulkGrants: BulkGrants,
+    private readonly sync: CoreSync,
+  ) {}
+
+  async createUser(request: UserCreateRequest, role: Role): Promise<User> {
+    const { inbound_ids, ...input } = request;
+    const inbounds = await this.#inbounds(inbound_ids ?? [], 1, role);
+    const user = await this.users.create(input);
+    await this.#undoOnFailure([user.id], async () => {
+      for (const inbound of inbounds) {
+        await this.access.grant(inbound.server_id, inbound.id, { user_id: user.id });
+      }
+    });
+    return user;
+  }
+
+  async createMany(request: BulkUserCreate, role: Role): Promise<BulkUserResult> {
+    const { prefix, count, start = 1, inbound_ids, ...fields } = request;
+    const inbounds = await this.#inbounds(inbound_ids ?? [], count, role);
+    const names = numberedNames(prefix.trim(), start, count);
+    const created: { id: string; name: string }[] = [];
+    const grants: BulkUserResult["grants"] = [];
+    await this.#undoOnFailure(created, async () => {
+      for (const name of names) {
+        const user = await this.users.create({ ...fields, name } satisfies UserCreate);
+        created.push({ id: user.id, name: user.name });
+      }
+      const userIds = created.map((u) => u.id);
+      for (const inbound of inbounds) {
+        const report = await this.bulkGrants.grant(inbound.server_id, inbound.id, { user_ids: userIds });
+        grants.push({ server_inbound_id: inbound.id, granted: report.granted, sync: report.sync });
+      }
+    });
+    return { created: created.length, users: created, grants };
+  }
+
+  /** The inbounds asked for, each found and with room for `adding` users; nothing is created yet. */
+  async #inbounds(ids: string[], adding: number, role: Role): Promise<InboundRow[]> {
+    if (ids.length === 0) return [];
+    if (!can(role, "access.write")) {
+      throw new ForbiddenError(`the ${role} role may not grant inbounds (access.write)`);
+    }
+    const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+    const found: InboundRow[] = [];
+    const missing: { path: string; message: string }[] = [];
+    for (const id of unique) {
+      const inbound = await this.inbounds.findInboundById(id);
+      if (inbound === undefined) {
+        missing.push({
+          path: `body.inbound_ids.${ids.findIndex((x) => x.toLowerCase() === id)}`,
+          message: "no such inbound",
+        });
+      } else found.push(inbound);
+    }
+    if (missing.length > 0) throw new ValidationError("an inbound asked for does not exist", missing);
+    for (const inbound of found) {
+      await this.sync.checkCapacity(inbound, adding, {
+        path: "body.inbound_ids",
+        message: "holds one user only",
+      });
+    }
+    return found;
+  }
+
+  /** Runs `work`; if it throws, deletes the users it made (their grants go off the cores) and rethrows. */
+  async #undoOnFailure(created: string[] | { id: string }[], work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      for (const user of created) {
+        const id = typeof user === "string" ? user : user.id;
+        await this.users.delete(id).catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+}
+
+/** prefix + start … start+count-1, zero-padded to the width of the last number. */
+export function numberedNames(prefix: string, start: number, count: number): string[] {
+  const width = String(start + count - 1).length;
+  return Array.from({ length: count }, (_, i) => `${prefix}${String(start + i).padStart(width, "0")}`);
+}

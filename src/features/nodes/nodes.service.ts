@@ -1,0 +1,261 @@
+// Node enrollment: the panel's CA (made on first use, key sealed at rest), one-time join strings,
+// signing an agent's key when it joins, what the panel needs to reach an enrolled agent, the agent's
+// report, and certificate renewal before expiry (the agent makes the new key; only its request
+// travels). Deleting or re-enrolling a server drops the certificates it accepted: its old agent
+// certificate is refused from then on.
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "../../cores/node-base-config.ts";
+import type { NodeMaterial } from "../../cores/node-material.ts";
+import { AppError, ConflictError, UnauthorizedError, ValidationError } from "../../lib/errors.ts";
+import { encodeJoinString } from "../../lib/node-join.ts";
+import {
+  certificateFacts,
+  createAuthority,
+  fingerprintOf,
+  issueKeyAndCertificate,
+  type KeyAndCertificate,
+  PANEL_CLIENT_NAME,
+  signRequest,
+} from "../../lib/node-pki.ts";
+import type { SecretBox } from "../../lib/secret-box.ts";
+import type { ServersService } from "../servers/servers.service.ts";
+import type { NodesRepository } from "./nodes.repository.ts";
+
+export const JOIN_TTL_MS = 60 * 60_000;
+export const AGENT_CERT_DAYS = 90;
+/** Renewed when less than this is left: a third of its life, so a panel away for weeks still makes it. */
+export const RENEW_BEFORE_MS = 30 * 86_400_000;
+const PANEL_CERT_DAYS = 365;
+
+export type Enrollment = { join_string: string; command: string; expires_at: string; ca_fingerprint: string };
+export type Joined = { server_id: string; ca_cert: string; cert: string };
+
+type Authority = { ca: KeyAndCertificate; client: KeyAndCertificate };
+
+export class NodesService {
+  #authority: Promise<Authority> | null = null;
+
+  constructor(
+    private readonly nodes: NodesRepository,
+    private readonly servers: ServersService,
+    private readonly secretBox: SecretBox,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** A one-time join string for the server's agent; earlier unused ones stop working. */
+  async createEnrollment(serverId: string, panelUrl: string): Promise<Enrollment> {
+    const server = await this.servers.get(serverId);
+    if (server.connection !== "node") {
+      throw new ConflictError(
+        `server ${server.name} is reached directly; set connection to node first`,
+        "server_not_node",
+      );
+    }
+    const { ca } = await this.authority();
+    const token = randomBytes(32).toString("base64url");
+    const now = this.now();
+    const expiresAt = new Date(now.getTime() + JOIN_TTL_MS).toISOString();
+    await this.nodes.deleteOpenEnrollments(serverId);
+    await this.nodes.insertEnrollment({
+      id: randomUUID(),
+      serverId,
+      tokenHash: hashToken(token),
+      expiresAt,
+      now: now.toISOString(),
+    });
+    const caFingerprint = fingerprintOf(ca.certPem);
+    const joinString = encodeJoinString({ panelUrl, serverId, token, caFingerprint });
+    return {
+      join_string: joinString,
+      command: `portcullis node join '${joinString}'`,
+      expires_at: expiresAt,
+      ca_fingerprint: caFingerprint,
+    };
+  }
+
+  /** The agent's join: the token is spent whether or not the request then verifies. */
+  async join(token: string, csrPem: string): Promise<Joined> {
+    const now = this.now();
+    const serverId = await this.nodes.consumeEnrollment(hashToken(token), now.toISOString());
+    if (serverId === undefined) {
+      throw new UnauthorizedError(
+        "the join string is unknown, already used or expired",
+        "join_token_invalid",
+      );
+    }
+    const { ca } = await this.authority();
+    let cert: string;
+    try {
+      cert = await signRequest(csrPem, {
+        authority: ca,
+        commonName: `portcullis-node ${serverId}`,
+        role: "server",
+        validityDays: AGENT_CERT_DAYS,
+        now,
+      });
+    } catch (error) {
+      const message = error instanceof RangeError ? error.message : "the certificate request does not verify";
+      throw new ValidationError(message, [{ path: "body.csr", message }], "csr_invalid");
+    }
+    const facts = certificateFacts(cert);
+    await this.nodes.replaceCertificates(
+      serverId,
+      {
+        fingerprint: fingerprintOf(cert),
+        serial: facts.serial,
+        state: "current",
+        notAfter: facts.notAfter.toISOString(),
+      },
+      now.toISOString(),
+    );
+    await this.servers.dropClient(serverId);
+    return { server_id: serverId, ca_cert: ca.certPem, cert };
+  }
+
+  /** What the pool needs to reach the server's agent; undefined until an agent has joined. */
+  async materialOf(server: { id: string }, baseConfig: string | null): Promise<NodeMaterial | undefined> {
+    const certificates = await this.nodes.listCertificates(server.id);
+    if (certificates.length === 0) return undefined;
+    const { ca, client } = await this.authority();
+    return {
+      ca: ca.certPem,
+      cert: client.certPem,
+      key: client.keyPem,
+      agentFingerprints: certificates.map((c) => c.fingerprint),
+      baseConfig: baseConfig ?? DEFAULT_BASE_TEXT,
+    };
+  }
+
+  async baseDocument(serverId: string): Promise<{ document: unknown; is_default: boolean }> {
+    const text = await this.servers.nodeBase(serverId);
+    return { document: text === null ? DEFAULT_BASE_DOCUMENT : JSON.parse(text), is_default: text === null };
+  }
+
+  /** Checked here as the agent checks it (cores/node-base-config.ts); null returns to the default. */
+  async setBaseDocument(
+    serverId: string,
+    document: unknown,
+  ): Promise<{ document: unknown; is_default: boolean }> {
+    if (document === null) {
+      await this.servers.setNodeBase(serverId, null);
+    } else {
+      const parsed = parseBaseDocument(document);
+      if (!parsed.ok) {
+        throw new ValidationError(
+          "the base document is not accepted",
+          parsed.problems.map((p) => ({
+            path: `body.document${p.path === "" ? "" : `.${p.path}`}`,
+            message: p.message,
+          })),
+        );
+      }
+      await this.servers.setNodeBase(serverId, JSON.stringify(parsed.value));
+    }
+    return this.baseDocument(serverId);
+  }
+
+  /** The agent's own report (core flavor, version, uptime, restarts; its certificate). */
+  async agentStatus(serverId: string): Promise<Record<string, unknown>> {
+    const link = await this.link(serverId);
+    return link.json<Record<string, unknown>>("GET", "status");
+  }
+
+  /**
+   * Renews the agent's certificate when less than RENEW_BEFORE_MS is left: the agent makes a key and
+   * a request, the panel signs it and records it as pending (accepted alongside the current one),
+   * the agent switches to it for new handshakes, and the panel then accepts only the new one.
+   */
+  async renewIfDue(serverId: string): Promise<boolean> {
+    const certificates = await this.nodes.listCertificates(serverId);
+    const current = certificates.find((c) => c.state === "current");
+    if (current === undefined) return false;
+    const now = this.now();
+    if (Date.parse(current.notAfter) - now.getTime() > RENEW_BEFORE_MS) return false;
+    const link = await this.link(serverId);
+    const { csr } = await link.json<{ csr: string }>("POST", "renewal");
+    const { ca } = await this.authority();
+    const cert = await signRequest(csr, {
+      authority: ca,
+      commonName: `portcullis-node ${serverId}`,
+      role: "server",
+      validityDays: AGENT_CERT_DAYS,
+      now,
+    });
+    const facts = certificateFacts(cert);
+    const fingerprint = fingerprintOf(cert);
+    await this.nodes.addPendingCertificate(
+      serverId,
+      { fingerprint, serial: facts.serial, state: "pending", notAfter: facts.notAfter.toISOString() },
+      now.toISOString(),
+    );
+    await this.servers.dropClient(serverId);
+    await (await this.link(serverId)).json("PUT", "renewal", { cert });
+    await this.nodes.promoteCertificate(serverId, fingerprint);
+    await this.servers.dropClient(serverId);
+    return true;
+  }
+
+  private async link(serverId: string) {
+    const client = await this.servers.clientOf(serverId);
+    const link = client.agentLink?.() ?? null;
+    if (link === null) {
+      throw new ConflictError("this server is not reached through an enrolled node agent", "server_not_node");
+    }
+    return link;
+  }
+
+  /** The CA and the panel's client certificate: made once, kept sealed, opened once per process. */
+  private authority(): Promise<Authority> {
+    this.#authority ??= this.loadAuthority().catch((error: unknown) => {
+      this.#authority = null;
+      throw error;
+    });
+    return this.#authority;
+  }
+
+  private async loadAuthority(): Promise<Authority> {
+    let row = await this.nodes.findAuthority();
+    if (row === undefined) {
+      const ca = await createAuthority(this.now());
+      const client = await this.issueClient(ca);
+      await this.nodes.insertAuthority(
+        {
+          caCert: ca.certPem,
+          caKeySealed: this.secretBox.seal(ca.keyPem),
+          clientCert: client.certPem,
+          clientKeySealed: this.secretBox.seal(client.keyPem),
+        },
+        this.now().toISOString(),
+      );
+      row = await this.nodes.findAuthority();
+      if (row === undefined) throw new AppError("internal_error", "the node CA could not be stored");
+    }
+    const ca = { certPem: row.caCert, keyPem: this.secretBox.open(row.caKeySealed) };
+    let client = { certPem: row.clientCert, keyPem: this.secretBox.open(row.clientKeySealed) };
+    if (certificateFacts(client.certPem).notAfter.getTime() - this.now().getTime() < RENEW_BEFORE_MS) {
+      client = await this.issueClient(ca);
+      await this.nodes.updateClientCertificate(
+        client.certPem,
+        this.secretBox.seal(client.keyPem),
+        this.now().toISOString(),
+      );
+    }
+    return { ca, client };
+  }
+
+  private issueClient(ca: KeyAndCertificate): Promise<KeyAndCertificate> {
+    return issueKeyAndCertificate({
+      authority: ca,
+      commonName: PANEL_CLIENT_NAME,
+      role: "client",
+      validityDays: PANEL_CERT_DAYS,
+      now: this.now(),
+    });
+  }
+}
+
+const DEFAULT_BASE_TEXT = JSON.stringify(DEFAULT_BASE_DOCUMENT);
+
+function hashToken(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}

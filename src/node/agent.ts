@@ -1,0 +1,241 @@
+// `portcullis node run`: the agent on a proxy host. It owns the core (supervisor.ts), serves the
+// panel over mutual TLS (agent-server.ts), passes the panel's core calls to the local API, keeps the
+// base document the panel sent, and renews its own certificate when the panel hands it a new one.
+
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { harvestCounters, isRelayablePath, type RelayAnswer } from "../cores/core-relay.ts";
+import { type BaseDocument, DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "../cores/node-base-config.ts";
+import { baseHash } from "../cores/node-material.ts";
+import { changeOf } from "../cores/relay-record.ts";
+import { fingerprintOf, makeKeyAndRequest } from "../lib/node-pki.ts";
+import { packageVersion } from "../lib/version.ts";
+import { AgentRequestError, type AgentServer, startAgentServer } from "./agent-server.ts";
+import { writeFileAtomic } from "./atomic-file.ts";
+import { DesiredState } from "./desired-state.ts";
+import { type NodeIdentity, readIdentity, writeCertificate } from "./identity.ts";
+import { CoreSupervisor } from "./supervisor.ts";
+import { TrafficJournal } from "./traffic-journal.ts";
+
+export type AgentOptions = {
+  dir: string;
+  host: string;
+  port: number;
+  coreBinary: string;
+  coreArgs?: readonly string[];
+  /** The core API's port on 127.0.0.1; 0 picks one from the directory's last run or a free one. */
+  coreApiPort: number;
+  backoff?: { initialMs: number; maxMs: number };
+  /** How often traffic counters are read into the journal (traffic-journal.ts). */
+  trafficIntervalMs?: number;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+};
+
+const BASE_FILE = "base.json";
+
+export class NodeAgent {
+  private supervisor!: CoreSupervisor;
+  private server!: AgentServer;
+  private identity!: NodeIdentity;
+  private base: BaseDocument = DEFAULT_BASE_DOCUMENT;
+  private pendingKey: string | null = null;
+  private readonly startedAt = Date.now();
+  private desired!: DesiredState;
+  private journal!: TrafficJournal;
+  /** Open while the desired state is being re-applied: the panel's calls wait for it. */
+  private gate: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private lastReplay: {
+    at: string;
+    inbounds: number;
+    users: number;
+    failed: number;
+    duration_ms: number;
+  } | null = null;
+
+  constructor(private readonly options: AgentOptions) {}
+
+  get port(): number {
+    return this.server.port;
+  }
+
+  get core(): CoreSupervisor {
+    return this.supervisor;
+  }
+
+  async start(): Promise<void> {
+    const { dir } = this.options;
+    this.identity = await readIdentity(dir);
+    this.base = await this.readBase();
+    this.supervisor = new CoreSupervisor({
+      binary: this.options.coreBinary,
+      ...(this.options.coreArgs === undefined ? {} : { args: this.options.coreArgs }),
+      dir,
+      apiPort: this.options.coreApiPort,
+      ...(this.options.backoff === undefined ? {} : { backoff: this.options.backoff }),
+      ...(this.options.log === undefined ? {} : { log: this.options.log }),
+    });
+    this.desired = await DesiredState.load(dir);
+    this.journal = await TrafficJournal.open(dir);
+    // Every (re)start of the core, whoever caused it: the last desired state goes back on by itself.
+    this.supervisor.on("ready", () => {
+      this.gate = this.replay();
+    });
+    // The core first: it serves users whether or not the panel ever calls.
+    await this.supervisor.start(this.base);
+    const interval = this.options.trafficIntervalMs ?? 10_000;
+    this.timer = setInterval(() => void this.harvest().catch(() => {}), interval);
+    this.server = await startAgentServer({
+      host: this.options.host,
+      port: this.options.port,
+      tls: this.identity,
+      routes: {
+        core: (path, body) => this.relay(path, body),
+        json: {
+          status: async () => this.status(),
+          base: async (body, method) => this.setBase(body, method),
+          renewal: async (body, method) => this.renewal(body, method),
+          traffic: async (_body, method) => this.traffic(method),
+          "traffic-ack": async (body, method) => this.acknowledge(body, method),
+        },
+      },
+      ...(this.options.log === undefined ? {} : { log: this.options.log }),
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    await this.server?.close();
+    // What the core counted since the last read goes into the journal before the core stops.
+    await this.harvest().catch(() => {});
+    await this.supervisor?.stop();
+  }
+
+  /** A panel's core call: after any re-apply in progress; a change the core accepted is recorded. */
+  private async relay(path: string, body: Buffer): Promise<RelayAnswer> {
+    if (!isRelayablePath(path)) return { ok: false, code: 12, details: "not a core API method" };
+    await this.gate;
+    const answer = await this.supervisor.relay.call(path, body);
+    const change = answer.ok ? changeOf(path, body) : null;
+    if (change !== null) await this.desired.record(change, path, body);
+    return answer;
+  }
+
+  private async replay(): Promise<void> {
+    const result = await this.desired.replay((path, request) => this.supervisor.relay.call(path, request));
+    this.lastReplay = {
+      at: new Date().toISOString(),
+      inbounds: result.inbounds,
+      users: result.users,
+      failed: result.failed,
+      duration_ms: Math.round(result.durationMs),
+    };
+    if (result.inbounds > 0) this.options.log?.("desired state re-applied", this.lastReplay);
+  }
+
+  /** Reads the core's counters (with reset) into the journal; nothing while the core is down. */
+  harvest(): Promise<void> {
+    if (!this.supervisor.report().running) return Promise.resolve();
+    return this.journal.collect(() =>
+      harvestCounters(this.supervisor.relay, this.supervisor.report().flavor),
+    );
+  }
+
+  private async traffic(method: string): Promise<unknown> {
+    if (method !== "POST") throw new AgentRequestError(405, "POST to take the traffic batches");
+    await this.harvest().catch(() => {});
+    return { epoch: this.journal.epoch, batches: await this.journal.pending() };
+  }
+
+  private async acknowledge(body: unknown, method: string): Promise<unknown> {
+    const { epoch, seq } = (body ?? {}) as { epoch?: unknown; seq?: unknown };
+    if (
+      method !== "POST" ||
+      typeof epoch !== "string" ||
+      typeof seq !== "number" ||
+      !Number.isSafeInteger(seq)
+    ) {
+      throw new AgentRequestError(400, "POST {epoch, seq}");
+    }
+    return { removed: await this.journal.acknowledge(epoch, seq) };
+  }
+
+  status(): Record<string, unknown> {
+    const cert = new X509Certificate(this.identity.certPem);
+    return {
+      agent_version: packageVersion,
+      agent_uptime_seconds: Math.floor((Date.now() - this.startedAt) / 1000),
+      server_id: this.identity.serverId,
+      core: this.supervisor.report(),
+      base_sha256: baseHash(this.base),
+      desired: this.desired.size,
+      last_replay: this.lastReplay,
+      certificate: {
+        fingerprint: fingerprintOf(this.identity.certPem),
+        not_after: new Date(cert.validTo).toISOString(),
+      },
+    };
+  }
+
+  private async setBase(body: unknown, method: string): Promise<unknown> {
+    if (method !== "PUT") throw new AgentRequestError(405, "PUT the base document");
+    const parsed = parseBaseDocument(body);
+    if (!parsed.ok) {
+      throw new AgentRequestError(
+        400,
+        `base document refused: ${parsed.problems.map((p) => `${p.path} ${p.message}`).join("; ")}`,
+      );
+    }
+    if (baseHash(parsed.value) === baseHash(this.base))
+      return { changed: false, base_sha256: baseHash(this.base) };
+    await writeFileAtomic(join(this.options.dir, BASE_FILE), JSON.stringify(parsed.value), 0o600);
+    this.base = parsed.value;
+    await this.harvest().catch(() => {});
+    await this.supervisor.applyBase(parsed.value);
+    return { changed: true, base_sha256: baseHash(this.base) };
+  }
+
+  /**
+   * POST: a new key is made here and its request returned; the key never leaves the host. PUT with
+   * the signed certificate: checked (chains to the pinned CA, fits the new key), stored, and used for
+   * every new handshake from then on.
+   */
+  private async renewal(body: unknown, method: string): Promise<unknown> {
+    if (method === "POST") {
+      const made = await makeKeyAndRequest(`portcullis-node ${this.identity.serverId}`);
+      this.pendingKey = made.keyPem;
+      return { csr: made.csrPem };
+    }
+    if (method !== "PUT") throw new AgentRequestError(405, "POST for a request, PUT the certificate");
+    const certPem = (body as { cert?: unknown } | null)?.cert;
+    if (typeof certPem !== "string" || this.pendingKey === null) {
+      throw new AgentRequestError(400, "no renewal is pending, or no certificate was sent");
+    }
+    let cert: X509Certificate;
+    try {
+      cert = new X509Certificate(certPem);
+    } catch {
+      throw new AgentRequestError(400, "not a PEM certificate");
+    }
+    if (
+      !cert.verify(new X509Certificate(this.identity.caPem).publicKey) ||
+      !cert.checkPrivateKey(createPrivateKey(this.pendingKey))
+    ) {
+      throw new AgentRequestError(400, "the certificate is not the panel CA's, or not for the pending key");
+    }
+    await writeCertificate(this.options.dir, certPem, this.pendingKey);
+    this.identity = { ...this.identity, certPem, keyPem: this.pendingKey };
+    this.pendingKey = null;
+    this.server.setIdentity(this.identity);
+    return { fingerprint: fingerprintOf(certPem), not_after: new Date(cert.validTo).toISOString() };
+  }
+
+  private async readBase(): Promise<BaseDocument> {
+    const path = join(this.options.dir, BASE_FILE);
+    if (!existsSync(path)) return DEFAULT_BASE_DOCUMENT;
+    const parsed = parseBaseDocument(await readFile(path, "utf8"));
+    return parsed.ok ? parsed.value : DEFAULT_BASE_DOCUMENT;
+  }
+}

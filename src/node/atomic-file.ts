@@ -1,0 +1,22 @@
+// Files the agent must never leave half-written (its state, certificates, the core's config): written
+// to a temporary name in the same directory, flushed to disk, then renamed over the old one.
+
+import { randomBytes } from "node:crypto";
+import { open, rename, rm } from "node:fs/promises";
+
+export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+  const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  const handle = await open(temporary, "w", mode);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}

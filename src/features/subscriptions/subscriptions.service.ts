@@ -18,6 +18,7 @@ import {
   bodyBytes,
   type FormatResponse,
   formatAnswer,
+  hasOwnHeaders,
   notModifiedHeaders,
   okHeaders,
 } from "./answer.ts";
@@ -159,6 +160,8 @@ export class SubscriptionsService {
         updateInterval: "12",
         extras: [],
         publicUrl: null,
+        webPageUrl: null,
+        templated: [],
       },
       isPlain: true,
       page: { title: null, note: null, publicUrl: null },
@@ -208,7 +211,16 @@ export class SubscriptionsService {
     if (s.support_url !== null) extras.push("support-url", headerSafe(s.support_url));
     if (s.announce !== null)
       extras.push("announce", `base64:${Buffer.from(s.announce, "utf8").toString("base64")}`);
+    if (s.announce_url !== null) extras.push("announce-url", headerSafe(s.announce_url));
+    if (s.routing !== null) extras.push("routing", headerSafe(s.routing));
+    if (s.hide_settings) extras.push("hide-settings", "1");
+    const templated: { name: string; value: string }[] = [];
+    for (const header of s.custom_headers ?? []) {
+      if (header.value.includes("{")) templated.push({ name: header.name.toLowerCase(), value: header.value });
+      else extras.push(header.name.toLowerCase(), headerSafe(header.value));
+    }
     const publicUrl = s.public_url === null ? null : headerSafe(s.public_url.replace(/\/+$/, ""));
+    const webPageUrl = s.profile_web_page_url === null ? null : headerSafe(s.profile_web_page_url);
     const placeholders: PlaceholderTexts = {
       disabled: s.placeholder_disabled,
       expired: s.placeholder_expired,
@@ -235,8 +247,15 @@ export class SubscriptionsService {
         updateInterval: String(s.update_interval_hours),
         extras,
         publicUrl,
+        webPageUrl,
+        templated,
       },
-      isPlain: extras.length === 0 && s.update_interval_hours === 12 && publicUrl === null,
+      isPlain:
+        extras.length === 0 &&
+        templated.length === 0 &&
+        s.update_interval_hours === 12 &&
+        publicUrl === null &&
+        webPageUrl === null,
       page: { title: s.page_title, note: s.page_note, publicUrl },
       placeholders,
     };
@@ -416,6 +435,11 @@ export class SubscriptionsService {
       ok,
       notModified,
     );
+  }
+
+  /** Whether the record at `address` needs answerFormat() even for plain base64 (its own announcement). */
+  hasOwnHeaders(address: number): boolean {
+    return hasOwnHeaders(this.index.page(address), this.index.offset(address));
   }
 
   /** The answer from memory, or undefined (then call respond()). */
@@ -614,6 +638,7 @@ export class SubscriptionsService {
       status: lifecycle.status,
       subToken: user.subToken,
       isByIdRevoked: user.isByIdRevoked,
+      announce: user.announce,
       disposition: dispositionUnlessPlain(user.userName),
       credentials: user.grants.map((grant) => grant.credential),
       uploadBytes,

@@ -1,3 +1,4 @@
+// test ring: outer (starts Node processes of its own; scripts/run-tests.ts keeps it out of test:fast)
 // State-changing CLI commands leave an audit entry like API writes do: the operating-system user as
 // the actor (kind `cli`), the command as the action, its targets and outcome; never a password.
 import assert from "node:assert/strict";

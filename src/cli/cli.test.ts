@@ -1,3 +1,4 @@
+// test ring: outer (starts Node processes of its own; scripts/run-tests.ts keeps it out of test:fast)
 // The CLI as a newcomer meets it: no command prints the overview (it does not start a server),
 // `--help` and `help <command>` print that command's help and never run it, mistakes are usage
 // errors (exit 2) without stack traces, and commands that open a database say which one.

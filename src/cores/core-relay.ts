@@ -3,6 +3,10 @@
 // status as {code, details}, which the panel maps exactly as it maps a direct call's failure.
 
 import { Client, credentials, type ServiceError, status } from "@grpc/grpc-js";
+import type { CoreFlavor } from "./core-types.ts";
+import { v2rayApi } from "./v2ray-api.ts";
+import { NEWEST_XRAY_LAYOUT } from "./wire-layout.ts";
+import { xrayApiFor } from "./xray-api.ts";
 
 export type RelayAnswer = { ok: true; response: Uint8Array } | { ok: false; code: number; details: string };
 
@@ -58,4 +62,23 @@ export class CoreRelay {
   close(): void {
     this.client.close();
   }
+}
+
+/**
+ * The user and inbound counters, read with reset (what traffic collection reads), as [name, value]
+ * with the int64 value in decimal. Failures throw: nothing was reset that was not returned.
+ */
+export async function harvestCounters(
+  relay: CoreRelay,
+  flavor: CoreFlavor | null,
+): Promise<[string, string][]> {
+  const api = flavor === "v2ray" ? v2rayApi : xrayApiFor(NEWEST_XRAY_LAYOUT);
+  const out: [string, string][] = [];
+  for (const pattern of ["user>>>", "inbound>>>"]) {
+    const prepared = api.queryStats(pattern, true);
+    const answer = await relay.call(prepared.path, prepared.request);
+    if (!answer.ok) throw new Error(`QueryStats failed: ${answer.details}`);
+    for (const stat of prepared.decode(answer.response)) out.push([stat.name, stat.value.toString()]);
+  }
+  return out;
 }

@@ -6,15 +6,18 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { isRelayablePath } from "../cores/core-relay.ts";
+import { harvestCounters, isRelayablePath, type RelayAnswer } from "../cores/core-relay.ts";
 import { type BaseDocument, DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "../cores/node-base-config.ts";
 import { baseHash } from "../cores/node-material.ts";
+import { changeOf } from "../cores/relay-record.ts";
 import { fingerprintOf, makeKeyAndRequest } from "../lib/node-pki.ts";
 import { packageVersion } from "../lib/version.ts";
 import { AgentRequestError, type AgentServer, startAgentServer } from "./agent-server.ts";
 import { writeFileAtomic } from "./atomic-file.ts";
+import { DesiredState } from "./desired-state.ts";
 import { type NodeIdentity, readIdentity, writeCertificate } from "./identity.ts";
 import { CoreSupervisor } from "./supervisor.ts";
+import { TrafficJournal } from "./traffic-journal.ts";
 
 export type AgentOptions = {
   dir: string;
@@ -39,6 +42,18 @@ export class NodeAgent {
   private base: BaseDocument = DEFAULT_BASE_DOCUMENT;
   private pendingKey: string | null = null;
   private readonly startedAt = Date.now();
+  private desired!: DesiredState;
+  private journal!: TrafficJournal;
+  /** Open while the desired state is being re-applied: the panel's calls wait for it. */
+  private gate: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private lastReplay: {
+    at: string;
+    inbounds: number;
+    users: number;
+    failed: number;
+    duration_ms: number;
+  } | null = null;
 
   constructor(private readonly options: AgentOptions) {}
 
@@ -62,8 +77,16 @@ export class NodeAgent {
       ...(this.options.backoff === undefined ? {} : { backoff: this.options.backoff }),
       ...(this.options.log === undefined ? {} : { log: this.options.log }),
     });
+    this.desired = await DesiredState.load(dir);
+    this.journal = await TrafficJournal.open(dir);
+    // Every (re)start of the core, whoever caused it: the last desired state goes back on by itself.
+    this.supervisor.on("ready", () => {
+      this.gate = this.replay();
+    });
     // The core first: it serves users whether or not the panel ever calls.
     await this.supervisor.start(this.base);
+    const interval = this.options.trafficIntervalMs ?? 10_000;
+    this.timer = setInterval(() => void this.harvest().catch(() => {}), interval);
     this.server = await startAgentServer({
       host: this.options.host,
       port: this.options.port,
@@ -74,6 +97,8 @@ export class NodeAgent {
           status: async () => this.status(),
           base: async (body, method) => this.setBase(body, method),
           renewal: async (body, method) => this.renewal(body, method),
+          traffic: async (_body, method) => this.traffic(method),
+          "traffic-ack": async (body, method) => this.acknowledge(body, method),
         },
       },
       ...(this.options.log === undefined ? {} : { log: this.options.log }),
@@ -81,15 +106,60 @@ export class NodeAgent {
   }
 
   async stop(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
     await this.server?.close();
+    // What the core counted since the last read goes into the journal before the core stops.
+    await this.harvest().catch(() => {});
     await this.supervisor?.stop();
   }
 
-  private relay(path: string, body: Buffer) {
-    if (!isRelayablePath(path)) {
-      return Promise.resolve({ ok: false as const, code: 12, details: "not a core API method" });
+  /** A panel's core call: after any re-apply in progress; a change the core accepted is recorded. */
+  private async relay(path: string, body: Buffer): Promise<RelayAnswer> {
+    if (!isRelayablePath(path)) return { ok: false, code: 12, details: "not a core API method" };
+    await this.gate;
+    const answer = await this.supervisor.relay.call(path, body);
+    const change = answer.ok ? changeOf(path, body) : null;
+    if (change !== null) await this.desired.record(change, path, body);
+    return answer;
+  }
+
+  private async replay(): Promise<void> {
+    const result = await this.desired.replay((path, request) => this.supervisor.relay.call(path, request));
+    this.lastReplay = {
+      at: new Date().toISOString(),
+      inbounds: result.inbounds,
+      users: result.users,
+      failed: result.failed,
+      duration_ms: Math.round(result.durationMs),
+    };
+    if (result.inbounds > 0) this.options.log?.("desired state re-applied", this.lastReplay);
+  }
+
+  /** Reads the core's counters (with reset) into the journal; nothing while the core is down. */
+  harvest(): Promise<void> {
+    if (!this.supervisor.report().running) return Promise.resolve();
+    return this.journal.collect(() =>
+      harvestCounters(this.supervisor.relay, this.supervisor.report().flavor),
+    );
+  }
+
+  private async traffic(method: string): Promise<unknown> {
+    if (method !== "POST") throw new AgentRequestError(405, "POST to take the traffic batches");
+    await this.harvest().catch(() => {});
+    return { epoch: this.journal.epoch, batches: await this.journal.pending() };
+  }
+
+  private async acknowledge(body: unknown, method: string): Promise<unknown> {
+    const { epoch, seq } = (body ?? {}) as { epoch?: unknown; seq?: unknown };
+    if (
+      method !== "POST" ||
+      typeof epoch !== "string" ||
+      typeof seq !== "number" ||
+      !Number.isSafeInteger(seq)
+    ) {
+      throw new AgentRequestError(400, "POST {epoch, seq}");
     }
-    return this.supervisor.relay.call(path, body);
+    return { removed: await this.journal.acknowledge(epoch, seq) };
   }
 
   status(): Record<string, unknown> {
@@ -100,6 +170,8 @@ export class NodeAgent {
       server_id: this.identity.serverId,
       core: this.supervisor.report(),
       base_sha256: baseHash(this.base),
+      desired: this.desired.size,
+      last_replay: this.lastReplay,
       certificate: {
         fingerprint: fingerprintOf(this.identity.certPem),
         not_after: new Date(cert.validTo).toISOString(),
@@ -120,6 +192,7 @@ export class NodeAgent {
       return { changed: false, base_sha256: baseHash(this.base) };
     await writeFileAtomic(join(this.options.dir, BASE_FILE), JSON.stringify(parsed.value), 0o600);
     this.base = parsed.value;
+    await this.harvest().catch(() => {});
     await this.supervisor.applyBase(parsed.value);
     return { changed: true, base_sha256: baseHash(this.base) };
   }

@@ -103,8 +103,8 @@ export async function startPortcullis(
         () => false,
       ),
     {
-      // A deadline, not a wait: on a loaded two-core machine the first start (tsx) can take this long.
-      timeoutMs: 180_000,
+      // A cold start through tsx on a loaded 2-core machine takes tens of seconds.
+      timeoutMs: 120_000,
       what: `portcullis serve on ${port} (stderr: ${stderr.slice(-500)})`,
     },
   );

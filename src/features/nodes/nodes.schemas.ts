@@ -47,6 +47,20 @@ export const AgentStatus = Type.Object(
       last_exit: Type.Union([Type.String(), Type.Null()]),
     }),
     base_sha256: Type.String(),
+    desired: Type.Object(
+      { inbounds: Type.Integer(), users: Type.Integer() },
+      { description: "the desired state the agent keeps on disk and re-applies after a core restart" },
+    ),
+    last_replay: Type.Union([
+      Type.Object({
+        at: Type.String(),
+        inbounds: Type.Integer(),
+        users: Type.Integer(),
+        failed: Type.Integer(),
+        duration_ms: Type.Integer(),
+      }),
+      Type.Null(),
+    ]),
     certificate: Type.Object({ fingerprint: Type.String(), not_after: Type.String() }),
   },
   { description: "what the agent reports about itself and its core" },

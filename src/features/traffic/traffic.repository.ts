@@ -26,6 +26,11 @@ export type AddTrafficOptions = {
   now?: Date;
   /** Filled with the ids of on_hold users whose clock this traffic started. */
   started?: string[];
+  /**
+   * A node agent's batch (its journal's epoch and sequence): counted only if this receipt is new,
+   * in the same transaction, so a batch delivered again after a lost acknowledgement adds nothing.
+   */
+  receipt?: { epoch: string; seq: number };
 };
 
 export class TrafficRepository {
@@ -47,6 +52,9 @@ export class TrafficRepository {
     const now = at.toISOString();
     return this.db.transaction().execute(async (trx) => {
       const repository = new TrafficRepository(trx, this.dialect);
+      if (options.receipt !== undefined && !(await repository.#receive(serverId, options.receipt, now))) {
+        return 0;
+      }
       const coefficient = await repository.#coefficientOf(serverId);
       const byUser = await repository.#addUserTraffic(
         serverId,
@@ -59,6 +67,16 @@ export class TrafficRepository {
       await new UsageRepository(trx, this.dialect).addBuckets(serverId, byUser, at);
       return byUser.size;
     });
+  }
+
+  /** True when the receipt was not there yet (and now is). */
+  async #receive(serverId: string, receipt: { epoch: string; seq: number }, now: string): Promise<boolean> {
+    const result = await this.db
+      .insertInto("node_traffic_receipts")
+      .values({ server_id: serverId, epoch: receipt.epoch, seq: receipt.seq, received_at: now })
+      .onConflict((oc) => oc.columns(["server_id", "epoch", "seq"]).doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
   }
 
   async #coefficientOf(serverId: string): Promise<number> {

@@ -2,6 +2,7 @@
 // in the database, so a core restart loses at most what was counted since the last collection.
 // Deltas whose write failed are kept in memory and added to the next collection.
 import type { Logger } from "pino";
+import type { AgentLink } from "../../cores/core-transport.ts";
 import { API_INBOUND_TAGS } from "../../cores/core-types.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import type { CoreSync } from "../sync/core-sync.ts";
@@ -11,6 +12,8 @@ import type { UserUsage } from "./traffic.schemas.ts";
 import { isEmpty, mergeTraffic, parseTraffic, type TrafficDeltas } from "./traffic.ts";
 
 export type Collected = { users: number; inbounds: number };
+
+type JournalAnswer = { epoch: string; batches: { seq: number; stats: [string, string][] }[] };
 
 export class TrafficService {
   /** Per server: counted on the core (and reset there) but not written yet. */
@@ -30,6 +33,8 @@ export class TrafficService {
 
   async collect(serverId: string): Promise<Collected> {
     const { client } = await this.sync.connect(serverId);
+    const agent = client.agentLink?.() ?? null;
+    if (agent !== null) return this.#collectJournal(serverId, agent);
     const stats = [
       ...(await client.queryStats("user>>>", true)),
       ...(await client.queryStats("inbound>>>", true)),
@@ -45,6 +50,33 @@ export class TrafficService {
     if (started.length > 0) await this.clocksStarted(started);
     this.logger.debug({ server_id: serverId, users, inbounds: all.inbounds.size }, "traffic collected");
     return { users, inbounds: all.inbounds.size };
+  }
+
+  /**
+   * A node agent keeps what it read in a journal of numbered batches (node/traffic-journal.ts): each
+   * is counted once per (server, epoch, sequence), in the transaction that counts it, and the agent
+   * deletes them when acknowledged. A batch delivered again (the acknowledgement was lost, the panel
+   * restarted) is recognised and skipped, so nothing is counted twice or lost.
+   */
+  async #collectJournal(serverId: string, agent: AgentLink): Promise<Collected> {
+    const { epoch, batches } = await agent.json<JournalAnswer>("POST", "traffic");
+    let users = 0;
+    let inbounds = 0;
+    for (const batch of batches) {
+      const stats = batch.stats.map(([name, value]) => ({ name, value: BigInt(value) }));
+      const deltas = parseTraffic(stats, API_INBOUND_TAGS);
+      const started: string[] = [];
+      users += await this.traffic.addTraffic(serverId, deltas, {
+        now: this.now(),
+        started,
+        receipt: { epoch, seq: batch.seq },
+      });
+      inbounds += deltas.inbounds.size;
+      if (started.length > 0) await this.clocksStarted(started);
+    }
+    const last = batches.at(-1);
+    if (last !== undefined) await agent.json("POST", "traffic-ack", { epoch, seq: last.seq });
+    return { users, inbounds };
   }
 
   /**

@@ -169,7 +169,7 @@ export function answerFromMemory(
   if (address < 0) return false;
   if (!framed && marksRead.on) (request as unknown as Consuming)._consuming = true; // no body: nothing to dump
   subscriptions.noteFetch(address, userAgent); // into preallocated typed arrays: written in batches (fetch-log.ts)
-  if (format !== "base64" || !settings.isPlain) {
+  if (format !== "base64" || !settings.isPlain || subscriptions.hasOwnHeaders(address)) {
     const key = url.slice(PREFIX.length, PREFIX.length + shape.length);
     const answer = subscriptions.answerFormat(address, key, format, ifNoneMatch);
     const headers = answer.headers;

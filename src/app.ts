@@ -155,7 +155,7 @@ export async function buildApp(
   async function authorize(request: FastifyRequest): Promise<void> {
     const principal = await deps.services.auth.authenticate(request.headers.authorization);
     request.principal = principal;
-    if (isAudited(request.method)) await beginAudit(deps.services.audit, request, principal);
+    if (isAudited(request)) await beginAudit(deps.services.audit, request, principal);
     const permission = request.routeOptions.config.permission;
     if (permission === undefined || !can(principal.role, permission)) {
       throw new ForbiddenError(`the ${principal.role} role may not do this (${permission})`);

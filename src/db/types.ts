@@ -101,6 +101,8 @@ export interface UsersTable {
   next_notice_percent: ColumnType<number | null, number | null | undefined, number | null>;
   /** user.expiring was sent for the current expire_at. */
   expiring_notified_at: Timestamp | null;
+  /** Migration 0023: the user's own Announce header (null: the subscription settings' one). */
+  announce: ColumnType<string | null, string | null | undefined, string | null>;
   /** Migration 0021: when the subscription was revoked; from then on /sub/{user_id} is 404 for them. */
   sub_by_id_revoked_at: Timestamp | null;
 }

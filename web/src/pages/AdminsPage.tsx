@@ -271,13 +271,7 @@ export function AdminsPage() {
         {(list) => (
           <DataTable
             minWidth={680}
-            columns={[
-              t("signIn.username"),
-              t("admins.role"),
-              t("admins.status"),
-              t("totp.title"),
-              t("common.created"),
-            ]}
+            columns={["signIn.username", "admins.role", "admins.status", "totp.title", "common.created"]}
             actions
           >
             {list.map((admin) => (

@@ -300,10 +300,10 @@ export function CertificatesPage() {
           <DataTable
             minWidth={640}
             columns={[
-              t("certificate.name"),
-              t("certificate.status"),
-              t("certificate.expires"),
-              t("certificate.fingerprint"),
+              "certificate.name",
+              "certificate.status",
+              "certificate.expires",
+              "certificate.fingerprint",
             ]}
             actions={canWrite}
           >

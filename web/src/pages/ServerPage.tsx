@@ -187,13 +187,7 @@ function Inbounds({ server }: { server: Server }) {
           {(list) => (
             <DataTable
               minWidth={520}
-              columns={[
-                t("inbound.tag"),
-                t("inbound.template"),
-                t("inbound.port"),
-                t("inbound.sync"),
-                t("common.active"),
-              ]}
+              columns={["inbound.tag", "inbound.template", "inbound.port", "inbound.sync", "common.active"]}
               actions={canWrite}
             >
               {list.map((inbound) => (

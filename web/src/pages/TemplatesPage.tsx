@@ -25,12 +25,7 @@ export function TemplatesPage() {
             minWidth={560}
             striped
             highlightOnHover
-            columns={[
-              t("templates.name"),
-              t("templates.builds"),
-              t("templates.cores"),
-              t("templates.variables"),
-            ]}
+            columns={["templates.name", "templates.builds", "templates.cores", "templates.variables"]}
           >
             {list.map((template) => (
               <Table.Tr key={template.id}>

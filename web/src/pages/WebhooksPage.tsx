@@ -52,7 +52,7 @@ export function WebhooksPage() {
         {(list) => (
           <DataTable
             minWidth={640}
-            columns={[t("webhooks.name"), t("webhooks.url"), t("webhooks.events"), t("admins.status")]}
+            columns={["webhooks.name", "webhooks.url", "webhooks.events", "admins.status"]}
           >
             {list.map((webhook) => (
               <Table.Tr key={webhook.id} data-testid="webhook-row">

@@ -60,13 +60,13 @@ export function DeliveryLog({
               }}
               data-testid="delivery-log"
               columns={[
-                t("delivery.event"),
-                t("delivery.status"),
-                t("delivery.attempts"),
-                t("delivery.lastStatus"),
-                t("delivery.lastError"),
-                t("common.created"),
-                t("delivery.next"),
+                "delivery.event",
+                "delivery.status",
+                "delivery.attempts",
+                "delivery.lastStatus",
+                "delivery.lastError",
+                "common.created",
+                "delivery.next",
               ]}
             >
               {items.map((d) => (

@@ -3,6 +3,7 @@
 import { Button, Group, Pagination, Skeleton, Table, Text, Title, VisuallyHidden } from "@mantine/core";
 import type { UseQueryResult } from "@tanstack/react-query";
 import type { ReactNode } from "react";
+import type { MessageKey } from "../i18n/en.ts";
 import { useI18n, useT } from "../i18n/i18n.tsx";
 import { Link } from "../router.tsx";
 import { ErrorAlert } from "./errors.tsx";
@@ -101,7 +102,8 @@ export function DataTable({
   ...props
 }: {
   minWidth: number;
-  columns: ReactNode[];
+  /** The header row's message keys. */
+  columns: MessageKey[];
   actions?: boolean;
   scrollAreaProps?: React.ComponentProps<typeof Table.ScrollContainer>["scrollAreaProps"];
   children: ReactNode;
@@ -112,13 +114,9 @@ export function DataTable({
       <Table {...props}>
         <Table.Thead>
           <Table.Tr>
-            {columns.map((column, i) =>
-              typeof column === "string" ? (
-                <Table.Th key={column}>{column}</Table.Th>
-              ) : (
-                <Slot key={i}>{column}</Slot>
-              ),
-            )}
+            {columns.map((column) => (
+              <Table.Th key={column}>{t(column)}</Table.Th>
+            ))}
             {actions && (
               <Table.Th>
                 <VisuallyHidden>{t("admins.actions")}</VisuallyHidden>
@@ -130,10 +128,6 @@ export function DataTable({
       </Table>
     </Table.ScrollContainer>
   );
-}
-
-function Slot({ children }: { children: ReactNode }) {
-  return <>{children}</>;
 }
 
 /** Pages of a server-side list, with the control names read out in the operator's language. */

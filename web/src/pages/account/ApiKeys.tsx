@@ -107,11 +107,11 @@ export function ApiKeys() {
           <DataTable
             minWidth={620}
             columns={[
-              t("apiKeys.name"),
-              t("apiKeys.role"),
-              t("common.created"),
-              t("apiKeys.expires"),
-              t("apiKeys.lastUsed"),
+              "apiKeys.name",
+              "apiKeys.role",
+              "common.created",
+              "apiKeys.expires",
+              "apiKeys.lastUsed",
             ]}
             actions
           >

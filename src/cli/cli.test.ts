@@ -20,7 +20,7 @@ after(() => rmSync(dataDir, { recursive: true, force: true }));
 process.env.DATA_DIR = join(dataDir, "in-process");
 delete process.env.DATABASE_URL;
 
-const COMMANDS = ["serve", "migrate", "admin", "templates", "access", "backup", "restore", "lobby"];
+const COMMANDS = ["serve", "migrate", "admin", "templates", "users", "access", "backup", "restore", "lobby"];
 
 type Result = { status: number; stdout: string; stderr: string };
 

@@ -4,7 +4,7 @@ import { Ajv, type ErrorObject, type Options, type ValidateFunction } from "ajv"
 import addFormatsModule from "ajv-formats";
 import fastJsonStringify, { type Schema as FjsSchema } from "fast-json-stringify";
 import type { FastifySchema, FastifySchemaCompiler } from "fastify";
-import type { ErrorDetail } from "./errors.ts";
+import { type ErrorDetail, ValidationError } from "./errors.ts";
 import { isSafeLine, isSafeText, LINE_RULE, TEXT_RULE } from "./text.ts";
 
 // ajv-formats is CommonJS; under ESM its function sits on `default`.
@@ -42,19 +42,19 @@ function makeAjv(options: Options): Ajv {
 let ajvs: { strict: Ajv; coercing: Ajv } | undefined;
 const compiled = new Map<string, ValidateFunction>();
 
-export function validatorCompiler(): FastifySchemaCompiler<FastifySchema> {
+function compiledFor(isBody: boolean, schema: object): ValidateFunction {
   ajvs ??= { strict: makeAjv({ coerceTypes: false }), coercing: makeAjv({ coerceTypes: "array" }) };
-  const { strict, coercing } = ajvs;
-  return ({ schema, httpPart }) => {
-    const isBody = httpPart === "body";
-    const key = `${isBody ? "body" : "coerced"} ${JSON.stringify(schema)}`;
-    let validate = compiled.get(key);
-    if (validate === undefined) {
-      validate = (isBody ? strict : coercing).compile(schema as object);
-      compiled.set(key, validate);
-    }
-    return validate;
-  };
+  const key = `${isBody ? "body" : "coerced"} ${JSON.stringify(schema)}`;
+  let validate = compiled.get(key);
+  if (validate === undefined) {
+    validate = (isBody ? ajvs.strict : ajvs.coercing).compile(schema);
+    compiled.set(key, validate);
+  }
+  return validate;
+}
+
+export function validatorCompiler(): FastifySchemaCompiler<FastifySchema> {
+  return ({ schema, httpPart }) => compiledFor(httpPart === "body", schema as object);
 }
 
 /** Ajv errors → `{path, message}` naming the field, e.g. `body.telegram_id`, `params.id`. */
@@ -129,4 +129,16 @@ function omit(record: Record<string, unknown>, key: string): Record<string, unkn
   const copy = { ...record };
   delete copy[key];
   return copy;
+}
+
+/**
+ * Checks a value against a request-body schema as the API does (strict Ajv: no coercion, unknown
+ * fields refused, defaults applied in place); a ValidationError naming each field otherwise. For
+ * input that does not come through an HTTP route (the CLI).
+ */
+export function checkBody(schema: object, value: unknown, context = "body"): void {
+  const validate = compiledFor(true, schema);
+  if (!validate(value)) {
+    throw new ValidationError("invalid input", describeValidationErrors(validate.errors ?? [], context));
+  }
 }

@@ -5373,6 +5373,18 @@ export type paths = {
                                 last_exit: string | null;
                             };
                             base_sha256: string;
+                            /** @description the desired state the agent keeps on disk and re-applies after a core restart */
+                            desired: {
+                                inbounds: number;
+                                users: number;
+                            };
+                            last_replay: {
+                                at: string;
+                                inbounds: number;
+                                users: number;
+                                failed: number;
+                                duration_ms: number;
+                            } | null;
                             certificate: {
                                 fingerprint: string;
                                 not_after: string;

@@ -6,16 +6,39 @@ import { packageVersion } from "./lib/version.ts";
 
 let t: TestApp;
 before(async () => {
-  t = await createTestApp();
+  t = await createTestApp({}, { docsUi: true });
 });
 after(async () => {
   await t.close();
 });
 
-test("GET /health is public and reports the package version", async () => {
+test("GET /health is public, reports the package version and that the database is up", async () => {
   const res = await t.app.inject({ url: "/health" });
   assert.equal(res.statusCode, 200);
-  assert.deepEqual(res.json(), { status: "ok", service: "portcullis", version: packageVersion });
+  assert.deepEqual(res.json(), {
+    status: "ok",
+    service: "portcullis",
+    version: packageVersion,
+    dependencies: { database: "up" },
+  });
+});
+
+test("GET /health is 503 naming the database, with Retry-After, when the database does not answer", async () => {
+  const other = await createTestApp();
+  try {
+    await other.deps.database.close();
+    const res = await other.app.inject({ url: "/health" });
+    assert.equal(res.statusCode, 503);
+    assert.equal(res.headers["retry-after"], "5");
+    assert.deepEqual(res.json(), {
+      status: "unavailable",
+      service: "portcullis",
+      version: packageVersion,
+      dependencies: { database: "down" },
+    });
+  } finally {
+    await other.close().catch(() => {}); // its database is closed already
+  }
 });
 
 test("the OpenAPI document is public, lists the users API and declares bearer auth", async () => {

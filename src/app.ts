@@ -40,15 +40,29 @@ import { requestIdFrom } from "./lib/request-id.ts";
 import { can } from "./lib/roles.ts";
 import { Problem } from "./lib/schemas.ts";
 import { applySecurityHeaders, htmlPolicyFor } from "./lib/security-headers.ts";
-import { validatorCompiler } from "./lib/validation.ts";
+import { buildSerializer, validatorCompiler } from "./lib/validation.ts";
 import { packageVersion } from "./lib/version.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export type RouteInfo = { method: string; url: string; isPublic: boolean };
 
-export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInfo[] }> {
+export type BuildOptions = {
+  /** The Swagger UI at /api/docs (default on). Test apps leave it out: it reads and hashes its static
+   * files at start, which nothing but the docs tests needs. /api/openapi.json is always served. */
+  docsUi?: boolean;
+  /** Fastify's limit for a plugin to start (default 10 s); test apps on a loaded machine lift it, the
+   * test runner's per-file deadline bounds them instead. */
+  pluginTimeoutMs?: number;
+};
+
+export async function buildApp(
+  deps: Deps,
+  options: BuildOptions = {},
+): Promise<App & { routeTable: RouteInfo[] }> {
   const app = Fastify({
+    ...(options.pluginTimeoutMs === undefined ? {} : { pluginTimeout: options.pluginTimeoutMs }),
+    schemaController: { compilersFactory: { buildSerializer } },
     loggerInstance: deps.logger as FastifyBaseLogger,
     // A client's X-Request-Id is kept only when short and plain (lib/request-id.ts).
     requestIdHeader: false,
@@ -141,7 +155,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
   async function authorize(request: FastifyRequest): Promise<void> {
     const principal = await deps.services.auth.authenticate(request.headers.authorization);
     request.principal = principal;
-    if (isAudited(request.method)) await beginAudit(deps.services.audit, request, principal);
+    if (isAudited(request)) await beginAudit(deps.services.audit, request, principal);
     const permission = request.routeOptions.config.permission;
     if (permission === undefined || !can(principal.role, permission)) {
       throw new ForbiddenError(`the ${principal.role} role may not do this (${permission})`);
@@ -207,7 +221,7 @@ export async function buildApp(deps: Deps): Promise<App & { routeTable: RouteInf
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: "/api/docs" });
+  if (options.docsUi !== false) await app.register(swaggerUi, { routePrefix: "/api/docs" });
   app.get("/api/openapi.json", { config: { auth: false }, schema: { hide: true } }, async () =>
     app.swagger(),
   );

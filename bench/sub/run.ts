@@ -1,5 +1,6 @@
 // `npm run bench:sub [-- --users N --duration S --warmup S --connections C --dialects sqlite,postgres
-// --check K --max-age-ms M --data DIR --write docs/benchmarks/sub.md --smoke]`: seeds N users (default 100,000) with 5 grants each,
+// --check K --max-age-ms M --data DIR --write docs/benchmarks/sub.md --smoke --hosts]`: seeds N users (default 100,000) with 5 grants each
+// (--hosts: two hosts per inbound, so 10 links, and three operator headers filled per user),
 // then measures three servers, one after the other, each alone on CPU 0 with wrk on CPU 1 rotating
 // over every user id: `sub` (GET /sub/{user_id} of `portcullis serve`), `fastify` (bare Fastify
 // answering the bytes /sub sent) and `limit` (raw node:http answering the same bytes). Reports
@@ -61,6 +62,7 @@ const { values } = parseArgs({
     write: { type: "string" },
     rounds: { type: "string" },
     smoke: { type: "boolean", default: false },
+    hosts: { type: "boolean", default: false },
     format: { type: "string", default: "base64" },
     "max-age-ms": { type: "string" },
     data: { type: "string" },
@@ -242,7 +244,9 @@ async function seedOrRestore(
   url: string | undefined,
   keep: Set<number>,
 ): Promise<SavedSeed & { reused: boolean }> {
-  const key = DATA_DIR && seedKey(USERS, readFileSync(join(HERE, "seed.ts"), "utf8"));
+  const key =
+    DATA_DIR &&
+    seedKey(USERS, `${readFileSync(join(HERE, "seed.ts"), "utf8")}${values.hosts ? "\nhosts" : ""}`);
   const restored = DATA_DIR && key ? restoreSeed(DATA_DIR, key, keep, dataDir) : undefined;
   if (restored !== undefined) {
     console.error(
@@ -250,7 +254,7 @@ async function seedOrRestore(
     );
     return { ...restored, reused: true };
   }
-  const seeded = await seedDatabase(dialect, dataDir, url, USERS, (index) => keep.has(index));
+  const seeded = await seedDatabase(dialect, dataDir, url, USERS, (index) => keep.has(index), values.hosts);
   console.error(`  seeded ${USERS.toLocaleString("en")} users in ${seeded.seeded.seconds.toFixed(1)} s`);
   if (DATA_DIR && key) {
     saveSeed(DATA_DIR, key, dataDir, seeded);

@@ -11,6 +11,7 @@ import type { Deps } from "../../src/deps.ts";
 import type { AccessRow } from "../../src/features/access/access.repository.ts";
 import { newGrantRow } from "../../src/features/access/grant-rows.ts";
 import type { LinkParams } from "../../src/features/inbounds/link-params.ts";
+import { SubscriptionsRepository } from "../../src/features/subscriptions/subscriptions.repository.ts";
 import { newCredential } from "../../src/features/sync/credentials.ts";
 import { installStarters } from "../../src/features/templates/starters.ts";
 import { freePort } from "../../test/support/ports.ts";
@@ -69,9 +70,11 @@ export async function seed(
   keep: (index: number) => boolean,
   signal: AbortSignal,
   dataDir = ".",
+  withHosts = false,
 ): Promise<Seeded> {
   const started = Date.now();
   const inbounds = await seedInbounds(deps);
+  if (withHosts) await seedHostsAndHeaders(deps, inbounds);
   const writer =
     deps.database.dialect === "sqlite" ? sqliteWriter(join(dataDir, "portcullis.db")) : postgresWriter(deps);
   const userIds: string[] = [];
@@ -225,6 +228,36 @@ async function seedInbounds(deps: Deps): Promise<SeededInbound[]> {
     }
   }
   return seeded;
+}
+
+/**
+ * `--hosts` (issue 48): two hosts on every inbound (a CDN name and a bare IP, remarks with the
+ * variables filled when the layout is compiled) and three operator headers whose values are filled
+ * per user and answer. The seeded link parameters get the hosts attached as /sub reads them, so the
+ * answers are checked against the pure renderer as before.
+ */
+async function seedHostsAndHeaders(deps: Deps, inbounds: SeededInbound[]): Promise<void> {
+  for (const inbound of inbounds) {
+    await deps.services.hosts.create(inbound.serverId, inbound.id, {
+      address: "cdn.example.org",
+      remark: "{SERVER} CDN {PROTOCOL} {TRANSPORT}",
+    });
+    await deps.services.hosts.create(inbound.serverId, inbound.id, {
+      address: "203.0.113.9",
+      remark: "{SERVER} IP",
+    });
+  }
+  const read = new SubscriptionsRepository(deps.database.db, deps.database.dialect);
+  const withHosts = new Map((await read.listInbounds(inbounds.map((i) => i.id))).map((row) => [row.id, row]));
+  for (const inbound of inbounds)
+    inbound.linkParams = withHosts.get(inbound.id)?.linkParams ?? inbound.linkParams;
+  await deps.services.subscriptionSettings.update({
+    custom_headers: [
+      { name: "x-days-left", value: "{DAYS_LEFT}" },
+      { name: "x-data-left", value: "{DATA_LEFT}" },
+      { name: "x-subscription", value: "{SUBSCRIPTION_URL}" },
+    ],
+  });
 }
 
 function userRow(i: number, base: number) {

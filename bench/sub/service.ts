@@ -132,6 +132,7 @@ export async function seedDatabase(
   url: string | undefined,
   users: number,
   keep: (index: number) => boolean,
+  withHosts = false,
 ): Promise<{ seeded: Seeded; databaseVersion: string }> {
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -141,7 +142,7 @@ export async function seedDatabase(
   });
   const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
   try {
-    const seeded = await seed(deps, users, keep, interrupted, dataDir);
+    const seeded = await seed(deps, users, keep, interrupted, dataDir, withHosts);
     const version =
       dialect === "postgres"
         ? sql<{ v: string }>`SELECT current_setting('server_version') AS v`

@@ -1,8 +1,9 @@
-// `portcullis admin create|reset-password --username NAME [--password-stdin]`: manage admin
-// accounts from the server's shell. Without --password-stdin a random password is printed once.
+// `portcullis admin create|reset-password --username NAME [--role ROLE] [--password-stdin]`: manage
+// admin accounts from the server's shell. Without --password-stdin a random password is printed once.
 import { parseArgs } from "node:util";
 import { AppError } from "../lib/errors.ts";
 import { randomPassword } from "../lib/password.ts";
+import { ROLES, type Role } from "../lib/roles.ts";
 import { parseOptions } from "./cli-error.ts";
 import { openDeps, recordCli } from "./config.ts";
 
@@ -17,6 +18,8 @@ reset-password    set a new password for an admin; their login tokens and API ke
                   one, which is printed once
 `;
 
+const isRole = (value: string): value is Role => (ROLES as readonly string[]).includes(value);
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -30,12 +33,21 @@ export async function run(args: string[]): Promise<number> {
   const { values } = parseOptions(usage, () =>
     parseArgs({
       args: rest,
-      options: { username: { type: "string" }, "password-stdin": { type: "boolean" } },
+      options: {
+        username: { type: "string" },
+        role: { type: "string" },
+        "password-stdin": { type: "boolean" },
+      },
       strict: true,
     }),
   );
   if ((action !== "create" && action !== "reset-password") || values.username === undefined) {
     process.stderr.write(usage);
+    return 2;
+  }
+  const role = values.role ?? "owner";
+  if (!isRole(role) || (action === "reset-password" && values.role !== undefined)) {
+    process.stderr.write(`portcullis: --role is one of ${ROLES.join(", ")}, and only for create\n\n${usage}`);
     return 2;
   }
   const password = values["password-stdin"] ? await readStdin() : randomPassword();
@@ -46,10 +58,10 @@ export async function run(args: string[]): Promise<number> {
   const deps = await openDeps();
   let exitCode = 1;
   try {
-    if (action === "create") await deps.services.auth.createAdmin(values.username, password);
+    if (action === "create") await deps.services.auth.createAdmin(values.username, password, role);
     else await deps.services.auth.resetPassword(values.username, password);
     if (!values["password-stdin"]) process.stdout.write(`password for ${values.username}: ${password}\n`);
-    else process.stdout.write(`ok: ${action} ${values.username}\n`);
+    else process.stdout.write(`ok: ${action} ${values.username}${action === "create" ? ` (${role})` : ""}\n`);
     exitCode = 0;
     return 0;
   } catch (error) {
@@ -60,7 +72,9 @@ export async function run(args: string[]): Promise<number> {
     throw error;
   } finally {
     const name = action === "create" ? "cli.admin.create" : "cli.admin.reset_password";
-    await recordCli(deps, name, { username: values.username }, exitCode);
+    const targets: Record<string, string> = { username: values.username };
+    if (action === "create") targets.role = role;
+    await recordCli(deps, name, targets, exitCode);
     await deps.close();
   }
 }

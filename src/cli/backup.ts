@@ -16,9 +16,10 @@ Writes a backup of the configured database to <file> (which must not exist), con
 \`serve\` runs and writes; restore it with \`portcullis restore <file>\`.
 
 SQLite (DATA_DIR): SQLite's online backup API copies the database into one file (mode 0600). The
-  secret key that opens the sealed values (server API credentials, certificate private keys, inbound
-  secrets, the ACME account key) goes into the file too, so the file alone restores everything:
-  keep it as private as the data directory.
+  secret key goes into the file too, and it opens every sealed value in it: server API credentials,
+  TLS private keys, REALITY and Shadowsocks-2022 keys, ACME account keys, admins' TOTP secrets,
+  webhook secrets, Telegram bot tokens, node CA keys. The file alone restores everything, and
+  exposes all of that: keep it as private as the data directory (the command says what it holds).
   --without-key  leave the key out; keep PORTCULLIS_SECRET_KEY or DATA_DIR/secret.key with the backup
 PostgreSQL (DATABASE_URL): runs pg_dump --format=custom (needs pg_dump of the server's major version
   or newer on PATH). The key is never in it: keep PORTCULLIS_SECRET_KEY with the backup.

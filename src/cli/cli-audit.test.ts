@@ -1,3 +1,4 @@
+// test ring: outer (starts Node processes of its own; scripts/run-tests.ts keeps it out of test:fast)
 // State-changing CLI commands leave an audit entry like API writes do: the operating-system user as
 // the actor (kind `cli`), the command as the action, its targets and outcome; never a password.
 import assert from "node:assert/strict";
@@ -34,6 +35,11 @@ test("admin create, a failed reset, install-starters and migrate are each one au
       .status,
     0,
   );
+  const viewer = ["admin", "create", "--username", "cli-viewer", "--role", "viewer", "--password-stdin"];
+  assert.equal((await cli(viewer, "leakcheck-cli-pw\n")).status, 0);
+  const badRole = await cli(["admin", "create", "--username", "x", "--role", "root"], "");
+  assert.equal(badRole.status, 2, "an unknown role is a usage error");
+  assert.match(badRole.stderr, /--role is one of owner, operator, support, viewer/);
   assert.equal(
     (
       await cli(
@@ -54,12 +60,16 @@ test("admin create, a failed reset, install-starters and migrate are each one au
       entries.map((e) => [e.action, e.outcome]),
       [
         ["cli.admin.create", "succeeded"],
+        ["cli.admin.create", "succeeded"],
         ["cli.admin.reset_password", "failed"],
         ["cli.templates.install_starters", "succeeded"],
         ["cli.migrate", "succeeded"],
       ],
     );
-    assert.deepEqual(entries[0]?.targets, { username: "cli-made" });
+    assert.deepEqual(entries[0]?.targets, { username: "cli-made", role: "owner" });
+    assert.deepEqual(entries[1]?.targets, { username: "cli-viewer", role: "viewer" });
+    const roles = new Map((await deps.services.admins.list()).map((a) => [a.username, a.role]));
+    assert.deepEqual([roles.get("cli-made"), roles.get("cli-viewer")], ["owner", "viewer"]);
     assert.match(entries[0]?.actor.name ?? "", /\(pid \d+\)$/);
     assert.doesNotMatch(JSON.stringify(items), /leakcheck|another-pass/);
   } finally {

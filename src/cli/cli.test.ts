@@ -1,3 +1,4 @@
+// test ring: outer (starts Node processes of its own; scripts/run-tests.ts keeps it out of test:fast)
 // The CLI as a newcomer meets it: no command prints the overview (it does not start a server),
 // `--help` and `help <command>` print that command's help and never run it, mistakes are usage
 // errors (exit 2) without stack traces, and commands that open a database say which one.
@@ -19,7 +20,7 @@ after(() => rmSync(dataDir, { recursive: true, force: true }));
 process.env.DATA_DIR = join(dataDir, "in-process");
 delete process.env.DATABASE_URL;
 
-const COMMANDS = ["serve", "migrate", "admin", "templates", "access", "backup", "restore", "lobby"];
+const COMMANDS = ["serve", "migrate", "admin", "templates", "users", "access", "backup", "restore", "lobby"];
 
 type Result = { status: number; stdout: string; stderr: string };
 

@@ -12,10 +12,17 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     load: () => import("./serve.ts"),
   },
   migrate: { summary: "apply pending database migrations and exit", load: () => import("./migrate.ts") },
-  admin: { summary: "create an admin, or reset an admin's password", load: () => import("./admin.ts") },
+  admin: {
+    summary: "create an admin (with a role), or reset an admin's password",
+    load: () => import("./admin.ts"),
+  },
   templates: {
     summary: "install the starter inbound templates, or list templates",
     load: () => import("./templates.ts"),
+  },
+  users: {
+    summary: "list, create and show users, or grant a user an inbound",
+    load: () => import("./users.ts"),
   },
   access: { summary: "grant one inbound to many users at once", load: () => import("./access.ts") },
   backup: {

@@ -1,3 +1,4 @@
+// test ring: outer (starts Node processes of its own; scripts/run-tests.ts keeps it out of test:fast)
 // `portcullis serve` as a real process, on whichever dialect DATABASE_URL selects: SIGTERM stops
 // accepting, lets a request in flight finish, releases the leases and exits 0; a request that never
 // finishes is cut at the shutdown deadline and the leases are still released; a port in use is one

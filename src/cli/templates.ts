@@ -10,7 +10,8 @@ export const usage = `usage: portcullis templates install-starters
        portcullis templates list
 
 install-starters  add the shipped starter templates that are missing (idempotent; docs/TEMPLATES.md)
-list              one template per line: name, protocol/network/security, cores, id (tab-separated)
+list              a header, then one template per line: name, protocol/network/security, cores, id
+                  (tab-separated)
 `;
 
 export type CliContext = {
@@ -73,6 +74,7 @@ async function install(templates: TemplatesService, write: (text: string) => voi
 
 async function list(templates: TemplatesService, write: (text: string) => void): Promise<number> {
   const all = await templates.list();
+  if (all.length > 0) write("NAME\tSHAPE\tCORES\tID\n");
   for (const t of all) {
     const shape = `${t.protocol}/${t.network}/${t.security}`;
     write(`${t.name}\t${shape}\t${t.supported_cores.join(",")}\t${t.id}\n`);

@@ -36,7 +36,7 @@ test("a wrong value stops `portcullis serve` with one clear line per problem", (
   const result = spawnSync(process.execPath, ["bin/portcullis.mjs", "serve"], {
     env: { ...process.env, PORT: "99999", LOG_LEVEL: "chatty", DATABASE_URL: "" },
     encoding: "utf8",
-    timeout: 20_000,
+    timeout: 120_000, // a cold start on a loaded machine; the process itself exits at once
   });
   assert.equal(result.status, 1);
   const lines = result.stderr.trim().split("\n");

@@ -1,6 +1,7 @@
 // Table types for Kysely. Column types are what the drivers hand back before the row mappers in the
 // repositories normalise them (booleans are 0/1 on SQLite, timestamps are Date on PostgreSQL).
 import type { ColumnType, Generated } from "kysely";
+import type { ServerStatus, SyncState } from "../domain/sync.ts";
 import type { DataLimitReset, UserStatus } from "../domain/users.ts";
 
 /** ISO string on SQLite, Date on PostgreSQL when read; always written as an ISO string. */
@@ -101,6 +102,8 @@ export interface UsersTable {
   next_notice_percent: ColumnType<number | null, number | null | undefined, number | null>;
   /** user.expiring was sent for the current expire_at. */
   expiring_notified_at: Timestamp | null;
+  /** Migration 0023: the user's own Announce header (null: the subscription settings' one). */
+  announce: ColumnType<string | null, string | null | undefined, string | null>;
   /** Migration 0021: when the subscription was revoked; from then on /sub/{user_id} is 404 for them. */
   sub_by_id_revoked_at: Timestamp | null;
 }
@@ -118,7 +121,7 @@ export interface ServersTable {
   hostname: string;
   grpc_hostname: string;
   grpc_port: number;
-  status: "online" | "offline" | "error" | "unknown";
+  status: ServerStatus;
   default_certificate_id: string | null;
   api_credentials_sealed: string | null;
   core: "xray" | "v2ray" | null;
@@ -232,8 +235,6 @@ export interface AcmeAccountsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
 }
-
-export type SyncState = "pending" | "synced" | "error";
 
 export interface ServerInboundsTable {
   id: string;

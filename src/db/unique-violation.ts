@@ -4,6 +4,7 @@
 // (a drawn credential that collided) catch `UniqueViolationError` and read `table`/`columns`.
 import type { CompiledQuery, DatabaseConnection, Dialect, Kysely } from "kysely";
 import { type CodeOf, ConflictError } from "../lib/errors.ts";
+import { translateUnavailable } from "./unavailable.ts";
 
 /** `<table>(<columns sorted, comma-separated>)` → the problem's code and detail. */
 const CATALOGUE: Record<string, { code: CodeOf<409>; detail: string }> = {
@@ -84,7 +85,10 @@ function sorted(columns: string[]): string[] {
   return columns.map((c) => c.trim().replace(/^"|"$/g, "")).sort();
 }
 
-/** A dialect whose connections throw UniqueViolationError instead of the drivers' own errors. */
+/**
+ * A dialect whose connections throw UniqueViolationError and DatabaseUnavailableError
+ * (unavailable.ts) instead of the drivers' own errors.
+ */
 export function translatingUniqueViolations(inner: Dialect): Dialect {
   return {
     createAdapter: () => inner.createAdapter(),
@@ -93,7 +97,13 @@ export function translatingUniqueViolations(inner: Dialect): Dialect {
     createDriver: () => {
       const driver = inner.createDriver();
       const acquire = driver.acquireConnection.bind(driver);
-      driver.acquireConnection = async () => patchConnection(await acquire());
+      driver.acquireConnection = async () => {
+        try {
+          return patchConnection(await acquire());
+        } catch (error) {
+          throw translateUnavailable(error);
+        }
+      };
       return driver;
     },
   };
@@ -110,7 +120,7 @@ function patchConnection(connection: DatabaseConnection): DatabaseConnection {
     try {
       return await execute<R>(query);
     } catch (error) {
-      throw translateUniqueViolation(error);
+      throw translateUnavailable(translateUniqueViolation(error));
     }
   };
   patched.add(connection);

@@ -54,7 +54,11 @@ export function scheduledBackupJob(
         },
         "backup written",
       );
-      if (!isKeyNoted) logger.info({ job: "backup" }, result.keyNote);
+      // Said once per process; a warning when the key is in the files, since it opens what they seal.
+      if (!isKeyNoted) {
+        if (result.isKeyIncluded) logger.warn({ job: "backup", sealed: result.sealed }, result.keyNote);
+        else logger.info({ job: "backup" }, result.keyNote);
+      }
       isKeyNoted = true;
       for (const name of backupsToDelete(readdirSync(options.dir), options.keep)) {
         rmSync(join(options.dir, name), { force: true });

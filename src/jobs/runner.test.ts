@@ -7,7 +7,7 @@ import { waitFor } from "../../test/support/poll.ts";
 import { type Job, startJobs } from "./runner.ts";
 
 describe("job runner", () => {
-  test("repeats runs, keeps going after a failure, and stops cleanly", async () => {
+  test("repeats runs, keeps going after a failure, and stops cleanly", async (ctx) => {
     let runs = 0;
     let sawAbort = false;
     const job: Job = {
@@ -25,6 +25,7 @@ describe("job runner", () => {
       },
     };
     const running = startJobs([job], pino({ enabled: false }));
+    ctx.after(() => running.stop()); // stop() is idempotent: this one only matters if the test fails
     await waitFor(() => runs >= 4, { what: "four runs" });
     await running.stop();
     assert.equal(sawAbort, true, "the run in progress saw the abort");

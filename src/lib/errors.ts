@@ -79,6 +79,7 @@ export const ERROR_CODES = {
   rate_limited: 429,
   headers_too_large: 431,
   internal_error: 500,
+  database_unavailable: 503,
   core_unavailable: 502,
   core_error: 502,
   core_auth_failed: 502,
@@ -151,6 +152,19 @@ export class RateLimitedError extends AppError {
     readonly retryAfterSeconds: number,
   ) {
     super("rate_limited", message);
+  }
+}
+
+/**
+ * The database cannot be reached or cannot take the write now (PostgreSQL down or restarting, its
+ * connections cut; SQLite busy past its timeout, disk full, I/O error): a 503 with Retry-After, never
+ * a 500. db/unavailable.ts is the one place that recognises the drivers' errors.
+ */
+export class DatabaseUnavailableError extends AppError {
+  readonly retryAfterSeconds = 5;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("database_unavailable", message, undefined, options);
   }
 }
 

@@ -3,7 +3,7 @@
 // request (bad header syntax, oversized headers). Anything else is a logged 500 with a generic body.
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { AppError, RateLimitedError } from "./errors.ts";
+import { AppError, DatabaseUnavailableError, RateLimitedError } from "./errors.ts";
 import { applySecurityHeaders } from "./security-headers.ts";
 import { describeValidationErrors } from "./validation.ts";
 
@@ -16,8 +16,16 @@ export type ProblemBody = {
 
 export function sendProblem(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const problem = toProblem(error);
-  if (problem.status >= 500) request.log.error({ err: error }, "request failed");
-  if (error instanceof RateLimitedError) reply.header("retry-after", String(error.retryAfterSeconds));
+  // An outage answers every request with the same error: one line each, without a stack.
+  if (error instanceof DatabaseUnavailableError) {
+    request.log.warn(
+      { code: problem.code, cause: String((error.cause as Error)?.message ?? "") },
+      error.message,
+    );
+  } else if (problem.status >= 500) request.log.error({ err: error }, "request failed");
+  if (error instanceof RateLimitedError || error instanceof DatabaseUnavailableError) {
+    reply.header("retry-after", String(error.retryAfterSeconds));
+  }
   applySecurityHeaders(reply);
   return reply
     .code(problem.status)

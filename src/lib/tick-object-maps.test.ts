@@ -1,3 +1,4 @@
+// test ring: outer (starts Node processes of its own; scripts/run-tests.ts keeps it out of test:fast)
 // process.nextTick's feedback stays on its fast path after a full garbage collection at an idle
 // moment, in the real entry point, because tick-object-maps.ts holds a tick object; without it (the
 // control: plain Node) the same sequence sends every later nextTick through V8's runtime for good.

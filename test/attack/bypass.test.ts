@@ -16,7 +16,7 @@ let operations: Operation[];
 const tally = { requests: 0, byStatus: new Map<number, number>() };
 
 before(async () => {
-  t = await createTestApp();
+  t = await createTestApp({}, { docsUi: true });
   await t.app.listen({ port: 0, host: "127.0.0.1" });
   port = (t.app.server.address() as AddressInfo).port;
   operations = operationsOf((await t.app.inject({ url: "/api/openapi.json" })).json());

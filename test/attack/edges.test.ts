@@ -16,7 +16,7 @@ import { type RawAnswer, rawBytes, rawRequest } from "../support/raw-http.ts";
 let t: TestApp;
 let port: number;
 before(async () => {
-  t = await createTestApp();
+  t = await createTestApp({}, { docsUi: true });
   await t.app.listen({ port: 0, host: "127.0.0.1" });
   port = (t.app.server.address() as AddressInfo).port;
 });

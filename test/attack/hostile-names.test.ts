@@ -222,6 +222,17 @@ describe("the API refuses names that would break a format, and takes the rest", 
         "validation_failed",
       );
       expectProblem(await request(t, "PUT", `/api/users/${userId}`, { name }), 400, "validation_failed");
+      const webhook = { name, url: "https://hooks.example.com/x" };
+      for (const [url, body] of [
+        ["/api/api-keys", { name }],
+        ["/api/webhooks", webhook],
+      ] as const) {
+        const problems = expectProblem(await request(t, "POST", url, body), 400, "validation_failed");
+        assert.ok(
+          problems.some((e) => e.path === "body.name"),
+          `${url}: ${JSON.stringify(problems)}`,
+        );
+      }
       expectProblem(
         await request(t, "PUT", "/api/subscription-settings", { placeholder_disabled: name }),
         400,

@@ -1,3 +1,4 @@
+// test ring: outer (starts Node processes of its own; scripts/run-tests.ts keeps it out of test:fast)
 // `npm ci` on the Node running the suite installs nothing whose `engines` excludes it: every package
 // npm would install supports this Node, as README.md promises (docs/DEPLOY.md says how the
 // dependencies were made to agree). A dry run reads only the lock: no download, node_modules untouched.

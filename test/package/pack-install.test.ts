@@ -1,3 +1,4 @@
+// test ring: outer (starts Node processes of its own; scripts/run-tests.ts keeps it out of test:fast)
 // The package as users get it: `npm pack`, then `npm install -g portcullis` from a registry into an
 // empty prefix, then `portcullis serve` and /health. The registry is a small local one that serves
 // our tarball the way registry.npmjs.org would (its packument says `_hasShrinkwrap`, so npm installs

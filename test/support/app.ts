@@ -52,6 +52,8 @@ export type TestAppOptions = {
   sameDatabaseAs?: TestApp;
   /** Cores in memory instead of gRPC: servers registered at 127.0.0.1:<port> reach fleet.add(port). */
   cores?: MemoryFleet;
+  /** Serve the Swagger UI at /api/docs, as `serve` does (off in tests that do not look at it). */
+  docsUi?: boolean;
 };
 
 export async function createTestApp(
@@ -79,7 +81,7 @@ export async function createTestApp(
     ...(options.cores === undefined ? {} : { connectCore: options.cores.connect }),
   });
   await deps.services.auth.ensureFirstAdmin(ADMIN.username, ADMIN.password);
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, { docsUi: options.docsUi === true, pluginTimeoutMs: 0 });
   await app.ready();
   const login = await app.inject({ method: "POST", url: "/api/auth/token", payload: ADMIN });
   const token = (login.json() as { access_token: string }).access_token;

@@ -103,7 +103,8 @@ export async function startPortcullis(
         () => false,
       ),
     {
-      timeoutMs: 30_000,
+      // A cold start through tsx on a loaded 2-core machine takes tens of seconds.
+      timeoutMs: 120_000,
       what: `portcullis serve on ${port} (stderr: ${stderr.slice(-500)})`,
     },
   );

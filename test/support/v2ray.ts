@@ -23,8 +23,17 @@ export class CleanupStack {
   readonly add: Cleanup = (fn) => {
     this.fns.push(fn);
   };
+  /** Runs every cleanup, newest first, even when one throws; then throws what failed. */
   async run(): Promise<void> {
-    for (const fn of this.fns.splice(0).reverse()) await fn();
+    const errors: unknown[] = [];
+    for (const fn of this.fns.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    if (errors.length > 0) throw new AggregateError(errors, "cleanup failed");
   }
 }
 

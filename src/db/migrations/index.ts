@@ -21,6 +21,7 @@ import * as m0019 from "./0019_grant_sync_revision.ts";
 import * as m0020 from "./0020_nodes.ts";
 import * as m0021 from "./0021_sub_by_id_revoked.ts";
 import * as m0022 from "./0022_inbound_hosts.ts";
+import * as m0023 from "./0023_user_announce.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -45,4 +46,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0020_nodes": m0020,
   "0021_sub_by_id_revoked": m0021,
   "0022_inbound_hosts": m0022,
+  "0023_user_announce": m0023,
 };

@@ -2,8 +2,9 @@
 // the sync state. The unique indexes make a duplicate grant a 409 and a reused credential a retry.
 import { type Kysely, type Selectable, sql } from "kysely";
 import { IDS_PER_STATEMENT, ROWS_PER_INSERT, read } from "../../db/dialect.ts";
-import type { Database, SyncState, UserAccessTable } from "../../db/types.ts";
+import type { Database, UserAccessTable } from "../../db/types.ts";
 import { UniqueViolationError } from "../../db/unique-violation.ts";
+import type { SyncState } from "../../domain/sync.ts";
 import { ConflictError } from "../../lib/errors.ts";
 import { chunks } from "../../lib/limiter.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";

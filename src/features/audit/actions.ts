@@ -12,6 +12,11 @@ const SPECIAL: Record<string, string> = {
   "POST /api/users/bulk-actions": "users.bulk_action",
   "POST /api/users/bulk": "users.bulk_create",
   "POST /api/templates/starters": "templates.install_starters",
+  // Audited reads (audit-hooks.ts): who was handed a user's share links.
+  "GET /api/users/:user_id/configs": "links.read",
+  "GET /api/users/:user_id/access/:inbound_id/config": "links.read",
+  "GET /api/users/:id/access": "links.read",
+  "GET /api/servers/:server_id/inbounds/:inbound_id/configs": "links.read_inbound",
 };
 
 const VERBS: Record<string, string> = { POST: "create", PUT: "update", PATCH: "update", DELETE: "delete" };

@@ -1,5 +1,5 @@
-// The API side of the audit log: every authenticated call that is not a read gets an entry before
-// its handler runs, completed in onSend (before the answer leaves, so a client that reads the log
+// The API side of the audit log: every authenticated call that is not a read (and every read of
+// share links) gets an entry before its handler runs, completed in onSend (before the answer leaves, so a client that reads the log
 // right after its write sees the outcome) with the status, the created id and the body's field names.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Principal } from "../../lib/http.ts";
@@ -8,8 +8,24 @@ import type { AuditService } from "./audit.service.ts";
 
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-export function isAudited(method: string): boolean {
-  return !READS.has(method);
+/**
+ * Reads that hand out users' proxy credentials as ready-to-use share links are audited like writes
+ * (who read whose links, when, from where). Other reads are not: the dashboard lists users and
+ * servers all the time, and an entry per list would bury the entries that matter (docs/SECURITY.md).
+ */
+const AUDITED_READS: Record<string, (query: Record<string, unknown>) => boolean> = {
+  "GET /api/users/:user_id/configs": () => true,
+  "GET /api/users/:user_id/access/:inbound_id/config": () => true,
+  // onRequest runs before the query is coerced: "true" is the one spelling the schema accepts.
+  "GET /api/users/:id/access": (query) => query.include_uris === "true" || query.include_uris === true,
+  "GET /api/servers/:server_id/inbounds/:inbound_id/configs": () => true,
+};
+
+/** Is this call recorded: every write, and the share-link reads above. */
+export function isAudited(request: Pick<FastifyRequest, "method" | "routeOptions" | "query">): boolean {
+  if (!READS.has(request.method)) return true;
+  const read = AUDITED_READS[`${request.method} ${request.routeOptions.url ?? ""}`];
+  return read?.((request.query ?? {}) as Record<string, unknown>) === true;
 }
 
 /** Starts the entry of an authenticated write (also one about to be refused for its role). */

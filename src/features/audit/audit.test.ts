@@ -159,6 +159,43 @@ describe("the audit log", () => {
     assert.doesNotMatch(JSON.stringify(logins), /correct-horse-typed/);
   });
 
+  test("reading a user's share links is recorded (links.read); listing users is not", async () => {
+    await t.app.inject({
+      method: "POST",
+      url: "/api/admins",
+      headers: t.auth,
+      payload: { username: "audited-support", password: "audited-support-password", role: "support" },
+    });
+    const login = await t.app.inject({
+      method: "POST",
+      url: "/api/auth/token",
+      payload: { username: "audited-support", password: "audited-support-password" },
+    });
+    const support = { authorization: `Bearer ${login.json().access_token}` };
+    const user = (
+      await t.app.inject({ method: "POST", url: "/api/users", headers: t.auth, payload: { name: "Linked" } })
+    ).json();
+    const before = (await entries()).length;
+    for (const url of [
+      "/api/users",
+      `/api/users/${user.id}`,
+      `/api/users/${user.id}/access`,
+      `/api/users/${user.id}/configs`,
+      `/api/users/${user.id}/access?include_uris=true`,
+    ]) {
+      const res = await t.app.inject({ url, headers: support });
+      assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+    }
+    const added = (await entries()).slice(before);
+    assert.deepEqual(
+      added.map((e) => [e.actor.name, e.action, e.targets.user_id ?? e.targets.id, e.status]),
+      [
+        ["audited-support", "links.read", user.id, 200],
+        ["audited-support", "links.read", user.id, 200],
+      ],
+    );
+  });
+
   test("only owners read the audit log", async () => {
     await t.app.inject({
       method: "POST",

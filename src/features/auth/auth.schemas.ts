@@ -53,7 +53,7 @@ export const CreatedApiKey = Type.Object({
 
 export const ApiKeyCreate = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 128 }),
+    name: Type.String({ minLength: 1, maxLength: 128, format: "line" }),
     expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
     role: Type.Optional(RoleSchema),
   },

@@ -11,7 +11,7 @@ import { TwoFactor } from "./two-factor.ts";
 
 let t: TestApp;
 before(async () => {
-  t = await createTestApp();
+  t = await createTestApp({}, { docsUi: true });
 });
 after(async () => {
   await t.close();

@@ -7,7 +7,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import { packageVersion } from "../../lib/version.ts";
 import { BACKUP_FORMAT, type BackupMeta, keyFingerprint, writeAtomically } from "./backup-meta.ts";
 import { pgDump } from "./pg-dump.ts";
-import { backupSqlite } from "./sqlite-backup.ts";
+import { backupSqlite, countSealedValues } from "./sqlite-backup.ts";
 
 export type BackupSource =
   | { dialect: "sqlite"; connection: BetterSqlite3.Database; pagesPerStep: number }
@@ -22,11 +22,33 @@ export type BackupResult = {
   bytes: number;
   durationMs: number;
   isKeyIncluded: boolean;
+  /** Sealed values in a SQLite backup by `table.column` (what its key opens); undefined for PostgreSQL. */
+  sealed: Record<string, number> | undefined;
   /** What the operator must know about the key; always said, once per backup. */
   keyNote: string;
 };
 
-const SEALED = "server API credentials, certificate private keys, inbound secrets, the ACME account key";
+/** What each sealed column holds, in an operator's words (docs/SECURITY.md has the same table). */
+const SEALED_MEANING: Record<string, string> = {
+  "servers.api_credentials_sealed": "server API credentials (core client keys, bearer tokens)",
+  "certificates.private_key_sealed": "TLS certificate private keys",
+  "acme_accounts.account_key_sealed": "ACME account keys",
+  "server_inbounds.secrets_sealed": "inbound secrets (REALITY private keys, Shadowsocks-2022 server keys)",
+  "admins.totp_secret_sealed": "admins' two-factor (TOTP) secrets",
+  "webhooks.secret_sealed": "webhook signing secrets",
+  "admin_telegram.bot_token_sealed": "admins' Telegram bot tokens",
+  "node_authority.ca_key_sealed": "the node certificate authority's private key",
+  "node_authority.client_key_sealed": "the node client private key",
+};
+const SEALED = [...new Set(Object.values(SEALED_MEANING))].join("; ");
+
+/** "3 × server API credentials (…); 1 × …" for the sealed values a backup holds. */
+export function describeSealed(counts: Record<string, number>): string {
+  const parts = Object.entries(counts).map(([column, n]) => `${n} × ${SEALED_MEANING[column] ?? column}`);
+  return parts.length === 0
+    ? "no sealed values yet (but every one added later to a restore of it)"
+    : parts.join("; ");
+}
 
 export class BackupService {
   constructor(
@@ -49,12 +71,14 @@ export class BackupService {
         await pgDump(databaseUrl, partial, schema);
       });
     }
+    const sealed = this.source.dialect === "sqlite" ? countSealedValues(file) : undefined;
     return {
       file,
       bytes: statSync(file).size,
       durationMs: Math.round(performance.now() - startedMs),
       isKeyIncluded,
-      keyNote: this.#keyNote(isKeyIncluded),
+      sealed,
+      keyNote: this.#keyNote(isKeyIncluded, sealed),
     };
   }
 
@@ -68,11 +92,16 @@ export class BackupService {
     };
   }
 
-  #keyNote(isKeyIncluded: boolean): string {
+  #keyNote(isKeyIncluded: boolean, sealed: Record<string, number> | undefined): string {
     if (this.secretKey === undefined) return "no secret key exists yet, so nothing in the database is sealed";
     const fingerprint = keyFingerprint(this.secretKey);
     if (isKeyIncluded) {
-      return `the secret key (fingerprint ${fingerprint}) is in the backup: the file opens every sealed value in it (${SEALED}); keep it as private as the data directory`;
+      const holds = sealed === undefined ? SEALED : describeSealed(sealed);
+      return (
+        `WARNING: THE SECRET KEY (fingerprint ${fingerprint}) IS IN THIS BACKUP. Whoever has the file ` +
+        `can open every sealed value in it: ${holds}. Keep the file as private as the data directory, ` +
+        "or take backups with --without-key (scheduled: PORTCULLIS_BACKUP_WITH_KEY=false) and keep the key apart"
+      );
     }
     return `the secret key is NOT in the backup: keep PORTCULLIS_SECRET_KEY or DATA_DIR/secret.key (fingerprint ${fingerprint}) with it; without that key the ${SEALED} cannot be opened after a restore`;
   }

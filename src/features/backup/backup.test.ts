@@ -164,6 +164,18 @@ describe("restore refuses what it cannot restore well (SQLite)", () => {
     secretKey: secret,
   });
 
+  test("a backup with the key says loudly what the key opens, counted; one without says which key to keep", async () => {
+    const dir = tempDir();
+    const loud = await t.deps.services.backups.backup(join(dir, "loud.db"), { withKey: true });
+    assert.deepEqual(loud.sealed, { "servers.api_credentials_sealed": 1 });
+    assert.match(loud.keyNote, /^WARNING: THE SECRET KEY \(fingerprint [0-9a-f]{16}\) IS IN THIS BACKUP/);
+    assert.match(loud.keyNote, /can open every sealed value in it: 1 × server API credentials/);
+    assert.match(loud.keyNote, /--without-key/);
+    assert.doesNotMatch(loud.keyNote, new RegExp(secretKey.toString("hex")));
+    const quiet = await t.deps.services.backups.backup(join(dir, "quiet.db"), { withKey: false });
+    assert.match(quiet.keyNote, /the secret key is NOT in the backup/);
+  });
+
   test("a backup with its key restores alone: the key lands in DATA_DIR/secret.key and opens the sealed values", async () => {
     const into = target();
     const result = await restoreBackup(withKey, into);

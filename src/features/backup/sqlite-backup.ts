@@ -40,6 +40,33 @@ export async function backupSqlite(
   });
 }
 
+/** Non-null values of every `*_sealed` column in a SQLite file, by `table.column` (found in its schema,
+ * so a table added later is counted without a list to keep). */
+export function countSealedValues(file: string): Record<string, number> {
+  const SQLite = loadSqlite();
+  const db = new SQLite(file, { readonly: true, fileMustExist: true });
+  try {
+    const counts: Record<string, number> = {};
+    const tables = db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+      )
+      .all() as { name: string }[];
+    for (const { name } of tables) {
+      const columns = db.prepare("SELECT name FROM pragma_table_info(?)").all(name) as { name: string }[];
+      for (const column of columns.filter((c) => c.name.endsWith("_sealed"))) {
+        const row = db
+          .prepare(`SELECT COUNT(*) AS n FROM "${name}" WHERE "${column.name}" IS NOT NULL`)
+          .get() as { n: number };
+        if (row.n > 0) counts[`${name}.${column.name}`] = row.n;
+      }
+    }
+    return counts;
+  } finally {
+    db.close();
+  }
+}
+
 /** The file given is not a backup this version can read. */
 export class BackupFileError extends Error {}
 

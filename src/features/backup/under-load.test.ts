@@ -1,3 +1,4 @@
+// test ring: outer (starts Node processes of its own; scripts/run-tests.ts keeps it out of test:fast)
 // Backups of a running service, as operators take them: `portcullis serve` as a process, four
 // clients creating users through the API as fast as they are answered, and `portcullis backup` in
 // another process meanwhile; then `portcullis restore` into an empty target, on whichever dialect

@@ -12,8 +12,6 @@ const NAME_PATTERN =
   "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$";
 const Name = (description: string) =>
   Type.String({ minLength: 1, maxLength: 253, pattern: NAME_PATTERN, description });
-/** One line of text: no C0/C1 controls, U+2028/U+2029 (U+0085 is C1), bidi embeddings, overrides or isolates. */
-export const SAFE_LINE = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]*$";
 const RANGE = "^[0-9]{1,5}(?:-[0-9]{1,5})?$";
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description: string) =>
@@ -26,7 +24,7 @@ const Fields = {
   ),
   port: Nullable(Type.Integer({ minimum: 1, maximum: 65535 }), "null: the inbound's port"),
   remark: Nullable(
-    Type.String({ minLength: 1, maxLength: 200, pattern: SAFE_LINE }),
+    Type.String({ minLength: 1, maxLength: 200, format: "line" }),
     "the entry's name, a template: {SERVER} {PROTOCOL} {TRANSPORT} {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS}; null: the inbound's (\"<server> <tag>\")",
   ),
   sni: Type.Array(Name("a server name"), {

@@ -2,8 +2,9 @@
 // sealed; the unique (server, tag) and (server, port) indexes turn a race into a 409.
 import type { Kysely, Selectable } from "kysely";
 import { read } from "../../db/dialect.ts";
-import type { Database, ServerInboundsTable, SyncState } from "../../db/types.ts";
+import type { Database, ServerInboundsTable } from "../../db/types.ts";
 import { UniqueViolationError } from "../../db/unique-violation.ts";
+import type { SyncState } from "../../domain/sync.ts";
 import { ConflictError, NotFoundError } from "../../lib/errors.ts";
 import type { JsonValue } from "../../lib/json.ts";
 import type { SyncInbound } from "../sync/stores.ts";

@@ -1,7 +1,8 @@
 // The server inbound resource of the seed (a listener made on one server from a template), plus
 // where its core stands (sync_state, sync_error).
 import { type Static, Type } from "typebox";
-import { Timestamp, Uuid } from "../../lib/schemas.ts";
+import { SYNC_STATES } from "../../domain/sync.ts";
+import { Literals, Timestamp, Uuid } from "../../lib/schemas.ts";
 
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
 const Tag = Type.String({
@@ -12,14 +13,11 @@ const VariableValues = Type.Record(Type.String(), Type.Unknown(), {
   description: "template variable name → value (JSON of the variable's type)",
 });
 
-export const SyncState = Type.Union(
-  [Type.Literal("pending"), Type.Literal("synced"), Type.Literal("error")],
-  {
-    description:
-      "synced: the core holds what the database says; pending: the core was unreachable, the change waits; " +
-      "error: the core refused it (sync_error says why)",
-  },
-);
+export const SyncState = Literals(SYNC_STATES, {
+  description:
+    "synced: the core holds what the database says; pending: the core was unreachable, the change waits; " +
+    "error: the core refused it (sync_error says why)",
+});
 
 export const Inbound = Type.Object({
   id: Uuid,

@@ -3,15 +3,10 @@
 import { type Static, Type } from "typebox";
 import { CORE_CONNECTIONS } from "../../cores/core-transport.ts";
 import { CORE_CAPABILITIES, WIRE_LAYOUTS } from "../../cores/wire-layout.ts";
-import { Timestamp, Uuid } from "../../lib/schemas.ts";
+import { SERVER_STATUSES } from "../../domain/sync.ts";
+import { Literals, Timestamp, Uuid } from "../../lib/schemas.ts";
 
-const Status = Type.Union([
-  Type.Literal("online"),
-  Type.Literal("offline"),
-  Type.Literal("error"),
-  Type.Literal("unknown"),
-]);
-export type ServerStatus = Static<typeof Status>;
+const Status = Literals(SERVER_STATUSES);
 
 const Host = Type.String({ minLength: 1, maxLength: 253, description: "DNS name, IPv4 or IPv6 address" });
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });

@@ -36,6 +36,26 @@ export const UaRule = Type.Object(
   { additionalProperties: false },
 );
 
+/** An operator's header: an HTTP token for a name, a one-line template for a value (user-values.ts). */
+export const CustomHeader = Type.Object(
+  {
+    name: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+      description: "an HTTP field name (token characters); not one Portcullis sends itself",
+    }),
+    value: Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      format: "line",
+      description:
+        "a template: {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS} {SUBSCRIPTION_URL}; characters outside printable ASCII are sent percent-encoded",
+    }),
+  },
+  { additionalProperties: false },
+);
+
 const Fields = {
   ua_rules: Type.Array(UaRule, {
     maxItems: 100,
@@ -53,6 +73,17 @@ const Fields = {
   update_interval_hours: Type.Integer({ minimum: 1, maximum: 168, description: "Profile-Update-Interval" }),
   support_url: OptionalText(2048, "Support-Url (null: not sent)"),
   announce: OptionalText(500, "Announce, sent as base64: (Happ, v2RayTun); null: not sent", "text"),
+  profile_web_page_url: OptionalText(
+    2048,
+    "Profile-Web-Page-Url (Hiddify, Happ); null: public_url + the user's /sub path when public_url is set",
+  ),
+  announce_url: OptionalText(2048, "Announce-Url (Happ, v2RayTun); null: not sent"),
+  routing: OptionalText(8192, "Routing (Happ): a happ://routing/… link; null: not sent"),
+  hide_settings: Type.Boolean({ description: "Hide-Settings: 1 (Happ) when true" }),
+  custom_headers: Type.Array(CustomHeader, {
+    maxItems: 16,
+    description: "headers sent with every /sub answer, values filled per user",
+  }),
   public_url: OptionalText(
     2048,
     "the service's public base URL (https://sub.example.com): Profile-Web-Page-Url and users' subscription_url",

@@ -22,6 +22,11 @@ export const DEFAULT_SETTINGS: SubscriptionSettings = {
   update_interval_hours: 12,
   support_url: null,
   announce: null,
+  profile_web_page_url: null,
+  announce_url: null,
+  routing: null,
+  hide_settings: false,
+  custom_headers: [],
   public_url: null,
   allow_by_id: true,
   page_title: null,
@@ -39,6 +44,46 @@ const PLACEHOLDER_FIELDS = {
   placeholder_limited: [],
   placeholder_limited_until: ["{date}"],
 } as const satisfies Record<string, readonly string[]>;
+
+/** The variables an operator's header value may hold. */
+export const HEADER_VARIABLES = [
+  "{USERNAME}",
+  "{DATA_LEFT}",
+  "{DAYS_LEFT}",
+  "{EXPIRE_DATE}",
+  "{STATUS}",
+  "{SUBSCRIPTION_URL}",
+];
+
+/** Headers /sub answers carry by themselves (or HTTP owns): an operator's header may not be one. */
+const RESERVED_HEADERS = new Set([
+  "content-type",
+  "content-length",
+  "content-disposition",
+  "content-encoding",
+  "content-security-policy",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "date",
+  "etag",
+  "cache-control",
+  "vary",
+  "location",
+  "set-cookie",
+  "x-content-type-options",
+  "referrer-policy",
+  "x-request-id",
+  "subscription-userinfo",
+  "profile-title",
+  "profile-update-interval",
+  "profile-web-page-url",
+  "support-url",
+  "announce",
+  "announce-url",
+  "routing",
+  "hide-settings",
+]);
 
 const validateSingbox = new Ajv({ strict: false, allErrors: true }).compile(SINGBOX_SCHEMA);
 const MIHOMO_BUILT_INS = new Set(["DIRECT", "REJECT", "REJECT-DROP", "PASS", "COMPATIBLE", "{{all}}"]);
@@ -89,7 +134,28 @@ export function settingsProblems(patch: SubscriptionSettingsUpdate): ErrorDetail
       }
     }
   }
-  for (const key of ["support_url", "public_url"] as const) {
+  patch.custom_headers?.forEach((header, i) => {
+    if (RESERVED_HEADERS.has(header.name.toLowerCase())) {
+      problems.push({ path: `body.custom_headers.${i}.name`, message: "a header Portcullis sends itself" });
+    }
+    for (const found of header.value.match(/\{[^{}]*\}/g) ?? []) {
+      if (!HEADER_VARIABLES.includes(found)) {
+        problems.push({
+          path: `body.custom_headers.${i}.value`,
+          message: `unknown variable ${found} (known: ${HEADER_VARIABLES.join(", ")})`,
+        });
+      }
+    }
+  });
+  const names = (patch.custom_headers ?? []).map((header) => header.name.toLowerCase());
+  names.forEach((name, i) => {
+    if (names.indexOf(name) !== i)
+      problems.push({ path: `body.custom_headers.${i}.name`, message: "named twice" });
+  });
+  if (patch.routing != null && !/^happ:\/\/routing\/[\x21-\x7e]+$/.test(patch.routing)) {
+    problems.push({ path: "body.routing", message: "must be a happ://routing/… link (printable ASCII)" });
+  }
+  for (const key of ["support_url", "public_url", "profile_web_page_url", "announce_url"] as const) {
     const value = patch[key];
     if (value != null && !/^https?:\/\/[^\s]+$/i.test(value)) {
       problems.push({ path: `body.${key}`, message: "must be an http(s) URL" });

@@ -5,14 +5,17 @@
 // construction. No I/O.
 
 import type { Format } from "../../lib/subscription-formats.ts";
+import { headerSafe } from "../../lib/text.ts";
 import { base64Of, encodeFinal, latin1Of, STANDARD, TextBuffer } from "./base64.ts";
 import type { DocumentBases } from "./document-template.ts";
 import { CONTENT_TYPES } from "./formats.ts";
 import type { Layout } from "./layouts.ts";
 import { NO_TRAFFIC, TITLE_PREFIX, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
 import {
+  announceAt,
   DOWNLOAD,
   EXPIRE,
+  FLAG_ANNOUNCE,
   FLAG_PLAIN_DISPOSITION,
   FLAGS,
   NAME,
@@ -23,6 +26,7 @@ import {
   TOTAL,
   UPLOAD,
 } from "./user-record.ts";
+import { fillTemplate, userValuesAt } from "./user-values.ts";
 
 const CONTENT_TYPE = "text/plain; charset=utf-8";
 const UPDATE_INTERVAL = String(UPDATE_INTERVAL_HOURS);
@@ -165,6 +169,23 @@ function writeAscii(value: string, out: Uint8Array, o: number): number {
   return o;
 }
 
+/** The settings' headers, with the user's own announcement (users.announce) in place of theirs. */
+function extrasFor(extras: readonly string[], page: Buffer, at: number): readonly string[] {
+  const own = announceAt(page, at);
+  if (own === undefined) return extras;
+  const out: string[] = [];
+  for (let i = 0; i < extras.length; i += 2) {
+    if (extras[i] !== "announce") out.push(extras[i] as string, extras[i + 1] as string);
+  }
+  out.push("announce", `base64:${Buffer.from(own, "utf8").toString("base64")}`);
+  return out;
+}
+
+/** Whether the record's answer carries headers of its own beyond the fixed list (answerInto cannot write them). */
+export function hasOwnHeaders(page: Buffer, at: number): boolean {
+  return ((page[at + FLAGS] as number) & FLAG_ANNOUNCE) !== 0;
+}
+
 /** Which of the layout's SNI/Host variants this fetch gets (host-entries.ts): one chosen per fetch. */
 function variantOf(layout: Layout): number {
   const variants = layout.variants;
@@ -197,8 +218,12 @@ export type AnswerSettings = {
   updateInterval: string;
   /** Name, value pairs sent with every 200 (Support-Url, Announce). */
   extras: readonly string[];
-  /** The public base URL: Profile-Web-Page-Url is it + /sub/{key}. */
+  /** The public base URL: Profile-Web-Page-Url is it + /sub/{key} (unless webPageUrl is set). */
   publicUrl: string | null;
+  /** Profile-Web-Page-Url as the operator set it (header-safe), or null. */
+  webPageUrl: string | null;
+  /** The operator's headers whose values are templates (user-values.ts), names in lower case. */
+  templated: readonly { name: string; value: string }[];
 };
 
 /**
@@ -262,8 +287,15 @@ export function formatAnswer(
     "content-disposition", own.slice(valueEnds[1]),
     "etag", etag,
     "cache-control", CACHE_CONTROL,
-    ...settings.extras,
+    ...extrasFor(settings.extras, page, at),
   ];
-  if (settings.publicUrl !== null) headers.push("profile-web-page-url", `${settings.publicUrl}/sub/${key}`);
+  const subscriptionUrl = `${settings.publicUrl ?? ""}/sub/${key}`;
+  if (settings.webPageUrl !== null) headers.push("profile-web-page-url", settings.webPageUrl);
+  else if (settings.publicUrl !== null) headers.push("profile-web-page-url", subscriptionUrl);
+  if (settings.templated.length > 0) {
+    const values = { ...userValuesAt(page, at, Date.now()), SUBSCRIPTION_URL: subscriptionUrl };
+    for (const { name, value } of settings.templated)
+      headers.push(name, headerSafe(fillTemplate(value, values)));
+  }
   return { status: 200, headers, body };
 }

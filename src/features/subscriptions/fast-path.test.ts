@@ -13,7 +13,7 @@ import { waitFor } from "../../../test/support/poll.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
 import { request } from "../../../test/support/templates.ts";
-import { MARKS_READ, withCacheFastPath } from "./fast-path.ts";
+import { marksRead, requestsCanBeMarkedRead, withCacheFastPath } from "./fast-path.ts";
 import { headSplicing, headTextIsWritable } from "./head-text.ts";
 
 let t: TestApp;
@@ -296,21 +296,36 @@ describe("the subscription cache fast path", () => {
       }
     });
 
-  test("after its answer, a request without a body is not read to its end; one with a body is (Node's dump)", async () => {
-    assert.equal(MARKS_READ, true, "this Node.js has the flag and the dump the fast path relies on");
-    const get = (more = "") => `GET /sub/${userId} HTTP/1.1\r\nHost: x\r\n${more}\r\n`;
-    const from = given.length;
-    const fellFrom = fellThrough.length;
-    await exchange(
-      `${get()}${get("Content-Length: 5\r\n")}hello${get("Transfer-Encoding: chunked\r\n")}0\r\n\r\n`,
-      3,
-    );
-    assert.deepEqual(fellThrough.slice(fellFrom), ["GET /health"], "the three answered by the fast path");
-    type Read = { _consuming: boolean; _dumped: boolean };
-    const [bodiless, sized, chunked] = given.slice(from, from + 3) as unknown as Read[];
-    await waitFor(() => sized?._dumped && chunked?._dumped, { what: "the requests with a body dumped" });
-    assert.deepEqual([bodiless?._consuming, bodiless?._dumped], [true, false]);
+  test("this Node.js has the flag and the dump the fast path relies on (else every request is dumped, as Node does)", () => {
+    assert.equal(requestsCanBeMarkedRead(), true);
+    assert.equal(marksRead.on, true);
   });
+
+  for (const mark of [true, false])
+    test(`after its answer, a request with a body is read to its end (Node's dump); one without ${mark ? "is not (marked read)" : "is too (the fallback: not marked)"}`, async () => {
+      marksRead.on = mark;
+      try {
+        const get = (more = "") => `GET /sub/${userId} HTTP/1.1\r\nHost: x\r\n${more}\r\n`;
+        const from = given.length;
+        const fellFrom = fellThrough.length;
+        const { heads } = await exchange(
+          `${get()}${get("Content-Length: 5\r\n")}hello${get("Transfer-Encoding: chunked\r\n")}0\r\n\r\n`,
+          3,
+        );
+        assert.deepEqual(
+          heads.map((lines) => lines[0]),
+          ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK", "HTTP/1.1 200 OK"],
+        );
+        assert.deepEqual(fellThrough.slice(fellFrom), ["GET /health"], "the three answered by the fast path");
+        type Read = { _consuming: boolean; _dumped: boolean };
+        const [bodiless, sized, chunked] = given.slice(from, from + 3) as unknown as Read[];
+        await waitFor(() => sized?._dumped && chunked?._dumped, { what: "the requests with a body dumped" });
+        if (mark) assert.deepEqual([bodiless?._consuming, bodiless?._dumped], [true, false]);
+        else await waitFor(() => bodiless?._dumped, { what: "the request without a body dumped too" });
+      } finally {
+        marksRead.on = requestsCanBeMarkedRead();
+      }
+    });
 
   test("a client's own X-Request-Id is left to Fastify, which echoes it", async () => {
     const res = await fetch(`${base}/sub/${userId}`, {

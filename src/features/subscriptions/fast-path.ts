@@ -7,7 +7,7 @@
 // form (IncomingMessage#headers builds an object on first use), request ids count up. The plain
 // base64 answers' heads skip writeHead's per-field checks (their values need none), and every body
 // sent as a string goes out with its head in one write (head-text.ts). A request without a body is
-// marked as read, so Node does not read it to its end after the answer (MARKS_READ).
+// marked as read, so Node does not read it to its end after the answer (marksRead).
 import { randomUUID } from "node:crypto";
 import { IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
 import { Socket } from "node:net";
@@ -78,24 +78,28 @@ const requestIds = new RequestIds();
 
 type Consuming = { _consuming: boolean };
 /**
- * Whether the fast path marks its answered requests without a body as read. Once a response
- * finishes, Node's server "dumps" the request unless something reads it (`_consuming`):
+ * Whether this Node.js lets the fast path mark its answered requests without a body as read. Once a
+ * response finishes, Node's server "dumps" the request unless something reads it (`_consuming`):
  * IncomingMessage#_dump() resumes the stream, reads it, emits 'end', destroys it and emits 'close',
  * over three ticks, so that a body's bytes come off the wire. A GET or HEAD without Content-Length
  * or Transfer-Encoding has no body (RFC 9112 §6.3): for it that work pulls nothing, and it is
  * skipped. A request with a body is dumped as ever (fast-path.test.ts sends 100 KB bodies on GETs
  * and a request after each, on one connection). Undocumented, like the head (head-text.ts): only
- * when this Node.js has both the flag and the dump, as Node 20 to 24 do; elsewhere nothing is set.
+ * when this Node.js has both the flag (false on a fresh request) and the dump, as Node 20 to 24 do;
+ * elsewhere nothing is set and Node dumps every request as it does by default.
  */
-export const MARKS_READ = (() => {
+export function requestsCanBeMarkedRead(): boolean {
   try {
-    const probe = new IncomingMessage(new Socket()) as unknown as Consuming;
+    const probe = new IncomingMessage(new Socket()) as unknown as Partial<Consuming>;
     const prototype = IncomingMessage.prototype as unknown as { _dump?: unknown };
     return probe._consuming === false && typeof prototype._dump === "function";
   } catch {
     return false;
   }
-})();
+}
+
+/** Whether the fast path marks bodiless requests read (tests turn it off to check the other way). */
+export const marksRead = { on: requestsCanBeMarkedRead() };
 
 const UUID_ALONE = { length: 36, format: null } as const;
 const TOKEN_ALONE = { length: 32, format: null } as const;
@@ -163,9 +167,9 @@ export function answerFromMemory(
   }
   const address = subscriptions.findKey(url, PREFIX.length, shape.length);
   if (address < 0) return false;
-  if (!framed && MARKS_READ) (request as unknown as Consuming)._consuming = true; // no body: nothing to dump
+  if (!framed && marksRead.on) (request as unknown as Consuming)._consuming = true; // no body: nothing to dump
   subscriptions.noteFetch(address, userAgent); // into preallocated typed arrays: written in batches (fetch-log.ts)
-  if (format !== "base64" || !settings.isPlain) {
+  if (format !== "base64" || !settings.isPlain || subscriptions.hasOwnHeaders(address)) {
     const key = url.slice(PREFIX.length, PREFIX.length + shape.length);
     const answer = subscriptions.answerFormat(address, key, format, ifNoneMatch);
     const headers = answer.headers;

@@ -86,6 +86,23 @@ export class SubscriptionIndex {
     return current ? address : -1;
   }
 
+  /**
+   * For a database outage: the record of the lowercase uuid (isId) or sub token in `key`, however old
+   * its totals and even if its layout went stale (an inbound changed and was not read again), as
+   * long as the layout is still known; -1 when there is none, NOT_BY_ID as find() says it.
+   */
+  findAnyAge(key: string, isId: boolean): number {
+    let address: number;
+    if (isId) address = this.#records.findText(key, 0);
+    else address = parseToken(key, 0, tokenProbe, 0) ? this.#records.findToken(tokenProbe) : -1;
+    if (address < 0) return -1;
+    const page = this.#records.page(address);
+    const at = this.#records.offset(address);
+    if (this.#layouts.bySlot(page.readUInt32LE(at + LAYOUT)) === undefined) return -1;
+    if (isId && ((page[at + FLAGS] as number) & FLAG_NOT_BY_ID) !== 0) return NOT_BY_ID;
+    return address;
+  }
+
   #current(text: string, from: number, notBeforeS: number): number {
     const address = this.#records.findText(text, from);
     if (address < 0) return -1;

@@ -27,6 +27,8 @@ export type SubscriptionRows = {
   subToken: string | null;
   /** The subscription was revoked: /sub/{user_id} is 404 for this user (migration 0021). */
   isByIdRevoked: boolean;
+  /** The user's own announcement (migration 0023), or null. */
+  announce: string | null;
   lifecycle: LifecycleRow;
   grants: GrantRow[];
 };
@@ -49,6 +51,7 @@ const USER_COLUMNS = [
   "name",
   "sub_token",
   "sub_by_id_revoked_at",
+  "announce",
   "status",
   "data_limit_bytes",
   "data_limit_reset",
@@ -62,6 +65,7 @@ const JOINED_USER_COLUMNS = [
   "u.name",
   "u.sub_token",
   "u.sub_by_id_revoked_at",
+  "u.announce",
   "u.status",
   "u.data_limit_bytes",
   "u.data_limit_reset",
@@ -78,6 +82,7 @@ type JoinedRow = {
   name: string;
   sub_token: string | null;
   sub_by_id_revoked_at: string | Date | null;
+  announce: string | null;
   status: UserStatus;
   data_limit_bytes: number | string | null;
   data_limit_reset: DataLimitReset;
@@ -353,6 +358,7 @@ function groupByUser(rows: readonly JoinedRow[]): SubscriptionRows[] {
         userName: row.name,
         subToken: row.sub_token,
         isByIdRevoked: row.sub_by_id_revoked_at !== null,
+        announce: row.announce,
         lifecycle: {
           status: row.status,
           dataLimitBytes: read.optionalBigint(row.data_limit_bytes),

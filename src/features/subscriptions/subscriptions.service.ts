@@ -7,7 +7,7 @@
 import { setImmediate as yieldToRequests } from "node:timers/promises";
 import type { Logger } from "pino";
 import { parse as parseYaml } from "yaml";
-import { NotFoundError } from "../../lib/errors.ts";
+import { DatabaseUnavailableError, NotFoundError } from "../../lib/errors.ts";
 import type { Format } from "../../lib/subscription-formats.ts";
 import { headerSafe } from "../../lib/text.ts";
 import { isUuid } from "../../lib/uuid.ts";
@@ -18,6 +18,7 @@ import {
   bodyBytes,
   type FormatResponse,
   formatAnswer,
+  hasOwnHeaders,
   notModifiedHeaders,
   okHeaders,
 } from "./answer.ts";
@@ -127,6 +128,7 @@ export class SubscriptionsService {
   #settings: RuntimeSettings;
   #settingsVersion = 0;
   #settingsStale = true;
+  #keptThroughOutage = 0;
   readonly #placeholders = new PlaceholderRefs();
   /** The clock as the last findKey() read it: the time of the fetch noteFetch() notes. */
   #lookupMs = 0;
@@ -158,6 +160,8 @@ export class SubscriptionsService {
         updateInterval: "12",
         extras: [],
         publicUrl: null,
+        webPageUrl: null,
+        templated: [],
       },
       isPlain: true,
       page: { title: null, note: null, publicUrl: null },
@@ -194,14 +198,30 @@ export class SubscriptionsService {
   async loadSettings(): Promise<void> {
     if (this.settingsSource === undefined) return;
     this.#settingsStale = false;
-    const s = await this.settingsSource.get();
+    let s: Awaited<ReturnType<SettingsSource["get"]>>;
+    try {
+      s = await this.settingsSource.get();
+    } catch (error) {
+      this.#settingsStale = true; // read again next time, not never
+      throw error;
+    }
     const extras: string[] = [];
     // Header values go out as typed only when they cannot break the head (rows stored before names
     // were checked, or written to the database directly): headerSafe() percent-encodes the rest.
     if (s.support_url !== null) extras.push("support-url", headerSafe(s.support_url));
     if (s.announce !== null)
       extras.push("announce", `base64:${Buffer.from(s.announce, "utf8").toString("base64")}`);
+    if (s.announce_url !== null) extras.push("announce-url", headerSafe(s.announce_url));
+    if (s.routing !== null) extras.push("routing", headerSafe(s.routing));
+    if (s.hide_settings) extras.push("hide-settings", "1");
+    const templated: { name: string; value: string }[] = [];
+    for (const header of s.custom_headers ?? []) {
+      if (header.value.includes("{"))
+        templated.push({ name: header.name.toLowerCase(), value: header.value });
+      else extras.push(header.name.toLowerCase(), headerSafe(header.value));
+    }
     const publicUrl = s.public_url === null ? null : headerSafe(s.public_url.replace(/\/+$/, ""));
+    const webPageUrl = s.profile_web_page_url === null ? null : headerSafe(s.profile_web_page_url);
     const placeholders: PlaceholderTexts = {
       disabled: s.placeholder_disabled,
       expired: s.placeholder_expired,
@@ -228,8 +248,15 @@ export class SubscriptionsService {
         updateInterval: String(s.update_interval_hours),
         extras,
         publicUrl,
+        webPageUrl,
+        templated,
       },
-      isPlain: extras.length === 0 && s.update_interval_hours === 12 && publicUrl === null,
+      isPlain:
+        extras.length === 0 &&
+        templated.length === 0 &&
+        s.update_interval_hours === 12 &&
+        publicUrl === null &&
+        webPageUrl === null,
       page: { title: s.page_title, note: s.page_note, publicUrl },
       placeholders,
     };
@@ -275,7 +302,12 @@ export class SubscriptionsService {
     );
   }
 
-  /** Any key (uuid or token) in any format: from memory, or read from the database; 404 when unknown. */
+  /**
+   * Any key (uuid or token) in any format: from memory, or read from the database; 404 when unknown.
+   * While the database is unavailable a record kept in memory answers whatever its age (its totals
+   * as last read, its layout as last known) rather than a 503: clients keep their configs through an
+   * outage; what was fetched is noted and written once the database is back (fetch-log.ts).
+   */
   async respondFormat(
     key: string,
     format: Format,
@@ -284,7 +316,7 @@ export class SubscriptionsService {
   ): Promise<FormatResponse> {
     const lower = key.toLowerCase();
     const isId = isUuid(key);
-    if (this.#settingsStale) await this.loadSettings();
+    if (this.#settingsStale) await this.#loadSettingsUnlessUnavailable();
     if (!(isId && this.#settings.allowById) && !TOKEN_PATTERN.test(lower))
       throw new NotFoundError("subscription");
     const hit = this.findKey(lower, 0, lower.length);
@@ -293,6 +325,39 @@ export class SubscriptionsService {
       if (fetch !== undefined) this.noteFetch(hit, fetch.userAgent);
       return this.answerFormat(hit, lower, format, ifNoneMatch);
     }
+    try {
+      return await this.#respondFromDatabase(lower, isId, format, ifNoneMatch, fetch);
+    } catch (error) {
+      if (!(error instanceof DatabaseUnavailableError)) throw error;
+      const kept = this.index.findAnyAge(lower, isId);
+      if (kept < 0) throw error;
+      this.#keptThroughOutage++;
+      if (fetch !== undefined) this.noteFetch(kept, fetch.userAgent);
+      return this.answerFormat(kept, lower, format, ifNoneMatch);
+    }
+  }
+
+  /** Answers served from memory because the database was unavailable (a record older than the max age). */
+  get keptThroughOutage(): number {
+    return this.#keptThroughOutage;
+  }
+
+  /** The settings read again; kept as they are while the database is unavailable. */
+  async #loadSettingsUnlessUnavailable(): Promise<void> {
+    try {
+      await this.loadSettings();
+    } catch (error) {
+      if (!(error instanceof DatabaseUnavailableError)) throw error;
+    }
+  }
+
+  async #respondFromDatabase(
+    lower: string,
+    isId: boolean,
+    format: Format,
+    ifNoneMatch: string | undefined,
+    fetch: Fetch | undefined,
+  ): Promise<FormatResponse> {
     await this.#feed.ready();
     const generation = this.index.generation;
     this.#misses++;
@@ -373,6 +438,11 @@ export class SubscriptionsService {
     );
   }
 
+  /** Whether the record at `address` needs answerFormat() even for plain base64 (its own announcement). */
+  hasOwnHeaders(address: number): boolean {
+    return hasOwnHeaders(this.index.page(address), this.index.offset(address));
+  }
+
   /** The answer from memory, or undefined (then call respond()). */
   cached(userId: string, ifNoneMatch: string | undefined): SubscriptionResponse | undefined {
     const address = this.find(userId);
@@ -411,7 +481,13 @@ export class SubscriptionsService {
     return response;
   }
 
-  /** Applies every change committed before the call. A failed read empties the index instead. */
+  /**
+   * Applies every change committed before the call. A failed read empties the index instead, but
+   * for a database that is unavailable: then nothing can change (every write goes through it), so
+   * what is in memory is kept and keeps answering (nothing new is stored meanwhile), and the feed
+   * goes on from its watermark once the database is back, applying what was committed before the
+   * outage and not read yet. An outage longer than half the changes' retention empties it then.
+   */
   async catchUp(): Promise<void> {
     try {
       await this.#feed.catchUp();
@@ -423,6 +499,13 @@ export class SubscriptionsService {
       this.#feedHealthy = true;
     } catch (error) {
       this.#feedHealthy = false;
+      if (error instanceof DatabaseUnavailableError) {
+        this.logger.warn(
+          { err: error },
+          "database unavailable: subscriptions in memory kept until it is back",
+        );
+        return;
+      }
       this.index.clear();
       this.logger.warn({ err: error }, "subscription changes not read; subscriptions in memory dropped");
     }
@@ -556,6 +639,7 @@ export class SubscriptionsService {
       status: lifecycle.status,
       subToken: user.subToken,
       isByIdRevoked: user.isByIdRevoked,
+      announce: user.announce,
       disposition: dispositionUnlessPlain(user.userName),
       credentials: user.grants.map((grant) => grant.credential),
       uploadBytes,

@@ -20,6 +20,8 @@ export const FLAG_LIVE = 1;
 export const FLAG_PLAIN_DISPOSITION = 2;
 /** The subscription was revoked: the record answers its token, never its user id. */
 export const FLAG_NOT_BY_ID = 4;
+/** The user has their own announcement (users.announce), stored after the credentials. */
+export const FLAG_ANNOUNCE = 8;
 
 // Header offsets (bytes): length u32 | flags u8, status u8, grant count u16 | loaded at u32 |
 // layout slot u32 | upload f64 | download f64 | total f64 | expire f64 | user id 16 | sub token 16 |
@@ -60,6 +62,8 @@ const MAX_TEXT = 0xffff;
 export const STATUS_CODES = ["", "active", "on_hold", "disabled", "limited", "expired"] as const;
 
 export type RecordInput = {
+  /** The user's own announcement (users.announce), sent instead of the settings' one. */
+  announce?: string | null;
   /** The user's status (users.status); omitted: not stored. */
   status?: (typeof STATUS_CODES)[number];
   /** Lowercase canonical uuid. */
@@ -95,6 +99,7 @@ export type PreparedRecord = {
   readonly token: Uint8Array | undefined;
   readonly tag: string;
   readonly length: number;
+  readonly announceBytes: number;
 };
 
 const URL_SAFE_TEXT = /^[A-Za-z0-9._~-]+$/;
@@ -173,9 +178,22 @@ export function prepareRecord(input: RecordInput): PreparedRecord | undefined {
     lengths.push(bytes);
     length += kind === KIND_UUID ? 1 + 16 : 1 + 2 + bytes;
   }
-  const tag = userTag(input.userName, input.credentials);
+  const announceBytes = input.announce == null ? 0 : Buffer.byteLength(input.announce, "utf8");
+  if (announceBytes > MAX_TEXT) return undefined;
+  if (input.announce != null) length += 2 + announceBytes;
+  const tag = userTag(input.userName, input.credentials, input.announce);
   const token = input.subToken == null ? undefined : tokenBytes(input.subToken);
-  return { input, nameBytes, dispositionBytes, kinds, lengths, token, tag, length: alignUp(length) };
+  return {
+    input,
+    nameBytes,
+    dispositionBytes,
+    kinds,
+    lengths,
+    token,
+    tag,
+    length: alignUp(length),
+    announceBytes,
+  };
 }
 
 const scratchUuid = new Uint8Array(16);
@@ -188,10 +206,11 @@ function alignUp(length: number): number {
   return Math.ceil(length / ALIGN) * ALIGN;
 }
 
-/** What the ETag says about the user: the name (title, file name) and the credentials, hashed. */
-function userTag(name: string, credentials: readonly string[]): string {
+/** What the ETag says about the user: the name (title, file name), the credentials and the announcement, hashed. */
+function userTag(name: string, credentials: readonly string[], announce?: string | null): string {
   const hash = createHash("sha256").update(name).update("\u0000");
   for (const credential of credentials) hash.update(credential).update("\u0000");
+  if (announce != null) hash.update("\u0001").update(announce);
   return hash.digest("base64url").slice(0, TAG_LENGTH);
 }
 
@@ -201,7 +220,8 @@ export function writeRecord(page: Buffer, at: number, record: PreparedRecord): v
   page[at + FLAGS] =
     FLAG_LIVE |
     (input.disposition === undefined ? FLAG_PLAIN_DISPOSITION : 0) |
-    (input.isByIdRevoked === true ? FLAG_NOT_BY_ID : 0);
+    (input.isByIdRevoked === true ? FLAG_NOT_BY_ID : 0) |
+    (input.announce != null ? FLAG_ANNOUNCE : 0);
   page[at + STATUS] = Math.max(0, STATUS_CODES.indexOf(input.status ?? ""));
   page.writeUInt16LE(input.credentials.length, at + GRANTS);
   page.writeUInt32LE(input.loadedAtS >>> 0, at + LOADED_AT);
@@ -234,7 +254,25 @@ export function writeRecord(page: Buffer, at: number, record: PreparedRecord): v
     }
     offset += bytes;
   }
+  if (input.announce != null) {
+    page.writeUInt16LE(record.announceBytes, offset);
+    page.write(input.announce, offset + 2, record.announceBytes, "utf8");
+    offset += 2 + record.announceBytes;
+  }
   page.fill(0, offset, at + record.length);
+}
+
+/** The user's own announcement stored in the record at `at`, or undefined. */
+export function announceAt(page: Buffer, at: number): string | undefined {
+  if (((page[at + FLAGS] as number) & FLAG_ANNOUNCE) === 0) return undefined;
+  const count = readU16(page, at + GRANTS);
+  let offset = at + NAME + readU16(page, at + NAME_LENGTH);
+  offset += 2 + readU16(page, offset);
+  for (let i = 0; i < count; i++) {
+    const kind = page[offset++] as number;
+    offset += kind === KIND_UUID ? 16 : 2 + readU16(page, offset);
+  }
+  return page.toString("utf8", offset + 2, offset + 2 + readU16(page, offset));
 }
 
 export function readU16(page: Uint8Array, at: number): number {

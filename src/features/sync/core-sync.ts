@@ -12,7 +12,7 @@ import {
   layoutFlavor,
   type WireLayout,
 } from "../../cores/wire-layout.ts";
-import type { SyncState } from "../../db/types.ts";
+import type { SyncState } from "../../domain/sync.ts";
 import {
   AppError,
   CoreDownError,

@@ -3,7 +3,7 @@
 // and that each tag, user and queued removal is handled once.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { SyncState } from "../../db/types.ts";
+import type { SyncState } from "../../domain/sync.ts";
 import {
   type DesiredGrant,
   type DesiredInboundRow,

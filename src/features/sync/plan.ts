@@ -2,7 +2,7 @@
 // is known about the core, which calls bring the core to the database. No I/O, so every case of
 // restart, outage, drift and queued removal is tested without a core (plan.test.ts).
 import type { CoreProtocol } from "../../cores/core-types.ts";
-import type { SyncState } from "../../db/types.ts";
+import type { SyncState } from "../../domain/sync.ts";
 
 export type DesiredGrant = {
   accessId: string;

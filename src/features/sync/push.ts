@@ -4,7 +4,7 @@
 import type { CoreClient } from "../../cores/core-client.ts";
 import type { InboundRef } from "../../cores/core-types.ts";
 import type { BuiltUser } from "../../cores/inbound-builder/built.ts";
-import type { SyncState } from "../../db/types.ts";
+import type { SyncState } from "../../domain/sync.ts";
 import { AppError, CoreConflictError, CoreDownError, CoreNotFoundError } from "../../lib/errors.ts";
 import { eachWithWorkers, type Limiter } from "../../lib/limiter.ts";
 

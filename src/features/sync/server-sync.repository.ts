@@ -4,7 +4,8 @@
 import type { Kysely } from "kysely";
 import { isWireLayout, type WireLayout } from "../../cores/wire-layout.ts";
 import { read } from "../../db/dialect.ts";
-import type { Database, SyncState } from "../../db/types.ts";
+import type { Database } from "../../db/types.ts";
+import type { SyncState } from "../../domain/sync.ts";
 
 export type ServerSyncState = {
   appliedCoreStartedAt: string | null;

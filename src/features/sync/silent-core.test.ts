@@ -96,6 +96,11 @@ describe("a core that never answers", needs, () => {
     const sampler = setInterval(() => {
       maxInFlight = Math.max(maxInFlight, jobs.reconcile.inFlight);
     }, 10);
+    // If an assertion below fails, the jobs and the sampler still stop (before the app closes).
+    ctx.after(() => {
+      clearInterval(sampler);
+      return jobs.running.stop();
+    });
     const started = performance.now();
     await waitConverged(t.deps, healthy.id, 15_000);
     await waitFor(() => jobs.reconcile.finished >= 10, { what: "ten finished ticks", timeoutMs: 15_000 });

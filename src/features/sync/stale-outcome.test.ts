@@ -15,7 +15,7 @@ import { createInbound, grant, registerServer, templateFor } from "../../../test
 import { requires } from "../../../test/support/requires.ts";
 import { request } from "../../../test/support/templates.ts";
 import { CleanupStack, startV2rayServer } from "../../../test/support/v2ray.ts";
-import type { SyncState } from "../../db/types.ts";
+import type { SyncState } from "../../domain/sync.ts";
 import { AccessRepository } from "../access/access.repository.ts";
 import { InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import { Reconciler } from "./reconciler.ts";

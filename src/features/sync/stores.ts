@@ -2,7 +2,7 @@
 // these interfaces as they are, so sync depends on no other feature's storage: inbounds and access
 // call down into sync, never the other way (docs/ARCHITECTURE.md, "the life of a grant").
 import type { CoreProtocol } from "../../cores/core-types.ts";
-import type { SyncState } from "../../db/types.ts";
+import type { SyncState } from "../../domain/sync.ts";
 import type { JsonValue } from "../../lib/json.ts";
 
 /** An inbound as provisioning needs it: what it is built from and where it stands on its core. */

@@ -1,7 +1,7 @@
 // Writing outcomes back: grant states grouped by outcome (one UPDATE per distinct state and error,
 // in chunks), and queued removals made moot because the user is on the core again. Shared by
 // CoreSync and the reconciler, so thousands of grants cost a handful of statements.
-import type { SyncState } from "../../db/types.ts";
+import type { SyncState } from "../../domain/sync.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
 import type { GrantRevision, GrantStore } from "./stores.ts";
 

@@ -112,9 +112,10 @@ describe("portcullis templates", () => {
     assert.match(again.output, /^0 installed, 7 skipped$/m);
   });
 
-  test("list prints one line per template with its shape and cores", async () => {
+  test("list prints a header, then one line per template with its shape and cores", async () => {
     const { code, output } = await cli("list");
     assert.equal(code, 0);
+    assert.equal(output.split("\n")[0], "NAME\tSHAPE\tCORES\tID");
     assert.match(output, /^vless-reality-vision\tvless\/tcp\/reality\txray\t[0-9a-f-]{36}$/m);
     assert.match(output, /^trojan-tcp-tls\ttrojan\/tcp\/tls\txray,v2ray\t[0-9a-f-]{36}$/m);
   });

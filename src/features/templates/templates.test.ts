@@ -175,7 +175,10 @@ describe("deleting templates", () => {
       { countInboundsUsing: async (id) => (id === template.id ? 2 : 0) },
       new EventBus(),
     );
-    const app = await buildApp({ ...t.deps, services: { ...t.deps.services, templates: inUse } });
+    const app = await buildApp(
+      { ...t.deps, services: { ...t.deps.services, templates: inUse } },
+      { docsUi: false },
+    );
     try {
       const res = await app.inject({
         method: "DELETE",

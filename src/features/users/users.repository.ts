@@ -12,6 +12,7 @@ export const COLUMNS = [
   "id",
   "name",
   "comment",
+  "announce",
   "telegram_id",
   "created_at",
   "updated_at",
@@ -39,6 +40,7 @@ export type UserPatch = Partial<
     User,
     | "name"
     | "comment"
+    | "announce"
     | "telegram_id"
     | "status"
     | "data_limit_bytes"
@@ -175,6 +177,7 @@ export class UsersRepository {
         id: user.id,
         name: user.name,
         comment: user.comment,
+        announce: user.announce,
         telegram_id: user.telegram_id,
         created_at: user.created_at,
         updated_at: user.updated_at,
@@ -266,6 +269,7 @@ export function toUser(row: UserRow): User {
     id: row.id,
     name: row.name,
     comment: row.comment,
+    announce: row.announce,
     telegram_id: read.optionalBigint(row.telegram_id),
     created_at: read.timestamp(row.created_at),
     updated_at: read.timestamp(row.updated_at),

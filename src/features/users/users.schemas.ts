@@ -12,6 +12,10 @@ const Name = Type.String({
   description: "1-128 characters, trimmed; one line: no control characters, line breaks or bidi overrides",
 });
 const Comment = Type.Union([Type.String({ maxLength: 1000, format: "text" }), Type.Null()]);
+const Announce = Type.Union([Type.String({ maxLength: 500, format: "text" }), Type.Null()], {
+  description:
+    "the user's own Announce header (Happ, v2RayTun; sent as base64:), instead of the subscription settings' announce; null: theirs",
+});
 const TelegramId = Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]);
 
 const Bytes = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
@@ -59,6 +63,7 @@ export const User = Type.Object({
   id: Uuid,
   name: Type.String(),
   comment: Type.Union([Type.String(), Type.Null()]),
+  announce: Type.Union([Type.String(), Type.Null()]),
   telegram_id: Type.Union([Type.Integer(), Type.Null()]),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -93,6 +98,7 @@ export const UserCreate = Type.Object(
   {
     name: Name,
     comment: Type.Optional(Comment),
+    announce: Type.Optional(Announce),
     telegram_id: Type.Optional(TelegramId),
     ...LifecycleInput,
   },
@@ -163,6 +169,7 @@ export const UserUpdate = Type.Object(
   {
     name: Type.Optional(Name),
     comment: Type.Optional(Comment),
+    announce: Type.Optional(Announce),
     telegram_id: Type.Optional(TelegramId),
     ...LifecycleInput,
   },

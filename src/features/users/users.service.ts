@@ -101,6 +101,7 @@ export class UsersService {
       id: randomUUID(),
       name: trimName(input.name),
       comment: input.comment ?? null,
+      announce: input.announce ?? null,
       telegram_id: input.telegram_id ?? null,
       created_at: now,
       updated_at: now,
@@ -131,6 +132,7 @@ export class UsersService {
     const patch: UserPatch = {};
     if (input.name !== undefined) patch.name = trimName(input.name);
     if (input.comment !== undefined) patch.comment = input.comment;
+    if (input.announce !== undefined) patch.announce = input.announce;
     if (input.telegram_id !== undefined) patch.telegram_id = input.telegram_id;
     if (input.data_limit_bytes !== undefined) patch.data_limit_bytes = input.data_limit_bytes;
     if (input.data_limit_reset !== undefined) patch.data_limit_reset = input.data_limit_reset;

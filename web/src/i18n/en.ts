@@ -255,6 +255,13 @@ export const en = {
   "account.telegram": "Telegram",
   "account.keyNarrowed": "(your account: {role})",
 
+  "password.title": "Password",
+  "password.hint":
+    "Type your current password and a new one (8 characters or more); with two-factor on, also a code. Your other sessions end.",
+  "password.current": "Current password",
+  "password.new": "New password",
+  "password.change": "Change password",
+  "password.changed": "Password changed",
   "totp.title": "Two-factor",
   "totp.on": "on",
   "totp.off": "off",

@@ -262,6 +262,13 @@ export const fa: Messages = {
   "account.telegram": "تلگرام",
   "account.keyNarrowed": "(حساب شما: {role})",
 
+  "password.title": "گذرواژه",
+  "password.hint":
+    "گذرواژه فعلی و یک گذرواژه جدید (دست‌کم ۸ نویسه) را وارد کنید؛ اگر ورود دومرحله‌ای روشن است، یک کد هم لازم است. نشست‌های دیگر شما پایان می‌یابند.",
+  "password.current": "گذرواژه فعلی",
+  "password.new": "گذرواژه جدید",
+  "password.change": "تغییر گذرواژه",
+  "password.changed": "گذرواژه تغییر کرد",
   "totp.title": "عامل دوم",
   "totp.on": "روشن",
   "totp.off": "خاموش",

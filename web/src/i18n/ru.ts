@@ -263,6 +263,13 @@ export const ru: Messages = {
   "account.telegram": "Telegram",
   "account.keyNarrowed": "(ваша учётная запись: {role})",
 
+  "password.title": "Пароль",
+  "password.hint":
+    "Введите текущий пароль и новый (не короче 8 символов); при включённой двухфакторной защите — ещё и код. Другие ваши сессии завершатся.",
+  "password.current": "Текущий пароль",
+  "password.new": "Новый пароль",
+  "password.change": "Сменить пароль",
+  "password.changed": "Пароль изменён",
   "totp.title": "Второй фактор",
   "totp.on": "включён",
   "totp.off": "выключен",

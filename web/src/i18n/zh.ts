@@ -256,6 +256,13 @@ export const zh: Messages = {
   "account.telegram": "Telegram",
   "account.keyNarrowed": "（您的账户：{role}）",
 
+  "password.title": "密码",
+  "password.hint":
+    "输入当前密码和新密码（至少 8 个字符）；若已开启两步验证，还需输入验证码。您的其他会话将结束。",
+  "password.current": "当前密码",
+  "password.new": "新密码",
+  "password.change": "修改密码",
+  "password.changed": "密码已修改",
   "totp.title": "两步验证",
   "totp.on": "已开启",
   "totp.off": "未开启",

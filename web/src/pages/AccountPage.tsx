@@ -1,4 +1,4 @@
-// The signed-in admin's own account, for every role: two-factor sign-in, API keys, Telegram
+// The signed-in admin's own account, for every role: password, two-factor sign-in, API keys, Telegram
 // notifications. Each tab has its own address (/account, /account/api-keys, /account/telegram).
 import { Group, Stack, Tabs, Text, Title } from "@mantine/core";
 import { useMe } from "../auth/me.ts";
@@ -6,6 +6,7 @@ import { useT } from "../i18n/i18n.tsx";
 import { navigate } from "../router.tsx";
 import { RoleBadge } from "../ui/RoleBadge.tsx";
 import { ApiKeys } from "./account/ApiKeys.tsx";
+import { ChangePassword } from "./account/ChangePassword.tsx";
 import { Telegram } from "./account/Telegram.tsx";
 import { TwoFactor } from "./account/TwoFactor.tsx";
 
@@ -44,7 +45,12 @@ export function AccountPage({ tab }: { tab: AccountTab }) {
           <Tabs.Tab value="telegram">{t("account.telegram")}</Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="security" pt="md">
-          {tab === "security" && <TwoFactor />}
+          {tab === "security" && (
+            <Stack>
+              <ChangePassword />
+              <TwoFactor />
+            </Stack>
+          )}
         </Tabs.Panel>
         <Tabs.Panel value="api-keys" pt="md">
           {tab === "api-keys" && <ApiKeys />}

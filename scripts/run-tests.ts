@@ -6,7 +6,7 @@
 // share a few processes (shards) instead of one each: most of a file's cost is loading the app, and a
 // shard loads it once. `npm test` keeps one process per file.
 // Every file (or shard) runs in a process group of its own with a deadline, TEST_FILE_TIMEOUT_S
-// (300 s unless set; a shard of the inner ring gets that per ten of its files): past it the group is killed, the file is named TIMED OUT and the run fails, so
+// (600 s unless set; a shard of the inner ring gets that per ten of its files): past it the group is killed, the file is named TIMED OUT and the run fails, so
 // a test that hangs (a job or server left running) cannot make the run go silent. Output is printed
 // per file when it ends; the run ends with a summary naming every failed or timed-out file.
 import { spawn } from "node:child_process";
@@ -74,7 +74,7 @@ function shard(paths: readonly string[], count: number, dir: string): Target[] {
 // Every test app logs here (test/support/app.ts); after the run the logs are searched for secrets.
 const logDir = mkdtempSync(join(tmpdir(), "portcullis-test-logs-"));
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? (isInner ? "3" : "2"));
-const timeoutS = Number(process.env.TEST_FILE_TIMEOUT_S ?? "300");
+const timeoutS = Number(process.env.TEST_FILE_TIMEOUT_S ?? "600");
 if (!Number.isInteger(concurrency) || concurrency < 1 || !(timeoutS > 0)) {
   console.error("TEST_CONCURRENCY must be a positive integer and TEST_FILE_TIMEOUT_S a positive number");
   process.exit(2);

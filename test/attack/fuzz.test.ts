@@ -163,7 +163,12 @@ async function expiredToken(): Promise<string> {
 /** Fixture ids by path prefix; a path no fixture covers gets a well-formed id of nothing. */
 function valuesFor(op: Operation): Record<string, string> {
   const prefix = Object.keys(pathValues).find((p) => p !== "" && op.path.startsWith(`${p}/{id}`));
-  return { id: randomUUID(), ...pathValues[""], ...(prefix === undefined ? {} : pathValues[prefix]) };
+  return {
+    id: randomUUID(),
+    key_id: randomUUID(),
+    ...pathValues[""],
+    ...(prefix === undefined ? {} : pathValues[prefix]),
+  };
 }
 
 type Sent = { op: Operation; what: string; answer: RawAnswer };

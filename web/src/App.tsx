@@ -1,4 +1,5 @@
 // The signed-in shell (navigation, theme, language, sign-out) and the route table.
+
 import {
   ActionIcon,
   AppShell,
@@ -18,7 +19,7 @@ import {
 import { useDisclosure } from "@mantine/hooks";
 import { useQueryClient } from "@tanstack/react-query";
 import { lazy, type ReactNode, Suspense, useEffect } from "react";
-import { api, unwrap } from "./api/client.ts";
+import { accountApi } from "./api/admin.ts";
 import { type Permission, useCan, useMe } from "./auth/me.ts";
 import { session, useToken } from "./auth/session.ts";
 import type { MessageKey } from "./i18n/en.ts";
@@ -158,7 +159,7 @@ function Shell({ path, children }: { path: string; children: ReactNode }) {
   const can = useCan();
   const signOut = async () => {
     // Revoke the token on the server too; sign out locally whatever it answers, but say so.
-    await unwrap(api.POST("/api/auth/logout")).catch(notifyError);
+    await accountApi.signOut().catch(notifyError);
     session.signOut();
     queryClient.clear();
   };

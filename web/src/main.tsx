@@ -9,6 +9,7 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App.tsx";
 import { ApiError } from "./api/client.ts";
+import { keys } from "./api/keys.ts";
 import { I18nProvider } from "./i18n/i18n.tsx";
 import { cssVariablesResolver, theme } from "./theme.ts";
 
@@ -22,7 +23,7 @@ setNonce(nonce);
 // /api/auth/me again so the actions on screen follow. The 403's detail is shown where it happened.
 const onForbidden = (error: unknown) => {
   if (error instanceof ApiError && error.status === 403)
-    void queryClient.invalidateQueries({ queryKey: ["me"] });
+    void queryClient.invalidateQueries({ queryKey: keys.me() });
 };
 const queryClient: QueryClient = new QueryClient({
   queryCache: new QueryCache({ onError: onForbidden }),
@@ -50,7 +51,8 @@ createRoot(root).render(
         colorSchemeManager={localStorageColorSchemeManager({ key: "portcullis.color-scheme" })}
         getStyleNonce={() => nonce}
       >
-        <Notifications position="top-right" />
+        {/* Bottom corner: a toast never covers the header's controls (menu, language, sign out). */}
+        <Notifications position="bottom-right" />
         <QueryClientProvider client={queryClient}>
           <I18nProvider>
             <App />

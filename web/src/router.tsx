@@ -1,6 +1,7 @@
 // A small history router: the dashboard has a handful of pages, so a route table and a Link are all
 // it needs. Paths are relative to the mount point the service writes into <base href>.
-import { type MouseEvent, useSyncExternalStore } from "react";
+import { Anchor, type AnchorProps } from "@mantine/core";
+import { type MouseEvent, type ReactNode, useSyncExternalStore } from "react";
 
 export const mountPath = new URL(document.baseURI).pathname.replace(/\/$/, "");
 const listeners = new Set<() => void>();
@@ -59,4 +60,9 @@ export function matchRoute(pattern: string, path: string): Match | undefined {
     else if (part !== value) return undefined;
   }
   return params;
+}
+
+/** An in-app link: a real `<a href>` (new tab, copy address) that the router follows on a plain click. */
+export function Link({ to, ...props }: { to: string } & Omit<AnchorProps, "href"> & { children: ReactNode }) {
+  return <Anchor href={href(to)} onClick={(e) => followLink(e, to)} {...props} />;
 }

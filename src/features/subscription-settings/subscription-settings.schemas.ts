@@ -78,10 +78,7 @@ const Fields = {
     "Profile-Web-Page-Url (Hiddify, Happ); null: public_url + the user's /sub path when public_url is set",
   ),
   announce_url: OptionalText(2048, "Announce-Url (Happ, v2RayTun); null: not sent"),
-  routing: OptionalText(
-    8192,
-    "Routing (Happ): a happ://routing/… link; null: not sent",
-  ),
+  routing: OptionalText(8192, "Routing (Happ): a happ://routing/… link; null: not sent"),
   hide_settings: Type.Boolean({ description: "Hide-Settings: 1 (Happ) when true" }),
   custom_headers: Type.Array(CustomHeader, {
     maxItems: 16,

@@ -149,7 +149,8 @@ export function settingsProblems(patch: SubscriptionSettingsUpdate): ErrorDetail
   });
   const names = (patch.custom_headers ?? []).map((header) => header.name.toLowerCase());
   names.forEach((name, i) => {
-    if (names.indexOf(name) !== i) problems.push({ path: `body.custom_headers.${i}.name`, message: "named twice" });
+    if (names.indexOf(name) !== i)
+      problems.push({ path: `body.custom_headers.${i}.name`, message: "named twice" });
   });
   if (patch.routing != null && !/^happ:\/\/routing\/[\x21-\x7e]+$/.test(patch.routing)) {
     problems.push({ path: "body.routing", message: "must be a happ://routing/… link (printable ASCII)" });

@@ -14,8 +14,8 @@ import { NO_TRAFFIC, TITLE_PREFIX, UPDATE_INTERVAL_HOURS, userinfoOf } from "./s
 import {
   announceAt,
   DOWNLOAD,
-  FLAG_ANNOUNCE,
   EXPIRE,
+  FLAG_ANNOUNCE,
   FLAG_PLAIN_DISPOSITION,
   FLAGS,
   NAME,
@@ -294,7 +294,8 @@ export function formatAnswer(
   else if (settings.publicUrl !== null) headers.push("profile-web-page-url", subscriptionUrl);
   if (settings.templated.length > 0) {
     const values = { ...userValuesAt(page, at, Date.now()), SUBSCRIPTION_URL: subscriptionUrl };
-    for (const { name, value } of settings.templated) headers.push(name, headerSafe(fillTemplate(value, values)));
+    for (const { name, value } of settings.templated)
+      headers.push(name, headerSafe(fillTemplate(value, values)));
   }
   return { status: 200, headers, body };
 }

@@ -228,7 +228,7 @@ export function renderPage(input: PageInput): string {
 <h1>${escapeHtml(heading)}: <bdi>${escapeHtml(input.userName)}</bdi></h1>
 <div class="card row">
 <div class="stat">${t.status}<b data-status>${statusText}</b></div>
-<div class="stat">${t.used}<b data-used>${bytes(used)} / ${total > 0 ? bytes(total) : t.unlimited}</b><div class="bar"><i></i></div></div>
+<div class="stat">${t.used}<b data-used><bdi>${bytes(used)}</bdi> / ${total > 0 ? `<bdi>${bytes(total)}</bdi>` : t.unlimited}</b><div class="bar"><i></i></div></div>
 <div class="stat">${t.expires}<b data-expires>${expires}</b></div>
 </div>
 ${input.note === null ? "" : `<div class="card note">${escapeHtml(input.note)}</div>`}

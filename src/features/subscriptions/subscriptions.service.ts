@@ -216,7 +216,8 @@ export class SubscriptionsService {
     if (s.hide_settings) extras.push("hide-settings", "1");
     const templated: { name: string; value: string }[] = [];
     for (const header of s.custom_headers ?? []) {
-      if (header.value.includes("{")) templated.push({ name: header.name.toLowerCase(), value: header.value });
+      if (header.value.includes("{"))
+        templated.push({ name: header.name.toLowerCase(), value: header.value });
       else extras.push(header.name.toLowerCase(), headerSafe(header.value));
     }
     const publicUrl = s.public_url === null ? null : headerSafe(s.public_url.replace(/\/+$/, ""));

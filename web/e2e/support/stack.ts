@@ -23,7 +23,12 @@ export type Stack = {
   stop(): Promise<void>;
 };
 
-export async function startStack(options: { core: boolean; env?: Record<string, string> }): Promise<Stack> {
+export async function startStack(options: {
+  core: boolean;
+  env?: Record<string, string>;
+  /** false: a fresh install with no templates (the dashboard offers the starters then). */
+  starters?: boolean;
+}): Promise<Stack> {
   const cleanup = new CleanupStack();
   try {
     const store = await sharedStore(cleanup.add);
@@ -32,11 +37,14 @@ export async function startStack(options: { core: boolean; env?: Record<string, 
       PORTCULLIS_TRAFFIC_INTERVAL_MS: "1000",
       ...options.env,
     });
-    const installed = spawnSync(
-      process.execPath,
-      ["--import", "tsx", join(ROOT, "src/main.ts"), "templates", "install-starters"],
-      { cwd: ROOT, env: { ...process.env, ...store.env, LOG_LEVEL: "warn" }, encoding: "utf8" },
-    );
+    const installed =
+      options.starters === false
+        ? { status: 0, stderr: "" }
+        : spawnSync(
+            process.execPath,
+            ["--import", "tsx", join(ROOT, "src/main.ts"), "templates", "install-starters"],
+            { cwd: ROOT, env: { ...process.env, ...store.env, LOG_LEVEL: "warn" }, encoding: "utf8" },
+          );
     if (installed.status !== 0) throw new Error(`install-starters failed: ${installed.stderr}`);
     const core = options.core ? await startV2rayServer(cleanup.add) : undefined;
     const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {

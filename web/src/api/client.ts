@@ -8,7 +8,11 @@ export type Problem = components["schemas"]["Problem"];
 
 /** A failed call, carrying the API's problem+json (its `detail` is what the UI shows). */
 export class ApiError extends Error {
-  constructor(readonly problem: Problem) {
+  constructor(
+    readonly problem: Problem,
+    /** A 429's Retry-After, in seconds. */
+    readonly retryAfterSeconds?: number,
+  ) {
     super(problem.detail);
   }
   get status(): number {
@@ -65,7 +69,8 @@ export async function unwrap<D>(call: Promise<Result<D>>): Promise<D> {
   }
   if (result.response.ok) return result.data as D;
   const { error, response } = result;
-  if (isProblem(error)) throw new ApiError(error);
+  const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN);
+  if (isProblem(error)) throw new ApiError(error, Number.isFinite(retryAfter) ? retryAfter : undefined);
   throw new ApiError({
     type: "about:blank",
     title: response.statusText,
@@ -73,4 +78,9 @@ export async function unwrap<D>(call: Promise<Result<D>>): Promise<D> {
     code: "http_error",
     detail: `HTTP ${response.status} ${response.statusText}${typeof error === "string" && error ? `: ${error}` : ""}`,
   });
+}
+
+/** `{ params: { path: { id } } }`: the options of a call on one resource by its id. */
+export function byId(id: string) {
+  return { params: { path: { id } } } as const;
 }

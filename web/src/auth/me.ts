@@ -2,6 +2,7 @@
 // the actions the caller's role lacks; the service still decides (a 403's detail is shown).
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "../api/client.ts";
+import { keys } from "../api/keys.ts";
 import type { Me, Role } from "../api/types.ts";
 import { useToken } from "./session.ts";
 
@@ -10,34 +11,12 @@ export const ROLES = ["owner", "operator", "support", "viewer"] as const satisfi
 const _allRoles: Exclude<Role, (typeof ROLES)[number]> extends never ? true : never = true;
 void _allRoles;
 
-/**
- * The permission names of `GET /api/auth/me` (the service's lib/roles.ts; the OpenAPI document lists
- * them only in a description, so this copy is kept by hand).
- */
-export type Permission =
-  | "self"
-  | "admins.manage"
-  | "audit.read"
-  | "settings.read"
-  | "settings.write"
-  | "users.read"
-  | "users.write"
-  | "users.lifecycle"
-  | "links.read"
-  | "access.write"
-  | "servers.read"
-  | "servers.write"
-  | "inbounds.read"
-  | "inbounds.write"
-  | "templates.read"
-  | "templates.write"
-  | "certificates.read"
-  | "certificates.write"
-  | "system.read";
+/** The permission names of `GET /api/auth/me`, from its schema (the service's lib/roles.ts). */
+export type Permission = Me["permissions"][number];
 
 export function meQuery(token: string | null) {
   return {
-    queryKey: ["me", token],
+    queryKey: keys.me(token),
     queryFn: () => unwrap(api.GET("/api/auth/me")),
     enabled: token !== null,
     staleTime: 60_000,

@@ -1,33 +1,9 @@
 // Upload/download per hour or day, oldest left: loaded with the first history chart shown, so the
 // charting library stays out of the initial bundle.
-import "@mantine/charts/styles.css";
-import { BarChart } from "@mantine/charts";
-import { formatBytes } from "../ui/format.ts";
+import { UpDownBars } from "./UsageChart.tsx";
 
 export type HistoryRow = { label: string; up: number; down: number };
 
-export function HistoryBars({
-  rows,
-  upLabel,
-  downLabel,
-}: {
-  rows: HistoryRow[];
-  upLabel: string;
-  downLabel: string;
-}) {
-  return (
-    <BarChart
-      h={220}
-      data={rows}
-      dataKey="label"
-      type="stacked"
-      valueFormatter={formatBytes}
-      withLegend
-      yAxisProps={{ width: 80, tickFormatter: formatBytes }}
-      series={[
-        { name: "up", label: upLabel, color: "blue.6" },
-        { name: "down", label: downLabel, color: "teal.6" },
-      ]}
-    />
-  );
+export function HistoryBars({ rows, ...labels }: { rows: HistoryRow[]; upLabel: string; downLabel: string }) {
+  return <UpDownBars rows={rows} dataKey="label" byName={false} {...labels} />;
 }

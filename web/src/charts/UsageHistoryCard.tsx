@@ -1,12 +1,12 @@
 // Traffic over time for one user or one server: the last 24 hours by hour or the last 30 days by
 // day, from the usage history (GET /api/users/{id}/usage?from&to&granularity, GET /api/usage).
 // Hours are labelled in the browser's time zone; days are UTC days, as the server buckets them.
-import { Group, SegmentedControl, Skeleton, Stack, Text, Title } from "@mantine/core";
+import { Card, Group, SegmentedControl, Skeleton, Stack, Text, Title } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { lazy, Suspense, useState } from "react";
 import { useI18n } from "../i18n/i18n.tsx";
 import { ErrorAlert } from "../ui/errors.tsx";
-import { formatBytes } from "../ui/format.ts";
+import { UpDown } from "../ui/Num.tsx";
 import type { HistoryRow } from "./HistoryBars.tsx";
 
 const HistoryBars = lazy(() => import("./HistoryBars.tsx").then((m) => ({ default: m.HistoryBars })));
@@ -62,37 +62,39 @@ export function UsageHistoryCard({
     down: b.downlink_bytes,
   }));
   return (
-    <Stack gap="xs" data-testid="usage-history">
-      <Group justify="space-between">
-        <Title order={3}>{title}</Title>
-        <SegmentedControl
-          size="xs"
-          aria-label={t("history.period")}
-          value={granularity}
-          onChange={(value) => setGranularity(value === "day" ? "day" : "hour")}
-          data={[
-            { value: "hour", label: t("history.last24h") },
-            { value: "day", label: t("history.last30d") },
-          ]}
-        />
-      </Group>
-      {history.error && <ErrorAlert error={history.error} />}
-      {history.isLoading && <Skeleton h={220} />}
-      {history.data &&
-        (up + down === 0 ? (
-          <Text size="sm" c="dimmed">
-            {t("history.none")}
-          </Text>
-        ) : (
-          <>
-            <Text size="sm">
-              ↑ {formatBytes(up)} · ↓ {formatBytes(down)}
+    <Card withBorder>
+      <Stack gap="xs" data-testid="usage-history">
+        <Group justify="space-between">
+          <Title order={3}>{title}</Title>
+          <SegmentedControl
+            size="xs"
+            aria-label={t("history.period")}
+            value={granularity}
+            onChange={(value) => setGranularity(value === "day" ? "day" : "hour")}
+            data={[
+              { value: "hour", label: t("history.last24h") },
+              { value: "day", label: t("history.last30d") },
+            ]}
+          />
+        </Group>
+        {history.error && <ErrorAlert error={history.error} />}
+        {history.isLoading && <Skeleton h={220} />}
+        {history.data &&
+          (up + down === 0 ? (
+            <Text size="sm" c="dimmed">
+              {t("history.none")}
             </Text>
-            <Suspense fallback={<Skeleton h={220} />}>
-              <HistoryBars rows={rows} upLabel={t("usage.uplink")} downLabel={t("usage.downlink")} />
-            </Suspense>
-          </>
-        ))}
-    </Stack>
+          ) : (
+            <>
+              <Text size="sm">
+                <UpDown up={up} down={down} />
+              </Text>
+              <Suspense fallback={<Skeleton h={220} />}>
+                <HistoryBars rows={rows} upLabel={t("usage.uplink")} downLabel={t("usage.downlink")} />
+              </Suspense>
+            </>
+          ))}
+      </Stack>
+    </Card>
   );
 }

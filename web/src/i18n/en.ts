@@ -61,7 +61,7 @@ export const en = {
   "users.new": "New user",
   "users.search": "Search users",
   "users.searchPlaceholder": "Search by name, Telegram ID or UUID",
-  "users.total": "{count} users",
+  "users.total": "{count, plural, one {# user} other {# users}}",
   "users.found": "{count} found (at most 100 shown)",
   "users.noMatch": "No user matches “{q}”.",
   "users.empty": "No users yet. Create one, or grant an inbound to a new name.",
@@ -81,11 +81,12 @@ export const en = {
 
   "bulk.selected": "{count} selected",
   "bulk.grant": "Grant access",
-  "bulk.grantTitle": "Grant access to {count} users",
+  "bulk.grantTitle": "Grant access to {count, plural, one {# user} other {# users}}",
   "bulk.grantReport":
     "Granted {granted} (already had it: {already}, unknown: {unknown}). Synced {synced}, pending {pending}, failed {error}.",
   "bulk.delete": "Delete",
-  "bulk.deleteConfirm": "Delete {count} users? Their access is taken off every core. This cannot be undone.",
+  "bulk.deleteConfirm":
+    "Delete {count, plural, one {# user} other {# users}}? Their access is taken off every core. This cannot be undone.",
   "bulk.clear": "Clear selection",
   "bulk.progress": "{done} of {total} done",
   "bulk.failures": "{count} failed",
@@ -145,7 +146,8 @@ export const en = {
   "server.credentialsStored": "Credentials are stored (never shown). Paste new ones to replace them.",
   "server.removeCredentials": "Remove the stored credentials",
   "server.coreUnknown": "core not detected yet",
-  "server.inboundSummary": "{count} inbounds · {pending} pending · {failed} failed",
+  "server.inboundSummary":
+    "{count, plural, one {# inbound} other {# inbounds}} \u00b7 {pending} pending \u00b7 {failed} failed",
   "server.lastError": "Last error",
   "server.test": "Test",
   "server.testOk": "Connected to {core} in {ms} ms",
@@ -162,9 +164,10 @@ export const en = {
   "stats.title": "Core statistics",
   "stats.uptime": "Uptime",
   "stats.memory": "Memory",
-  "stats.uplink": "Upload",
-  "stats.downlink": "Download",
-  "stats.collectedAt": "Read from the core at {at}; {users} users with counters",
+  "stats.uplink": "Upload not yet collected",
+  "stats.downlink": "Download not yet collected",
+  "stats.collectedAt":
+    "Read from the core at {at}; {users, plural, one {# user} other {# users}} with counters",
 
   "inbound.title": "Inbounds",
   "inbound.new": "New inbound",
@@ -195,7 +198,6 @@ export const en = {
   "templates.noFlow": "none",
   "templates.needsCertificate": "needs a certificate",
   "templates.empty": "No templates",
-  "templates.emptyHint": "No templates yet. `portcullis templates install-starters` adds the starter set.",
   "templates.syntax": "Not valid JSON",
   "templates.line": "line {line}",
   "templates.deleteConfirm": "Delete template {name}?",
@@ -344,7 +346,7 @@ export const en = {
   "admins.deleteConfirm": "Delete admin {name}? Their sessions and API keys go with them.",
 
   "audit.entries": "Audit log",
-  "audit.total": "{count} entries",
+  "audit.total": "{count, plural, one {# entry} other {# entries}}",
   "audit.empty": "No entry matches these filters.",
   "audit.hint":
     "Every call that changes something is recorded before it runs, with who made it and how it ended; reads are not. Sign-ins are recorded too.",
@@ -481,10 +483,10 @@ export const en = {
   "filters.usedOverPercent": "Usage over",
   "filters.clear": "Clear filters",
   "filters.noMatch": "No user matches these filters.",
-  "filters.matching": "{count} users match",
+  "filters.matching": "{count, plural, one {# user matches} other {# users match}}",
   "users.sortBy": "Sort by {column}",
   "change.open": "Change…",
-  "change.title": "Change {count} users",
+  "change.title": "Change {count, plural, one {# user} other {# users}}",
   "change.action": "Action",
   "change.extend_expiry": "Extend expiry",
   "change.add_data_limit": "Add data",
@@ -500,8 +502,42 @@ export const en = {
   "change.enable.hint": "Active again, unless their limit is reached or their expiry has passed.",
   "change.disable.hint": "Their access is taken off every core until they are enabled.",
   "change.apply": "Apply",
-  "change.confirm": "{action} for {count} users?",
-  "change.result": "Changed {changed} of {matched} users.",
+  "change.confirm": "{action} for {count, plural, one {# user} other {# users}}?",
+  "change.result": "Changed {changed} of {matched, plural, one {# user} other {# users}}.",
+  "inbound.templatesHidden": "Only templates {core} can build are offered ({count} hidden).",
+  "limits.statusDerived": "Follows from the limit or the expiry; pick a status to change it.",
+  "users.created": "User created",
+  "users.createdMany": "{count, plural, one {# user created} other {# users created}}",
+  "users.createOne": "One user",
+  "users.createMany": "Many users",
+  "users.createMode": "How many users",
+  "users.prefix": "Name prefix",
+  "users.prefixHint": "Names are the prefix and a number: shop-01, shop-02 …",
+  "users.count": "Number of users",
+  "users.inbounds": "Inbounds",
+  "users.inboundsHint": "Granted in the same step; the links are on the user's page.",
+  "templates.emptyTitle": "No templates yet",
+  "templates.startersHint":
+    "Install the starter templates (VLESS with REALITY, XHTTP or WebSocket, VMess, Trojan, Shadowsocks) to make your first inbound. A name already taken is skipped.",
+  "templates.startersAsk": "No templates yet. An owner or operator can install the starter templates here.",
+  "templates.installStarters": "Install the starter templates",
+  "templates.startersInstalled":
+    "{count, plural, =0 {No starter template installed: their names are taken} one {# starter template installed} other {# starter templates installed}}",
+  "errors.details": "Details",
+  "errors.rateLimited": "Too many attempts. Try again in {wait} (at {time}).",
+  "errors.coreUnreachable":
+    "The server's core did not answer. Check that it runs and that its API address and port are right.",
+  "errors.coreTimeout": "The server's core did not answer in time.",
+  "errors.coreAuth": "The server's core refused the API credentials.",
+  "errors.coreError": "The server's core reported an error.",
+  "grants.offCore": "Not on the core: {status}",
+  "grants.linkDead": "This link does not connect while the user is {status}.",
+  "grants.coreDown": "Core unreachable",
+  "grants.coreDownHint":
+    "The server's core does not answer: this grant is stored but the core cannot be checked.",
+  "stats.sinceCollection":
+    "Counted by the core since the last traffic collection (then it starts at zero); what was collected is in the chart below.",
+  "stats.unavailable": "No statistics while the core does not answer.",
 } as const;
 
 export type MessageKey = keyof typeof en;

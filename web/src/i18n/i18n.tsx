@@ -2,7 +2,7 @@
 // is a complete Record of the English keys, so a missing translation fails the type-check. Non-English
 // dictionaries load on demand and stay out of the initial bundle.
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from "react";
-import { notifyError } from "../ui/errors.tsx";
+import { notifyError, setErrorLanguage } from "../ui/errors.tsx";
 import { en, type MessageKey, type Messages } from "./en.ts";
 
 export type Language = "en" | "ru" | "fa" | "zh";
@@ -54,14 +54,10 @@ export function I18nProvider({ children }: { children: ReactNode }) {
   }, [language]);
 
   const t = useCallback<Translate>(
-    (key, vars) => {
-      const text = messages[key] ?? en[key];
-      return vars === undefined
-        ? text
-        : text.replace(/\{(\w+)\}/g, (m, name: string) => String(vars[name] ?? m));
-    },
-    [messages],
+    (key, vars) => formatMessage(messages[key] ?? en[key], vars, language),
+    [messages, language],
   );
+  useEffect(() => setErrorLanguage(t, language), [t, language]);
   const setLanguage = useCallback((next: Language) => {
     localStorage.setItem(STORAGE_KEY, next);
     setLanguageState(next);
@@ -71,6 +67,39 @@ export function I18nProvider({ children }: { children: ReactNode }) {
     [language, t, setLanguage],
   );
   return <I18nContext.Provider value={value}>{children}</I18nContext.Provider>;
+}
+
+const PLURAL = /\{(\w+), plural, ((?:[=\w]+ \{[^{}]*\}\s*)+)\}/g;
+const CHOICE = /([=\w]+) \{([^{}]*)\}/g;
+
+/**
+ * `{name}` takes a variable; `{count, plural, one {# user} other {# users}}` picks the form the
+ * language's plural rules name for the number (`=0` for an exact one first), `#` being the number
+ * written the language's way. A `count` variable is written that way too.
+ */
+export function formatMessage(
+  text: string,
+  vars: Record<string, string | number> | undefined,
+  language: string,
+): string {
+  if (vars === undefined) return text;
+  const numbers = new Intl.NumberFormat(language);
+  const rules = new Intl.PluralRules(language);
+  const written = (name: string, value: string | number) =>
+    typeof value === "number" && name === "count" ? numbers.format(value) : String(value);
+  return text
+    .replace(PLURAL, (whole, name: string, body: string) => {
+      const value = vars[name];
+      if (value === undefined) return whole;
+      const n = Number(value);
+      const choices = new Map([...body.matchAll(CHOICE)].map((m) => [m[1], m[2] ?? ""]));
+      const form = choices.get(`=${n}`) ?? choices.get(rules.select(n)) ?? choices.get("other") ?? "";
+      return form.replace(/#/g, typeof value === "number" ? numbers.format(value) : value);
+    })
+    .replace(/\{(\w+)\}/g, (m, name: string) => {
+      const value = vars[name];
+      return value === undefined ? m : written(name, value);
+    });
 }
 
 export function useI18n(): I18n {

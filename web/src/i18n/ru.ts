@@ -144,8 +144,8 @@ export const ru: Messages = {
   "stats.title": "Статистика ядра",
   "stats.uptime": "Время работы",
   "stats.memory": "Память",
-  "stats.uplink": "Отправлено",
-  "stats.downlink": "Получено",
+  "stats.uplink": "Отправлено, ещё не собрано",
+  "stats.downlink": "Получено, ещё не собрано",
   "stats.collectedAt": "Прочитано с ядра {at}; пользователей со счётчиками: {users}",
 
   "inbound.title": "Inbound",
@@ -177,8 +177,6 @@ export const ru: Messages = {
   "templates.noFlow": "нет",
   "templates.needsCertificate": "нужен сертификат",
   "templates.empty": "Нет шаблонов",
-  "templates.emptyHint":
-    "Шаблонов пока нет. `portcullis templates install-starters` добавит стартовый набор.",
   "templates.syntax": "Некорректный JSON",
   "templates.line": "строка {line}",
   "templates.deleteConfirm": "Удалить шаблон {name}?",
@@ -511,4 +509,39 @@ export const ru: Messages = {
   "change.apply": "Применить",
   "change.confirm": "{action}: пользователей {count}?",
   "change.result": "Изменено {changed} из {matched}.",
+  "inbound.templatesHidden": "Показаны только шаблоны, которые собирает {core} (скрыто: {count}).",
+  "limits.statusDerived": "Следует из лимита или срока; выберите статус, чтобы изменить его.",
+  "users.created": "Пользователь создан",
+  "users.createdMany":
+    "{count, plural, one {Создан # пользователь} few {Создано # пользователя} many {Создано # пользователей} other {Создано # пользователя}}",
+  "users.createOne": "Один пользователь",
+  "users.createMany": "Много пользователей",
+  "users.createMode": "Сколько пользователей",
+  "users.prefix": "Префикс имени",
+  "users.prefixHint": "Имена — префикс и номер: shop-01, shop-02 …",
+  "users.count": "Число пользователей",
+  "users.inbounds": "Входящие",
+  "users.inboundsHint": "Доступ выдаётся сразу; ссылки — на странице пользователя.",
+  "templates.emptyTitle": "Шаблонов пока нет",
+  "templates.startersHint":
+    "Установите стартовые шаблоны (VLESS с REALITY, XHTTP или WebSocket, VMess, Trojan, Shadowsocks), чтобы создать первый входящий. Занятые имена пропускаются.",
+  "templates.startersAsk":
+    "Шаблонов пока нет. Владелец или оператор может установить здесь стартовые шаблоны.",
+  "templates.installStarters": "Установить стартовые шаблоны",
+  "templates.startersInstalled":
+    "{count, plural, =0 {Ничего не установлено: имена заняты} one {Установлен # шаблон} few {Установлено # шаблона} many {Установлено # шаблонов} other {Установлено # шаблона}}",
+  "errors.details": "Подробности",
+  "errors.rateLimited": "Слишком много попыток. Повторите через {wait} (в {time}).",
+  "errors.coreUnreachable":
+    "Ядро сервера не ответило. Проверьте, что оно запущено и что адрес и порт API верны.",
+  "errors.coreTimeout": "Ядро сервера не ответило вовремя.",
+  "errors.coreAuth": "Ядро сервера отклонило учётные данные API.",
+  "errors.coreError": "Ядро сервера сообщило об ошибке.",
+  "grants.offCore": "Не на ядре: {status}",
+  "grants.linkDead": "Ссылка не подключится, пока пользователь в статусе «{status}».",
+  "grants.coreDown": "Ядро недоступно",
+  "grants.coreDownHint": "Ядро сервера не отвечает: доступ сохранён, но проверить ядро нельзя.",
+  "stats.sinceCollection":
+    "Счётчики ядра с последнего сбора трафика (после него они обнуляются); собранное — на графике ниже.",
+  "stats.unavailable": "Нет статистики, пока ядро не отвечает.",
 };

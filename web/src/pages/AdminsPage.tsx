@@ -1,6 +1,7 @@
 // Admins (owners): the team, each with a role; create, change role, disable or enable, set a new
 // password, remove a lost second factor, delete. The service keeps an owner who can sign in: its
 // 409s (last_owner, cannot_disable_self, cannot_delete_self) are shown with their detail.
+
 import {
   ActionIcon,
   Badge,
@@ -10,30 +11,26 @@ import {
   Modal,
   PasswordInput,
   Select,
-  Skeleton,
   Stack,
   Table,
   Text,
   TextInput,
-  Title,
-  VisuallyHidden,
 } from "@mantine/core";
 import { useForm } from "@mantine/form";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, unwrap } from "../api/client.ts";
+import { adminsApi, useAdmins } from "../api/admin.ts";
+import { keys } from "../api/keys.ts";
+import { useChange } from "../api/mutation.ts";
 import type { Admin, AdminInput, AdminUpdate, Role } from "../api/types.ts";
 import { ROLES, useMe } from "../auth/me.ts";
 import { useI18n, useT } from "../i18n/i18n.tsx";
 import { followLink, href } from "../router.tsx";
 import { useConfirm } from "../ui/Confirm.tsx";
-import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
+import { applyFieldErrors } from "../ui/errors.tsx";
 import { formatDate } from "../ui/format.ts";
 import { DotsIcon } from "../ui/icons.tsx";
 import { RoleBadge } from "../ui/RoleBadge.tsx";
-import { applyFieldErrors } from "./users/CreateUser.tsx";
-
-export const adminsQuery = { queryKey: ["admins"], queryFn: () => unwrap(api.GET("/api/admins")) } as const;
+import { DataTable, FormButtons, ListState, PageHeader } from "../ui/Scaffold.tsx";
 
 function useRoleOptions() {
   const t = useT();
@@ -42,20 +39,13 @@ function useRoleOptions() {
 
 function CreateAdminModal({ onClose }: { onClose: () => void }) {
   const t = useT();
-  const queryClient = useQueryClient();
   const roles = useRoleOptions();
   const form = useForm<AdminInput>({ initialValues: { username: "", password: "", role: "operator" } });
-  const create = useMutation({
-    mutationFn: (body: AdminInput) => unwrap(api.POST("/api/admins", { body })),
-    onSuccess: (admin) => {
-      void queryClient.invalidateQueries({ queryKey: ["admins"] });
-      notifyDone(t("admins.created", { name: admin.username }));
-      onClose();
-    },
-    onError: (error) => {
-      applyFieldErrors(form, error);
-      notifyError(error);
-    },
+  const create = useChange(adminsApi.create, {
+    invalidates: [keys.admins.all],
+    done: (admin) => t("admins.created", { name: admin.username }),
+    onSuccess: onClose,
+    onError: (error) => applyFieldErrors(form, error),
   });
   return (
     <Modal opened onClose={onClose} title={t("admins.new")}>
@@ -82,14 +72,7 @@ function CreateAdminModal({ onClose }: { onClose: () => void }) {
             allowDeselect={false}
             {...form.getInputProps("role")}
           />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              {t("common.cancel")}
-            </Button>
-            <Button type="submit" loading={create.isPending}>
-              {t("common.create")}
-            </Button>
-          </Group>
+          <FormButtons onCancel={onClose} isSaving={create.isPending} label={t("common.create")} />
         </Stack>
       </form>
     </Modal>
@@ -152,14 +135,7 @@ function AdminDialog({
               onChange={(e) => setPassword(e.currentTarget.value)}
             />
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              {t("common.cancel")}
-            </Button>
-            <Button type="submit" loading={isSaving}>
-              {t("common.save")}
-            </Button>
-          </Group>
+          <FormButtons onCancel={onClose} isSaving={isSaving} />
         </Stack>
       </form>
     </Modal>
@@ -168,31 +144,18 @@ function AdminDialog({
 
 function AdminRow({ admin, isSelf }: { admin: Admin; isSelf: boolean }) {
   const { t, language } = useI18n();
-  const queryClient = useQueryClient();
   const [confirm, confirmModal] = useConfirm();
   const [dialog, setDialog] = useState<Dialog>();
-  const path = { id: admin.id };
-  const refresh = () => {
-    void queryClient.invalidateQueries({ queryKey: ["admins"] });
-    // Changing oneself changes what this page may show.
-    if (isSelf) void queryClient.invalidateQueries({ queryKey: ["me"] });
-  };
-  const update = useMutation({
-    mutationFn: (body: AdminUpdate) => unwrap(api.PUT("/api/admins/{id}", { params: { path }, body })),
-    onSuccess: () => {
-      refresh();
-      setDialog(undefined);
-      notifyDone(t("common.saved"));
-    },
-    onError: notifyError,
+  // Changing oneself changes what this page may show.
+  const invalidates = isSelf ? [keys.admins.all, keys.me()] : [keys.admins.all];
+  const update = useChange((body: AdminUpdate) => adminsApi.update(admin.id, body), {
+    invalidates,
+    done: t("common.saved"),
+    onSuccess: () => setDialog(undefined),
   });
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE("/api/admins/{id}", { params: { path } })),
-    onSuccess: () => {
-      refresh();
-      notifyDone(t("admins.deleted", { name: admin.username }));
-    },
-    onError: notifyError,
+  const remove = useChange(() => adminsApi.remove(admin.id), {
+    invalidates,
+    done: t("admins.deleted", { name: admin.username }),
   });
   const name = admin.username;
   return (
@@ -298,41 +261,25 @@ export function AdminsPage() {
   const t = useT();
   const { me } = useMe();
   const [isCreating, setCreating] = useState(false);
-  const admins = useQuery(adminsQuery);
+  const admins = useAdmins();
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={2}>{t("nav.admins")}</Title>
+      <PageHeader title={t("nav.admins")} hint={t("admins.hint")}>
         <Button onClick={() => setCreating(true)}>{t("admins.new")}</Button>
-      </Group>
-      <Text size="sm" c="dimmed">
-        {t("admins.hint")}
-      </Text>
-      {admins.error && <ErrorAlert error={admins.error} />}
-      {admins.isLoading && <Skeleton h={120} />}
-      {(admins.data?.length ?? 0) > 0 && (
-        <Table.ScrollContainer minWidth={680}>
-          <Table>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>{t("signIn.username")}</Table.Th>
-                <Table.Th>{t("admins.role")}</Table.Th>
-                <Table.Th>{t("admins.status")}</Table.Th>
-                <Table.Th>{t("totp.title")}</Table.Th>
-                <Table.Th>{t("common.created")}</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>{t("admins.actions")}</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {admins.data?.map((admin) => (
-                <AdminRow key={admin.id} admin={admin} isSelf={admin.id === me?.id} />
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
+      </PageHeader>
+      <ListState query={admins} empty={null}>
+        {(list) => (
+          <DataTable
+            minWidth={680}
+            columns={["signIn.username", "admins.role", "admins.status", "totp.title", "common.created"]}
+            actions
+          >
+            {list.map((admin) => (
+              <AdminRow key={admin.id} admin={admin} isSelf={admin.id === me?.id} />
+            ))}
+          </DataTable>
+        )}
+      </ListState>
       {isCreating && <CreateAdminModal onClose={() => setCreating(false)} />}
     </Stack>
   );

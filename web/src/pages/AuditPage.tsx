@@ -1,13 +1,13 @@
 // The audit log (owners): every state-changing call, newest first, filtered by actor, action,
 // target, outcome and time; paged on the server. Filters live in the URL, so a user's or a server's
 // page links to its own entries (/audit?target=<id>), and an admin's row to theirs (?actor_id=).
+
 import {
   Autocomplete,
   Badge,
   Button,
   Card,
   Group,
-  Pagination,
   Select,
   SimpleGrid,
   Stack,
@@ -19,15 +19,14 @@ import {
   UnstyledButton,
 } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
-import { api, unwrap } from "../api/client.ts";
+import { useAdmins, useAudit } from "../api/admin.ts";
 import { AUDIT_ACTIONS } from "../api/events.ts";
 import type { AuditEntry } from "../api/types.ts";
 import { useI18n } from "../i18n/i18n.tsx";
 import { ErrorAlert } from "../ui/errors.tsx";
 import { formatDate } from "../ui/format.ts";
-import { adminsQuery } from "./AdminsPage.tsx";
+import { Pager } from "../ui/Scaffold.tsx";
 
 const OUTCOMES = ["succeeded", "failed", "pending", "interrupted"] as const;
 type Outcome = (typeof OUTCOMES)[number];
@@ -142,22 +141,18 @@ function EntryRow({ entry, onTarget }: { entry: AuditEntry; onTarget: (id: strin
 }
 
 export function AuditPage() {
-  const { t, language } = useI18n();
+  const { t } = useI18n();
   const [initial] = useState(readUrl);
   const [filters, setFilters] = useState<Filters>(initial.filters);
   const [page, setPage] = useState(initial.page);
   const [debounced] = useDebouncedValue(filters, 300);
-  const admins = useQuery(adminsQuery);
+  const admins = useAdmins();
   const set = (key: keyof Filters, value: string) => {
     setFilters((current) => ({ ...current, [key]: value }));
     setPage(1);
   };
   const query = toQuery(debounced, page);
-  const log = useQuery({
-    queryKey: ["audit", query],
-    queryFn: ({ signal }) => unwrap(api.GET("/api/audit", { params: { query }, signal })),
-    placeholderData: keepPreviousData,
-  });
+  const log = useAudit(query);
 
   useEffect(() => {
     const params = new URLSearchParams();
@@ -244,7 +239,7 @@ export function AuditPage() {
       </Card>
       {log.error && <ErrorAlert error={log.error} />}
       <Text size="sm" c="dimmed" aria-live="polite" data-testid="audit-summary">
-        {t("audit.total", { count: total.toLocaleString(language) })}
+        {t("audit.total", { count: total })}
       </Text>
       <Table.ScrollContainer minWidth={980}>
         <Table striped aria-busy={log.isFetching} data-testid="audit-table">
@@ -270,24 +265,7 @@ export function AuditPage() {
           {t("audit.empty")}
         </Text>
       )}
-      {pages > 1 && (
-        <Pagination
-          total={pages}
-          value={page}
-          onChange={setPage}
-          siblings={1}
-          boundaries={1}
-          getControlProps={(control) => ({
-            "aria-label":
-              control === "next"
-                ? t("users.nextPage")
-                : control === "previous"
-                  ? t("users.previousPage")
-                  : control,
-          })}
-          getItemProps={(item) => ({ "aria-label": t("users.pageN", { n: item }) })}
-        />
-      )}
+      {pages > 1 && <Pager total={pages} value={page} onChange={setPage} />}
       <Text size="xs" c="dimmed">
         {t("audit.hint")}
       </Text>

@@ -1,5 +1,6 @@
 // Certificates: status, days left, renew, delete; create (self-signed or public CA) or import a PEM
 // pair (pasted or read from files in the browser; the private key is sent once and never shown).
+
 import {
   Alert,
   Badge,
@@ -9,25 +10,23 @@ import {
   Group,
   Modal,
   SegmentedControl,
-  Skeleton,
   Stack,
   Table,
   Text,
   Textarea,
   TextInput,
-  Title,
   Tooltip,
-  VisuallyHidden,
 } from "@mantine/core";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, unwrap } from "../api/client.ts";
+import { certificatesApi, useCertificates } from "../api/fleet.ts";
+import { keys } from "../api/keys.ts";
+import { useChange } from "../api/mutation.ts";
 import type { Certificate, CertificateInput } from "../api/types.ts";
 import { useCan } from "../auth/me.ts";
 import { useI18n, useT } from "../i18n/i18n.tsx";
-import { useConfirm } from "../ui/Confirm.tsx";
-import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
+import { ConfirmButton } from "../ui/Confirm.tsx";
 import { daysUntil, formatDate } from "../ui/format.ts";
+import { DataTable, FormButtons, ListState, PageHeader } from "../ui/Scaffold.tsx";
 import { CertificateStatusBadge } from "../ui/StatusBadge.tsx";
 
 function Countdown({ notAfter }: { notAfter: string | null }) {
@@ -81,7 +80,6 @@ function PemField({
 
 function CertificateModal({ onClose }: { onClose: () => void }) {
   const t = useT();
-  const queryClient = useQueryClient();
   const [mode, setMode] = useState<"self_signed" | "publicca" | "import">("self_signed");
   const [importType, setImportType] = useState<"self_signed" | "publicca">("self_signed");
   const [name, setName] = useState("");
@@ -89,8 +87,8 @@ function CertificateModal({ onClose }: { onClose: () => void }) {
   const [autoRenew, setAutoRenew] = useState(true);
   const [pem, setPem] = useState("");
   const [key, setKey] = useState("");
-  const create = useMutation({
-    mutationFn: () => {
+  const create = useChange(
+    () => {
       const isImport = mode === "import";
       const body: CertificateInput = {
         name,
@@ -99,14 +97,10 @@ function CertificateModal({ onClose }: { onClose: () => void }) {
         auto_renew: isImport && importType === "self_signed" ? false : autoRenew,
         ...(isImport ? { certificate_pem: pem, private_key: key } : {}),
       };
-      return unwrap(api.POST("/api/certificates", { body }));
+      return certificatesApi.create(body);
     },
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ["certificates"] });
-      onClose();
-    },
-    onError: notifyError,
-  });
+    { invalidates: [keys.certificates.all], onSuccess: onClose },
+  );
   return (
     <Modal opened onClose={onClose} title={t("certificate.new")} size="lg">
       <form
@@ -165,14 +159,7 @@ function CertificateModal({ onClose }: { onClose: () => void }) {
               {t("certificate.publicCaHint")}
             </Alert>
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              {t("common.cancel")}
-            </Button>
-            <Button type="submit" loading={create.isPending}>
-              {t("common.create")}
-            </Button>
-          </Group>
+          <FormButtons onCancel={onClose} isSaving={create.isPending} label={t("common.create")} />
         </Stack>
       </form>
     </Modal>
@@ -182,29 +169,19 @@ function CertificateModal({ onClose }: { onClose: () => void }) {
 /** Rename, switch auto-renewal, or replace the pair (checked against the record's domain, which stays). */
 function EditCertificateModal({ certificate, onClose }: { certificate: Certificate; onClose: () => void }) {
   const t = useT();
-  const queryClient = useQueryClient();
   const [name, setName] = useState(certificate.name);
   const [autoRenew, setAutoRenew] = useState(certificate.auto_renew);
   const [pem, setPem] = useState("");
   const [key, setKey] = useState("");
-  const save = useMutation({
-    mutationFn: () =>
-      unwrap(
-        api.PUT("/api/certificates/{id}", {
-          params: { path: { id: certificate.id } },
-          body: {
-            name,
-            auto_renew: autoRenew,
-            ...(pem.trim() || key.trim() ? { certificate_pem: pem, private_key: key } : {}),
-          },
-        }),
-      ),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ["certificates"] });
-      onClose();
-    },
-    onError: notifyError,
-  });
+  const save = useChange(
+    () =>
+      certificatesApi.update(certificate.id, {
+        name,
+        auto_renew: autoRenew,
+        ...(pem.trim() || key.trim() ? { certificate_pem: pem, private_key: key } : {}),
+      }),
+    { invalidates: [keys.certificates.all], onSuccess: onClose },
+  );
   return (
     <Modal opened onClose={onClose} title={t("certificate.edit", { name: certificate.name })} size="lg">
       <form
@@ -230,14 +207,7 @@ function EditCertificateModal({ certificate, onClose }: { certificate: Certifica
           </Text>
           <PemField label={t("certificate.pem")} value={pem} onChange={setPem} />
           <PemField label={t("certificate.key")} value={key} onChange={setKey} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              {t("common.cancel")}
-            </Button>
-            <Button type="submit" loading={save.isPending}>
-              {t("common.save")}
-            </Button>
-          </Group>
+          <FormButtons onCancel={onClose} isSaving={save.isPending} />
         </Stack>
       </form>
     </Modal>
@@ -246,23 +216,12 @@ function EditCertificateModal({ certificate, onClose }: { certificate: Certifica
 
 function CertificateRow({ certificate, canWrite }: { certificate: Certificate; canWrite: boolean }) {
   const { t, language } = useI18n();
-  const queryClient = useQueryClient();
-  const [confirm, confirmModal] = useConfirm();
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ["certificates"] });
-  const path = { id: certificate.id };
-  const renew = useMutation({
-    mutationFn: () => unwrap(api.POST("/api/certificates/{id}/renew", { params: { path } })),
-    onSuccess: () => {
-      void refresh();
-      notifyDone(t("certificate.renewStarted"));
-    },
-    onError: notifyError,
+  const invalidates = [keys.certificates.all];
+  const renew = useChange(() => certificatesApi.renew(certificate.id), {
+    invalidates,
+    done: t("certificate.renewStarted"),
   });
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE("/api/certificates/{id}", { params: { path } })),
-    onSuccess: refresh,
-    onError: notifyError,
-  });
+  const remove = useChange(() => certificatesApi.remove(certificate.id), { invalidates });
   const [isEditing, setEditing] = useState(false);
   return (
     <Table.Tr data-testid="certificate-row">
@@ -290,7 +249,14 @@ function CertificateRow({ certificate, canWrite }: { certificate: Certificate; c
         </Tooltip>
       </Table.Td>
       <Table.Td>
-        <Text size="xs" ff="monospace" lineClamp={1} maw={200} title={certificate.fingerprint_sha256 ?? ""}>
+        <Text
+          size="xs"
+          ff="monospace"
+          dir="ltr"
+          lineClamp={1}
+          maw={200}
+          title={certificate.fingerprint_sha256 ?? ""}
+        >
           {certificate.fingerprint_sha256 ?? "—"}
         </Text>
       </Table.Td>
@@ -303,19 +269,15 @@ function CertificateRow({ certificate, canWrite }: { certificate: Certificate; c
             <Button size="xs" variant="subtle" onClick={() => setEditing(true)}>
               {t("common.edit")}
             </Button>
-            <Button
+            <ConfirmButton
               size="xs"
-              color="red"
               variant="subtle"
-              loading={remove.isPending}
-              onClick={() =>
-                confirm(t("certificate.deleteConfirm", { name: certificate.name }), () => remove.mutate())
-              }
+              change={remove}
+              question={t("certificate.deleteConfirm", { name: certificate.name })}
             >
               {t("common.delete")}
-            </Button>
+            </ConfirmButton>
           </Group>
-          {confirmModal}
           {isEditing && <EditCertificateModal certificate={certificate} onClose={() => setEditing(false)} />}
         </Table.Td>
       )}
@@ -327,49 +289,30 @@ export function CertificatesPage() {
   const t = useT();
   const [isCreating, setCreating] = useState(false);
   const canWrite = useCan()("certificates.write");
-  const certificates = useQuery({
-    queryKey: ["certificates"],
-    queryFn: () => unwrap(api.GET("/api/certificates")),
-    // A public-CA issuance runs in the background: follow it while one is pending.
-    refetchInterval: (query) => (query.state.data?.some((c) => c.status === "pending") ? 3_000 : false),
-  });
+  const certificates = useCertificates({ followPending: true });
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={2}>{t("nav.certificates")}</Title>
+      <PageHeader title={t("nav.certificates")}>
         {canWrite && <Button onClick={() => setCreating(true)}>{t("certificate.new")}</Button>}
-      </Group>
-      {certificates.error && <ErrorAlert error={certificates.error} />}
-      {certificates.isLoading && <Skeleton h={120} />}
-      {certificates.data?.length === 0 && (
-        <Text c="dimmed" ta="center" py="lg">
-          {t("certificate.empty")}
-        </Text>
-      )}
-      {(certificates.data?.length ?? 0) > 0 && (
-        <Table.ScrollContainer minWidth={640}>
-          <Table>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>{t("certificate.name")}</Table.Th>
-                <Table.Th>{t("certificate.status")}</Table.Th>
-                <Table.Th>{t("certificate.expires")}</Table.Th>
-                <Table.Th>{t("certificate.fingerprint")}</Table.Th>
-                {canWrite && (
-                  <Table.Th>
-                    <VisuallyHidden>{t("admins.actions")}</VisuallyHidden>
-                  </Table.Th>
-                )}
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {certificates.data?.map((c) => (
-                <CertificateRow key={c.id} certificate={c} canWrite={canWrite} />
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
-      )}
+      </PageHeader>
+      <ListState query={certificates} empty={t("certificate.empty")}>
+        {(list) => (
+          <DataTable
+            minWidth={640}
+            columns={[
+              "certificate.name",
+              "certificate.status",
+              "certificate.expires",
+              "certificate.fingerprint",
+            ]}
+            actions={canWrite}
+          >
+            {list.map((c) => (
+              <CertificateRow key={c.id} certificate={c} canWrite={canWrite} />
+            ))}
+          </DataTable>
+        )}
+      </ListState>
       {isCreating && <CertificateModal onClose={() => setCreating(false)} />}
     </Stack>
   );

@@ -1,8 +1,7 @@
 // One server: status and actions, what its core reports now (uptime, memory, traffic per inbound),
 // its traffic over time (the usage history), and its inbounds (made from templates; activate, deactivate, delete).
+
 import {
-  Alert,
-  Anchor,
   Badge,
   Button,
   Card,
@@ -14,29 +13,38 @@ import {
   Table,
   Text,
   Title,
-  VisuallyHidden,
 } from "@mantine/core";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, unwrap } from "../api/client.ts";
-import { inboundsQuery } from "../api/inbounds.ts";
+import { keys } from "../api/keys.ts";
+import { useChange, useRemoval } from "../api/mutation.ts";
+import {
+  inboundsApi,
+  inboundsQuery,
+  STATUS_POLL_MS,
+  serverHistory,
+  serversApi,
+  useServer,
+  useServerStats,
+} from "../api/servers.ts";
 import type { Inbound, Server } from "../api/types.ts";
 import { useCan } from "../auth/me.ts";
 import { TrafficChart } from "../charts/TrafficChart.tsx";
-import { type HistoryRange, UsageHistoryCard } from "../charts/UsageHistoryCard.tsx";
+import { UsageHistoryCard } from "../charts/UsageHistoryCard.tsx";
 import { useI18n, useT } from "../i18n/i18n.tsx";
-import { followLink, href, navigate } from "../router.tsx";
 import { AuditLink } from "../ui/AuditLink.tsx";
-import { useConfirm } from "../ui/Confirm.tsx";
-import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
-import { formatBytes, formatDate, formatDuration } from "../ui/format.ts";
+import { ConfirmButton, useConfirm } from "../ui/Confirm.tsx";
+import { CoreProblem, ErrorAlert } from "../ui/errors.tsx";
+import { formatDate, formatDuration } from "../ui/format.ts";
+import { Bytes, Iso } from "../ui/Num.tsx";
 import { PageLoader } from "../ui/PageLoader.tsx";
+import { DataTable, DetailHeader, ListState, SectionHeader } from "../ui/Scaffold.tsx";
 import { ServerStatusBadge, SyncBadge } from "../ui/StatusBadge.tsx";
-import { ServerActions, STATUS_POLL_MS } from "./ServersPage.tsx";
+import { ServerActions } from "./ServersPage.tsx";
 import { InboundFormModal } from "./servers/InboundForm.tsx";
 import { ServerFormModal } from "./servers/ServerForm.tsx";
 
-function Stat({ label, value }: { label: string; value: string }) {
+function Stat({ label, value }: { label: string; value: React.ReactNode }) {
   return (
     <div>
       <Text size="xs" c="dimmed">
@@ -49,31 +57,39 @@ function Stat({ label, value }: { label: string; value: string }) {
 
 function StatsCard({ server }: { server: Server }) {
   const { t, language } = useI18n();
-  const stats = useQuery({
-    queryKey: ["servers", server.id, "stats"],
-    queryFn: () => unwrap(api.GET("/api/servers/{id}/stats", { params: { path: { id: server.id } } })),
-    refetchInterval: 10_000,
-    retry: false,
-  });
+  const stats = useServerStats(server.id);
   return (
     <Card withBorder>
       <Stack gap="sm">
-        <Group justify="space-between">
-          <Title order={3}>{t("stats.title")}</Title>
-          <Button size="xs" variant="subtle" loading={stats.isFetching} onClick={() => void stats.refetch()}>
-            {t("common.refresh")}
-          </Button>
-        </Group>
-        {stats.error && <ErrorAlert error={stats.error} />}
+        <SectionHeader
+          title={t("stats.title")}
+          onRefresh={() => void stats.refetch()}
+          isRefreshing={stats.isFetching}
+        />
+        {/* The core's own words are in the server's last error above: said once, not three times. */}
+        {stats.error &&
+          (server.last_error ? (
+            <Text size="sm" c="dimmed" data-testid="stats-unavailable">
+              {t("stats.unavailable")}
+            </Text>
+          ) : (
+            <ErrorAlert error={stats.error} />
+          ))}
         {stats.isLoading && <Skeleton h={120} />}
         {stats.data && (
           <>
             <SimpleGrid cols={{ base: 2, sm: 4 }}>
-              <Stat label={t("stats.uptime")} value={formatDuration(stats.data.uptime_seconds)} />
-              <Stat label={t("stats.memory")} value={formatBytes(stats.data.memory.alloc_bytes)} />
-              <Stat label={t("stats.uplink")} value={formatBytes(stats.data.traffic.uplink_bytes)} />
-              <Stat label={t("stats.downlink")} value={formatBytes(stats.data.traffic.downlink_bytes)} />
+              <Stat
+                label={t("stats.uptime")}
+                value={<Iso>{formatDuration(stats.data.uptime_seconds)}</Iso>}
+              />
+              <Stat label={t("stats.memory")} value={<Bytes value={stats.data.memory.alloc_bytes} />} />
+              <Stat label={t("stats.uplink")} value={<Bytes value={stats.data.traffic.uplink_bytes} />} />
+              <Stat label={t("stats.downlink")} value={<Bytes value={stats.data.traffic.downlink_bytes} />} />
             </SimpleGrid>
+            <Text size="xs" c="dimmed">
+              {t("stats.sinceCollection")}
+            </Text>
             <Text size="xs" c="dimmed">
               {t("stats.collectedAt", {
                 at: formatDate(stats.data.collected_at, language),
@@ -81,13 +97,7 @@ function StatsCard({ server }: { server: Server }) {
               })}
             </Text>
             {stats.data.inbounds.some((i) => i.uplink_bytes + i.downlink_bytes > 0) && (
-              <TrafficChart
-                rows={stats.data.inbounds.map((i) => ({
-                  name: i.tag,
-                  up: i.uplink_bytes,
-                  down: i.downlink_bytes,
-                }))}
-              />
+              <TrafficChart items={stats.data.inbounds} name={(i) => i.tag} />
             )}
           </>
         )}
@@ -96,45 +106,14 @@ function StatsCard({ server }: { server: Server }) {
   );
 }
 
-function TrafficHistory({ server }: { server: Server }) {
-  const t = useT();
-  const load = (range: HistoryRange) =>
-    unwrap(api.GET("/api/usage", { params: { query: { ...range, server_id: server.id } } })).then(
-      (fleet) => fleet.servers.find((s) => s.server_id === server.id)?.buckets ?? [],
-    );
-  return (
-    <Card withBorder>
-      <UsageHistoryCard title={t("history.serverTitle")} queryKey={["servers", server.id]} load={load} />
-    </Card>
-  );
-}
-
 function InboundRow({ server, inbound, canWrite }: { server: Server; inbound: Inbound; canWrite: boolean }) {
   const t = useT();
-  const queryClient = useQueryClient();
-  const [confirm, confirmModal] = useConfirm();
   const path = { server_id: server.id, inbound_id: inbound.id };
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ["servers", server.id, "inbounds"] });
-  const setActive = useMutation({
-    mutationFn: (isActive: boolean) =>
-      unwrap(
-        api.PUT("/api/servers/{server_id}/inbounds/{inbound_id}", {
-          params: { path },
-          body: { is_active: isActive },
-        }),
-      ),
-    onSuccess: refresh,
-    onError: notifyError,
+  const invalidates = [keys.servers.inbounds(server.id)];
+  const setActive = useChange((isActive: boolean) => inboundsApi.update(path, { is_active: isActive }), {
+    invalidates,
   });
-  const remove = useMutation({
-    mutationFn: () =>
-      unwrap(api.DELETE("/api/servers/{server_id}/inbounds/{inbound_id}", { params: { path } })),
-    onSuccess: () => {
-      void refresh();
-      notifyDone(t("inbound.deleted"));
-    },
-    onError: notifyError,
-  });
+  const remove = useChange(() => inboundsApi.remove(path), { invalidates, done: t("inbound.deleted") });
   const [isEditing, setEditing] = useState(false);
   return (
     <Table.Tr data-testid="inbound-row">
@@ -169,17 +148,15 @@ function InboundRow({ server, inbound, canWrite }: { server: Server; inbound: In
             >
               {t("common.edit")}
             </Button>
-            <Button
+            <ConfirmButton
               size="xs"
-              color="red"
               variant="subtle"
-              loading={remove.isPending}
-              onClick={() => confirm(t("inbound.deleteConfirm", { tag: inbound.tag }), () => remove.mutate())}
+              change={remove}
+              question={t("inbound.deleteConfirm", { tag: inbound.tag })}
             >
               {t("common.delete")}
-            </Button>
+            </ConfirmButton>
           </Group>
-          {confirmModal}
           {isEditing && (
             <InboundFormModal server={server} inbound={inbound} onClose={() => setEditing(false)} />
           )}
@@ -206,33 +183,19 @@ function Inbounds({ server }: { server: Server }) {
             </Button>
           )}
         </Group>
-        {inbounds.error && <ErrorAlert error={inbounds.error} />}
-        {inbounds.data?.length === 0 && <Text c="dimmed">{t("inbound.empty")}</Text>}
-        {(inbounds.data?.length ?? 0) > 0 && (
-          <Table.ScrollContainer minWidth={520}>
-            <Table>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>{t("inbound.tag")}</Table.Th>
-                  <Table.Th>{t("inbound.template")}</Table.Th>
-                  <Table.Th>{t("inbound.port")}</Table.Th>
-                  <Table.Th>{t("inbound.sync")}</Table.Th>
-                  <Table.Th>{t("common.active")}</Table.Th>
-                  {canWrite && (
-                    <Table.Th>
-                      <VisuallyHidden>{t("admins.actions")}</VisuallyHidden>
-                    </Table.Th>
-                  )}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {inbounds.data?.map((inbound) => (
-                  <InboundRow key={inbound.id} server={server} inbound={inbound} canWrite={canWrite} />
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
-        )}
+        <ListState query={inbounds} empty={<Text c="dimmed">{t("inbound.empty")}</Text>} skeleton={60}>
+          {(list) => (
+            <DataTable
+              minWidth={520}
+              columns={["inbound.tag", "inbound.template", "inbound.port", "inbound.sync", "common.active"]}
+              actions={canWrite}
+            >
+              {list.map((inbound) => (
+                <InboundRow key={inbound.id} server={server} inbound={inbound} canWrite={canWrite} />
+              ))}
+            </DataTable>
+          )}
+        </ListState>
       </Stack>
       {isCreating && <InboundFormModal server={server} onClose={() => setCreating(false)} />}
     </Card>
@@ -241,23 +204,10 @@ function Inbounds({ server }: { server: Server }) {
 
 export function ServerPage({ id }: { id: string }) {
   const t = useT();
-  const queryClient = useQueryClient();
   const [confirm, confirmModal] = useConfirm();
   const [isEditing, setEditing] = useState(false);
-  const server = useQuery({
-    queryKey: ["servers", id],
-    queryFn: () => unwrap(api.GET("/api/servers/{id}", { params: { path: { id } } })),
-    refetchInterval: STATUS_POLL_MS,
-  });
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE("/api/servers/{id}", { params: { path: { id } } })),
-    onSuccess: async () => {
-      queryClient.removeQueries({ queryKey: ["servers", id] });
-      await queryClient.invalidateQueries({ queryKey: ["servers"] });
-      navigate("/servers");
-    },
-    onError: notifyError,
-  });
+  const server = useServer(id);
+  const remove = useRemoval(() => serversApi.remove(id), keys.servers, id);
   if (server.isLoading) return <PageLoader />;
   if (server.data === undefined) return <ErrorAlert error={server.error} />;
   return (
@@ -290,29 +240,24 @@ function ServerView({
   return (
     <Stack>
       <div>
-        <Anchor size="sm" href={href("/servers")} onClick={(e) => followLink(e, "/servers")}>
-          ← {t("nav.servers")}
-        </Anchor>
-        <Group justify="space-between">
-          <Group gap="sm">
-            <Title order={2}>{server.name}</Title>
-            <ServerStatusBadge status={server.status} />
-          </Group>
-          <Group gap="xs">
-            {can("audit.read") && <AuditLink target={server.id} />}
-            {can("servers.write") && (
-              <>
-                <ServerActions server={server} />
-                <Button size="xs" variant="default" onClick={onEdit}>
-                  {t("common.edit")}
-                </Button>
-                <Button size="xs" color="red" variant="light" onClick={onDelete}>
-                  {t("common.delete")}
-                </Button>
-              </>
-            )}
-          </Group>
-        </Group>
+        <DetailHeader
+          back={{ to: "/servers", label: t("nav.servers") }}
+          title={server.name}
+          badge={<ServerStatusBadge status={server.status} />}
+        >
+          {can("audit.read") && <AuditLink target={server.id} />}
+          {can("servers.write") && (
+            <>
+              <ServerActions server={server} />
+              <Button size="xs" variant="default" onClick={onEdit}>
+                {t("common.edit")}
+              </Button>
+              <Button size="xs" color="red" variant="light" onClick={onDelete}>
+                {t("common.delete")}
+              </Button>
+            </>
+          )}
+        </DetailHeader>
         <Text size="sm" c="dimmed">
           {server.hostname} · {t("server.api")} {server.grpc_hostname}:{server.grpc_port} ·{" "}
           <span data-testid="server-core">
@@ -322,14 +267,14 @@ function ServerView({
           </span>
         </Text>
       </div>
-      {server.last_error && (
-        <Alert color="red" title={t("server.lastError")}>
-          {server.last_error}
-        </Alert>
-      )}
+      {server.last_error && <CoreProblem raw={server.last_error} title={t("server.lastError")} />}
       <Inbounds server={server} />
       <StatsCard server={server} />
-      <TrafficHistory server={server} />
+      <UsageHistoryCard
+        title={t("history.serverTitle")}
+        queryKey={keys.servers.usage(server.id)}
+        load={(range) => serverHistory(server.id, range)}
+      />
       {children}
     </Stack>
   );

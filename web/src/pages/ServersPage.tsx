@@ -1,38 +1,34 @@
 // Servers at a glance: status (kept current by the service's reconciler; polled here), core flavor
 // and version, last error, how many inbounds wait or failed to sync; test and sync from the card.
-import { Alert, Anchor, Button, Card, Group, SimpleGrid, Skeleton, Stack, Text, Title } from "@mantine/core";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+
+import { Button, Card, Group, SimpleGrid, Stack, Text } from "@mantine/core";
 import { useState } from "react";
-import { api, unwrap } from "../api/client.ts";
-import { inboundsQuery, serversQuery } from "../api/inbounds.ts";
+import { keys } from "../api/keys.ts";
+import { useChange } from "../api/mutation.ts";
+import { serversApi, useInbounds, useServers } from "../api/servers.ts";
 import type { Server } from "../api/types.ts";
 import { useCan } from "../auth/me.ts";
 import { useT } from "../i18n/i18n.tsx";
-import { followLink, href } from "../router.tsx";
-import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
+import { Link } from "../router.tsx";
+import { CoreProblem, ErrorAlert, notifyCoreFailure, notifyDone, notifyError } from "../ui/errors.tsx";
+import { ListState, PageHeader } from "../ui/Scaffold.tsx";
 import { ServerStatusBadge } from "../ui/StatusBadge.tsx";
 import { ServerFormModal } from "./servers/ServerForm.tsx";
 
-export const STATUS_POLL_MS = 5_000;
-
 function useServerActions(server: Server) {
   const t = useT();
-  const queryClient = useQueryClient();
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ["servers"] });
-  const test = useMutation({
-    mutationFn: () => unwrap(api.POST("/api/servers/{id}/test", { params: { path: { id: server.id } } })),
+  const invalidates = [keys.servers.all];
+  const test = useChange(() => serversApi.test(server.id), {
+    invalidates,
     onSuccess: (result) => {
-      void refresh();
       if (result.connected)
         notifyDone(t("server.testOk", { core: result.core ?? "?", ms: result.latency_ms ?? 0 }));
-      else notifyError(new Error(t("server.testFailed", { error: result.error ?? "" })));
+      else notifyCoreFailure(result.error ?? "");
     },
-    onError: notifyError,
   });
-  const sync = useMutation({
-    mutationFn: () => unwrap(api.POST("/api/servers/{id}/sync", { params: { path: { id: server.id } } })),
+  const sync = useChange(() => serversApi.sync(server.id), {
+    invalidates,
     onSuccess: (report) => {
-      void refresh();
       if ("mode" in report) {
         const message = t("server.syncReport", {
           inbounds: report.inbounds,
@@ -49,14 +45,13 @@ function useServerActions(server: Server) {
         else notifyDone(message);
       } else notifyDone(report.detail);
     },
-    onError: notifyError,
   });
   return { test, sync };
 }
 
 function SyncSummary({ server }: { server: Server }) {
   const t = useT();
-  const inbounds = useQuery(inboundsQuery(server.id));
+  const inbounds = useInbounds(server.id);
   if (inbounds.error) return <ErrorAlert error={inbounds.error} />;
   if (inbounds.data === undefined) return null;
   const pending = inbounds.data.filter((i) => i.sync_state === "pending").length;
@@ -100,14 +95,9 @@ function ServerCard({ server, canWrite }: { server: Server; canWrite: boolean })
     <Card withBorder data-testid="server-card">
       <Stack gap="xs">
         <Group justify="space-between" wrap="nowrap">
-          <Anchor
-            href={href(`/servers/${server.id}`)}
-            onClick={(e) => followLink(e, `/servers/${server.id}`)}
-            fw={600}
-            size="lg"
-          >
+          <Link to={`/servers/${server.id}`} fw={600} size="lg">
             {server.name}
-          </Anchor>
+          </Link>
           <ServerStatusBadge status={server.status} />
         </Group>
         <Text size="sm" c="dimmed">
@@ -119,11 +109,7 @@ function ServerCard({ server, canWrite }: { server: Server; canWrite: boolean })
             : `${server.core} ${server.core_version ?? ""}`.trim()}
         </Text>
         <SyncSummary server={server} />
-        {server.last_error && (
-          <Alert color="red" p="xs" data-testid="server-last-error">
-            <Text size="xs">{server.last_error}</Text>
-          </Alert>
-        )}
+        {server.last_error && <CoreProblem raw={server.last_error} />}
         {canWrite && (
           <Group gap="xs">
             <ServerActions server={server} />
@@ -138,25 +124,21 @@ export function ServersPage() {
   const t = useT();
   const [isCreating, setCreating] = useState(false);
   const can = useCan();
-  const servers = useQuery({ ...serversQuery, refetchInterval: STATUS_POLL_MS });
+  const servers = useServers({ poll: true });
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={2}>{t("nav.servers")}</Title>
+      <PageHeader title={t("nav.servers")}>
         {can("servers.write") && <Button onClick={() => setCreating(true)}>{t("server.new")}</Button>}
-      </Group>
-      {servers.error && <ErrorAlert error={servers.error} />}
-      {servers.isLoading && <Skeleton h={160} />}
-      {servers.data?.length === 0 && (
-        <Text c="dimmed" ta="center" py="lg">
-          {t("server.empty")}
-        </Text>
-      )}
-      <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }}>
-        {servers.data?.map((server) => (
-          <ServerCard key={server.id} server={server} canWrite={can("servers.write")} />
-        ))}
-      </SimpleGrid>
+      </PageHeader>
+      <ListState query={servers} empty={t("server.empty")} skeleton={160}>
+        {(list) => (
+          <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }}>
+            {list.map((server) => (
+              <ServerCard key={server.id} server={server} canWrite={can("servers.write")} />
+            ))}
+          </SimpleGrid>
+        )}
+      </ListState>
       {isCreating && <ServerFormModal onClose={() => setCreating(false)} />}
     </Stack>
   );

@@ -1,11 +1,13 @@
 // Sign-in: POST /api/auth/token; the token goes to sessionStorage (auth/session.ts). An admin with
 // two-factor gets 401 totp_required: the form then asks for the 6-digit code (or a recovery code)
 // and sends the same username and password again with it.
+
 import { Alert, Anchor, Button, Center, Paper, PasswordInput, Stack, TextInput, Title } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { ApiError, api, unwrap } from "../api/client.ts";
+import { accountApi } from "../api/admin.ts";
+import { ApiError } from "../api/client.ts";
 import { session } from "../auth/session.ts";
 import { useT } from "../i18n/i18n.tsx";
 import { ErrorAlert } from "../ui/errors.tsx";
@@ -19,16 +21,12 @@ export function SignInPage() {
   const [factor, setFactor] = useState<"none" | "code" | "recovery">("none");
   const signIn = useMutation({
     mutationFn: (v: Values) =>
-      unwrap(
-        api.POST("/api/auth/token", {
-          body: {
-            username: v.username,
-            password: v.password,
-            ...(factor === "code" ? { totp_code: v.code } : {}),
-            ...(factor === "recovery" ? { recovery_code: v.recovery.trim() } : {}),
-          },
-        }),
-      ),
+      accountApi.signIn({
+        username: v.username,
+        password: v.password,
+        ...(factor === "code" ? { totp_code: v.code } : {}),
+        ...(factor === "recovery" ? { recovery_code: v.recovery.trim() } : {}),
+      }),
     onSuccess: (token) => session.signIn(token.access_token),
     onError: (error) => {
       if (error instanceof ApiError && error.code === "totp_required") setFactor("code");

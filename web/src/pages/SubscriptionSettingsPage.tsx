@@ -2,6 +2,7 @@
 // URL and the headers apps read, the subscription page's texts, the User-Agent rules that pick each
 // app's format, and the mihomo and sing-box base documents, whose validation errors are shown at
 // their path and line. Only the fields that changed are sent. The API has no "restore defaults".
+
 import {
   Alert,
   Button,
@@ -19,27 +20,25 @@ import {
   Title,
 } from "@mantine/core";
 import { useForm } from "@mantine/form";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQueryClient } from "@tanstack/react-query";
 import { type ReactNode, useEffect, useMemo } from "react";
-import { ApiError, api, unwrap } from "../api/client.ts";
+import { settingsApi, useSubscriptionSettings } from "../api/admin.ts";
+import { ApiError } from "../api/client.ts";
+import { keys } from "../api/keys.ts";
+import { useChange } from "../api/mutation.ts";
 import type { SubscriptionSettings } from "../api/types.ts";
 import { useCan } from "../auth/me.ts";
 import { type Translate, useT } from "../i18n/i18n.tsx";
 import { locateError, locatePaths } from "../json/locate.ts";
 import { locateYaml, yamlSyntaxError } from "../json/yaml.ts";
 import { CodeField, jsonSyntax, type LocatedError } from "../ui/CodeField.tsx";
-import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
+import { ErrorAlert } from "../ui/errors.tsx";
 import { UaRules } from "./settings/UaRules.tsx";
 import { changesOf, PLACEHOLDER_FIELDS, type Values, valuesOf } from "./settings/values.ts";
 
-const QUERY_KEY = ["subscription-settings"];
-
 export function SubscriptionSettingsPage() {
   const t = useT();
-  const settings = useQuery({
-    queryKey: QUERY_KEY,
-    queryFn: () => unwrap(api.GET("/api/subscription-settings")),
-  });
+  const settings = useSubscriptionSettings();
   return (
     <Stack>
       <Title order={2}>{t("nav.subscriptionSettings")}</Title>
@@ -126,12 +125,10 @@ function SettingsForm({ settings }: { settings: SubscriptionSettings }) {
     form.setInitialValues(values);
     form.setValues(values);
   }, [settings]);
-  const save = useMutation({
-    mutationFn: (values: Values) =>
-      unwrap(api.PUT("/api/subscription-settings", { body: changesOf(values, settings) })),
+  const save = useChange((values: Values) => settingsApi.save(changesOf(values, settings)), {
+    done: t("common.saved"),
     onSuccess: (saved) => {
-      queryClient.setQueryData(QUERY_KEY, saved);
-      notifyDone(t("common.saved"));
+      queryClient.setQueryData(keys.subscriptionSettings, saved);
     },
     onError: (error) => {
       if (error instanceof ApiError) {
@@ -140,7 +137,6 @@ function SettingsForm({ settings }: { settings: SubscriptionSettings }) {
           if (!/^(mihomo_base|singbox_base)/.test(field)) form.setFieldError(field, message);
         }
       }
-      notifyError(error);
     },
   });
   const { values } = form;

@@ -1,18 +1,22 @@
 // The template editor: config and variables as JSON, checked by the service when saved; each error
 // it names by JSON path is shown with its line, and a click puts the cursor there.
-import { Alert, Anchor, Button, Group, Select, Stack, Text, TextInput, Title } from "@mantine/core";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+
+import { Alert, Button, Group, Select, Stack, Text, TextInput, Title } from "@mantine/core";
 import { useEffect, useMemo, useState } from "react";
-import { ApiError, api, unwrap } from "../api/client.ts";
+import { ApiError } from "../api/client.ts";
+import { templatesApi, useTemplate } from "../api/fleet.ts";
+import { keys } from "../api/keys.ts";
+import { useChange } from "../api/mutation.ts";
 import type { Template, TemplateInput } from "../api/types.ts";
 import { useCan } from "../auth/me.ts";
 import { useT } from "../i18n/i18n.tsx";
 import { locateError, locatePaths, syntaxError } from "../json/locate.ts";
-import { followLink, href, navigate } from "../router.tsx";
+import { navigate } from "../router.tsx";
 import { CodeField, jsonSyntax, type LocatedError } from "../ui/CodeField.tsx";
-import { useConfirm } from "../ui/Confirm.tsx";
-import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
+import { ConfirmButton } from "../ui/Confirm.tsx";
+import { ErrorAlert } from "../ui/errors.tsx";
 import { PageLoader } from "../ui/PageLoader.tsx";
+import { BackLink } from "../ui/Scaffold.tsx";
 
 const EMPTY_CONFIG = `{
   "protocol": "vless",
@@ -58,11 +62,7 @@ function locate(error: unknown, draft: Draft): FieldError[] {
 
 export function TemplatePage({ id }: { id: string }) {
   const isNew = id === "new";
-  const template = useQuery({
-    queryKey: ["templates", id],
-    queryFn: () => unwrap(api.GET("/api/templates/{id}", { params: { path: { id } } })),
-    enabled: !isNew,
-  });
+  const template = useTemplate(id, !isNew);
   if (!isNew && template.isLoading) return <PageLoader />;
   if (!isNew && template.data === undefined) return <ErrorAlert error={template.error} />;
   return <TemplateEditor key={template.data?.updated_at ?? "new"} template={template.data} />;
@@ -70,12 +70,10 @@ export function TemplatePage({ id }: { id: string }) {
 
 function TemplateEditor({ template }: { template: Template | undefined }) {
   const t = useT();
-  const queryClient = useQueryClient();
-  const [confirm, confirmModal] = useConfirm();
   const [draft, setDraft] = useState<Draft>(() => draftOf(template));
   const canWrite = useCan()("templates.write");
-  const save = useMutation({
-    mutationFn: () => {
+  const save = useChange(
+    () => {
       const body: TemplateInput = {
         name: draft.name,
         description: draft.description,
@@ -83,24 +81,19 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
         config: JSON.parse(draft.config) as TemplateInput["config"],
         variables: JSON.parse(draft.variables) as TemplateInput["variables"],
       };
-      if (template === undefined) return unwrap(api.POST("/api/templates", { body }));
-      return unwrap(api.PUT("/api/templates/{id}", { params: { path: { id: template.id } }, body }));
+      return template === undefined ? templatesApi.create(body) : templatesApi.update(template.id, body);
     },
-    onSuccess: async (saved) => {
-      await queryClient.invalidateQueries({ queryKey: ["templates"] });
-      notifyDone(t("common.saved"));
-      if (template === undefined) navigate(`/templates/${saved.id}`, { replace: true });
+    {
+      invalidates: [keys.templates.all],
+      done: t("common.saved"),
+      onSuccess: (saved) => {
+        if (template === undefined) navigate(`/templates/${saved.id}`, { replace: true });
+      },
     },
-    onError: notifyError,
-  });
-  const remove = useMutation({
-    mutationFn: () =>
-      unwrap(api.DELETE("/api/templates/{id}", { params: { path: { id: template?.id ?? "" } } })),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ["templates"] });
-      navigate("/templates");
-    },
-    onError: notifyError,
+  );
+  const remove = useChange(() => templatesApi.remove(template?.id ?? ""), {
+    invalidates: [keys.templates.all],
+    onSuccess: () => navigate("/templates"),
   });
   // Errors belong to the text that was sent; editing clears them.
   const located = useMemo(() => locate(save.error, draft), [save.error, draft]);
@@ -113,21 +106,17 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
   return (
     <Stack>
       <div>
-        <Anchor size="sm" href={href("/templates")} onClick={(e) => followLink(e, "/templates")}>
-          ← {t("nav.templates")}
-        </Anchor>
+        <BackLink to="/templates" label={t("nav.templates")} />
         <Group justify="space-between">
           <Title order={2}>{template?.name ?? t("templates.new")}</Title>
           {template && canWrite && (
-            <Button
-              color="red"
+            <ConfirmButton
               variant="light"
-              onClick={() =>
-                confirm(t("templates.deleteConfirm", { name: template.name }), () => remove.mutate())
-              }
+              question={t("templates.deleteConfirm", { name: template.name })}
+              change={remove}
             >
               {t("common.delete")}
-            </Button>
+            </ConfirmButton>
           )}
         </Group>
         {template && (
@@ -199,7 +188,6 @@ function TemplateEditor({ template }: { template: Template | undefined }) {
           </Button>
         </Group>
       )}
-      {confirmModal}
     </Stack>
   );
 }

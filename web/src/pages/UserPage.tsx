@@ -1,10 +1,9 @@
 // One user: their fields, their subscription URL, every grant with its share link (copy, QR), grant
 // on any inbound in two clicks (open the picker, pick), revoke, usage per server and over time, delete.
+
 import {
   ActionIcon,
-  Anchor,
   Badge,
-  Button,
   Card,
   Code,
   Group,
@@ -17,28 +16,28 @@ import {
   Title,
   Tooltip,
 } from "@mantine/core";
-import { useForm } from "@mantine/form";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
-import { api, unwrap } from "../api/client.ts";
-import { useAllInbounds } from "../api/inbounds.ts";
-import type { Access, Usage, UsageSeries, User } from "../api/types.ts";
+import { useState } from "react";
+import { keys } from "../api/keys.ts";
+import { useChange, useRemoval } from "../api/mutation.ts";
+import { inboundsApi, useAllInbounds } from "../api/servers.ts";
+import type { Access, Server, User } from "../api/types.ts";
+import { userHistory, usersApi, useUser, useUserAccess, useUserUsage } from "../api/users.ts";
 import { useCan } from "../auth/me.ts";
 import { TrafficChart } from "../charts/TrafficChart.tsx";
-import { type HistoryRange, UsageHistoryCard } from "../charts/UsageHistoryCard.tsx";
+import { UsageHistoryCard } from "../charts/UsageHistoryCard.tsx";
 import { useI18n, useT } from "../i18n/i18n.tsx";
-import { followLink, href, navigate } from "../router.tsx";
+import { Link } from "../router.tsx";
 import { AuditLink } from "../ui/AuditLink.tsx";
-import { useConfirm } from "../ui/Confirm.tsx";
+import { ConfirmButton, useConfirm } from "../ui/Confirm.tsx";
 import { Copy } from "../ui/Copy.tsx";
-import { ErrorAlert, notifyDone, notifyError } from "../ui/errors.tsx";
-import { formatBytes } from "../ui/format.ts";
+import { ErrorAlert, notifyError } from "../ui/errors.tsx";
 import { QrIcon, TrashIcon } from "../ui/icons.tsx";
+import { UpDown } from "../ui/Num.tsx";
 import { PageLoader } from "../ui/PageLoader.tsx";
 import { QrCode } from "../ui/QrCode.tsx";
+import { BackLink } from "../ui/Scaffold.tsx";
 import { SyncBadge } from "../ui/StatusBadge.tsx";
-import { applyFieldErrors, toUserInput, UserFields, type UserFormValues } from "./users/CreateUser.tsx";
-import { LimitsCard } from "./users/LimitsCard.tsx";
+import { UserCard } from "./users/UserCard.tsx";
 
 export function QrButton({ value, title }: { value: string; title: string }) {
   const t = useT();
@@ -67,69 +66,22 @@ export function QrButton({ value, title }: { value: string; title: string }) {
   );
 }
 
-function UserForm({ user, canEdit }: { user: User; canEdit: boolean }) {
-  const t = useT();
-  const queryClient = useQueryClient();
-  const form = useForm<UserFormValues>({
-    initialValues: { name: user.name, comment: user.comment ?? "", telegram_id: user.telegram_id ?? "" },
-  });
-  // The stored user changed (saved here, or refetched): show it, with nothing left dirty.
-  useEffect(() => {
-    form.setValues({ name: user.name, comment: user.comment ?? "", telegram_id: user.telegram_id ?? "" });
-    form.resetDirty();
-  }, [user.updated_at]);
-  const save = useMutation({
-    mutationFn: (values: typeof form.values) =>
-      unwrap(api.PUT("/api/users/{id}", { params: { path: { id: user.id } }, body: toUserInput(values) })),
-    onSuccess: (saved) => {
-      queryClient.setQueryData(["users", saved.id], saved);
-      void queryClient.invalidateQueries({ queryKey: ["users", "page"] });
-      notifyDone(t("common.saved"));
-    },
-    onError: (error) => {
-      applyFieldErrors(form, error);
-      notifyError(error);
-    },
-  });
-  return (
-    <Card withBorder>
-      <form onSubmit={form.onSubmit((values) => save.mutate(values))}>
-        <Stack>
-          <UserFields form={form} readOnly={!canEdit} />
-          {canEdit && (
-            <Group justify="flex-end">
-              <Button type="submit" loading={save.isPending} disabled={!form.isDirty()}>
-                {t("common.save")}
-              </Button>
-            </Group>
-          )}
-        </Stack>
-      </form>
-    </Card>
-  );
-}
-
 function GrantPicker({ user, granted }: { user: User; granted: Set<string> }) {
   const t = useT();
-  const queryClient = useQueryClient();
   const { choices, isLoading, error } = useAllInbounds();
-  const grant = useMutation({
-    mutationFn: (inboundId: string) => {
+  const grant = useChange(
+    (inboundId: string) => {
       const picked = choices.find((c) => c.inbound.id === inboundId);
       if (picked === undefined) throw new Error(`unknown inbound ${inboundId}`);
-      return unwrap(
-        api.POST("/api/servers/{server_id}/inbounds/{inbound_id}/users", {
-          params: { path: { server_id: picked.server.id, inbound_id: inboundId } },
-          body: { user_id: user.id },
-        }),
-      );
+      return inboundsApi.grant({ server_id: picked.server.id, inbound_id: inboundId }, user.id);
     },
-    onSuccess: (access) => {
-      void queryClient.invalidateQueries({ queryKey: ["access", user.id] });
-      if (access.sync_state !== "synced") notifyError(new Error(access.sync_error ?? t("sync.pending")));
+    {
+      invalidates: [keys.users.access(user.id)],
+      onSuccess: (access) => {
+        if (access.sync_state !== "synced") notifyError(new Error(access.sync_error ?? t("sync.pending")));
+      },
     },
-    onError: notifyError,
-  });
+  );
   const available = choices.filter((c) => !granted.has(c.inbound.id));
   return (
     <>
@@ -149,16 +101,49 @@ function GrantPicker({ user, granted }: { user: User; granted: Set<string> }) {
   );
 }
 
+/** Only active and on-hold users have credentials on the cores. */
+const ON_CORE: ReadonlySet<User["status"]> = new Set(["active", "on_hold"]);
+
+/**
+ * What is true of a grant now: off the core while the user is not active (expired, limited,
+ * disabled) whatever its sync state says, and unknowable while its server's core does not answer.
+ */
+function GrantState({ access, user, server }: { access: Access; user: User; server: Server | undefined }) {
+  const t = useT();
+  if (!ON_CORE.has(user.status)) {
+    const status = t(`userStatus.${user.status}`);
+    return (
+      <Badge color="red" variant="light" data-testid="sync-state" data-state="off-core">
+        {t("grants.offCore", { status })}
+      </Badge>
+    );
+  }
+  if (server !== undefined && (server.status === "offline" || server.status === "error")) {
+    return (
+      <Tooltip label={t("grants.coreDownHint")} multiline maw={320}>
+        <Badge color="red" variant="light" data-testid="sync-state" data-state="core-down">
+          {t("grants.coreDown")}
+        </Badge>
+      </Tooltip>
+    );
+  }
+  return <SyncBadge state={access.sync_state} error={access.sync_error} />;
+}
+
 function GrantCard({
   access,
-  serverId,
+  user,
+  server,
   onRevoke,
 }: {
   access: Access;
-  serverId: string | undefined;
+  user: User;
+  server: Server | undefined;
   onRevoke: (() => void) | undefined;
 }) {
   const t = useT();
+  const serverId = server?.id;
+  const isDead = !ON_CORE.has(user.status);
   const title = `${access.server_name ?? "?"} · ${access.inbound_tag ?? access.server_inbound_id}`;
   return (
     <Card withBorder padding="sm" data-testid="grant">
@@ -167,17 +152,13 @@ function GrantCard({
           <Group gap="xs" wrap="wrap">
             <Badge variant="light">{access.protocol ?? "?"}</Badge>
             {serverId !== undefined ? (
-              <Anchor
-                href={href(`/servers/${serverId}`)}
-                onClick={(e) => followLink(e, `/servers/${serverId}`)}
-                fw={500}
-              >
+              <Link to={`/servers/${serverId}`} fw={500}>
                 {title}
-              </Anchor>
+              </Link>
             ) : (
               <Text fw={500}>{title}</Text>
             )}
-            <SyncBadge state={access.sync_state} error={access.sync_error} />
+            <GrantState access={access} user={user} server={server} />
             {!access.is_active && <Badge color="gray">{t("common.inactive")}</Badge>}
           </Group>
           <Group gap={2} wrap="nowrap">
@@ -192,14 +173,21 @@ function GrantCard({
             )}
           </Group>
         </Group>
+        {isDead && (
+          <Text size="xs" c="var(--mantine-color-red-light-color)" data-testid="link-dead">
+            {t("grants.linkDead", { status: t(`userStatus.${user.status}`) })}
+          </Text>
+        )}
         {access.uri !== undefined && (
-          <Code data-testid="share-link" style={{ wordBreak: "break-all", whiteSpace: "pre-wrap" }}>
+          <Code
+            data-testid="share-link"
+            style={{ wordBreak: "break-all", whiteSpace: "pre-wrap", opacity: isDead ? 0.55 : undefined }}
+          >
             {access.uri}
           </Code>
         )}
         <Text size="xs" c="dimmed">
-          ↑ {formatBytes(access.uplink_bytes)} · ↓ {formatBytes(access.downlink_bytes)} ·{" "}
-          {access.proxy_user_id}
+          <UpDown up={access.uplink_bytes} down={access.downlink_bytes} /> · {access.proxy_user_id}
         </Text>
       </Stack>
     </Card>
@@ -208,40 +196,25 @@ function GrantCard({
 
 function Grants({ user }: { user: User }) {
   const t = useT();
-  const queryClient = useQueryClient();
   const [confirm, confirmModal] = useConfirm();
   const can = useCan();
   const canGrant = can("access.write");
   // Support reads users and links but not servers: no inbound list, no server links.
   const { choices } = useAllInbounds(can("servers.read") && can("inbounds.read"));
-  const access = useQuery({
-    queryKey: ["access", user.id],
-    queryFn: () =>
-      unwrap(
-        api.GET("/api/users/{id}/access", {
-          params: { path: { id: user.id }, query: { include_uris: true } },
-        }),
-      ),
-  });
+  const access = useUserAccess(user.id);
   const serverOf = (inboundId: string) => choices.find((c) => c.inbound.id === inboundId)?.server.id;
-  const revoke = useMutation({
-    mutationFn: (grant: Access) => {
+  const revoke = useChange(
+    (grant: Access) => {
       const serverId = serverOf(grant.server_inbound_id);
       if (serverId === undefined) throw new Error(t("grants.serverUnknown"));
-      return unwrap(
-        api.DELETE("/api/servers/{server_id}/inbounds/{inbound_id}/users/{email}", {
-          params: {
-            path: { server_id: serverId, inbound_id: grant.server_inbound_id, email: grant.proxy_user_id },
-          },
-        }),
-      );
+      return inboundsApi.revoke({
+        server_id: serverId,
+        inbound_id: grant.server_inbound_id,
+        email: grant.proxy_user_id,
+      });
     },
-    onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: ["access", user.id] });
-      notifyDone(t("grants.revoked"));
-    },
-    onError: notifyError,
-  });
+    { invalidates: [keys.users.access(user.id)], done: t("grants.revoked") },
+  );
   const grants = access.data ?? [];
   return (
     <Stack>
@@ -256,7 +229,8 @@ function Grants({ user }: { user: User }) {
         <GrantCard
           key={grant.id}
           access={grant}
-          serverId={serverOf(grant.server_inbound_id)}
+          user={user}
+          server={choices.find((c) => c.inbound.id === grant.server_inbound_id)?.server}
           onRevoke={
             canGrant
               ? () =>
@@ -276,20 +250,12 @@ function Grants({ user }: { user: User }) {
 function Subscription({ user }: { user: User }) {
   const t = useT();
   const can = useCan();
-  const queryClient = useQueryClient();
-  const [confirm, confirmModal] = useConfirm();
   // The service gives the URL (its token path; absolute once a public URL is set in the settings).
   const given = user.subscription_url;
   const url = given.startsWith("/") ? `${window.location.origin}${given}` : given;
-  const rotate = useMutation({
-    mutationFn: () =>
-      unwrap(api.POST("/api/users/{id}/revoke-subscription", { params: { path: { id: user.id } } })),
-    onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: ["users", user.id] });
-      void queryClient.invalidateQueries({ queryKey: ["access", user.id] });
-      notifyDone(t("sub.revoked"));
-    },
-    onError: notifyError,
+  const rotate = useChange(() => usersApi.revokeSubscription(user.id), {
+    invalidates: [keys.users.one(user.id)],
+    done: t("sub.revoked"),
   });
   return (
     <Card withBorder>
@@ -297,15 +263,14 @@ function Subscription({ user }: { user: User }) {
         <Group justify="space-between">
           <Title order={3}>{t("sub.title")}</Title>
           {can("users.write") && (
-            <Button
+            <ConfirmButton
               size="xs"
-              color="red"
               variant="light"
-              loading={rotate.isPending}
-              onClick={() => confirm(t("sub.revokeConfirm", { name: user.name }), () => rotate.mutate())}
+              change={rotate}
+              question={t("sub.revokeConfirm", { name: user.name })}
             >
               {t("sub.revoke")}
-            </Button>
+            </ConfirmButton>
           )}
         </Group>
         <Group gap="xs" wrap="nowrap">
@@ -319,28 +284,13 @@ function Subscription({ user }: { user: User }) {
           {t("sub.hint")}
         </Text>
       </Stack>
-      {confirmModal}
     </Card>
   );
 }
 
-/** Without a query the usage endpoint answers the totals; with from, to and granularity, the history. */
-function totalsOf(answer: Usage | UsageSeries): Usage {
-  if (!("servers" in answer)) throw new Error("expected the usage totals");
-  return answer;
-}
-function historyOf(answer: Usage | UsageSeries): UsageSeries {
-  if (!("buckets" in answer)) throw new Error("expected the usage history");
-  return answer;
-}
-
 function UsageCard({ user }: { user: User }) {
   const t = useT();
-  const usage = useQuery({
-    queryKey: ["usage", user.id],
-    queryFn: () =>
-      unwrap(api.GET("/api/users/{id}/usage", { params: { path: { id: user.id } } })).then(totalsOf),
-  });
+  const usage = useUserUsage(user.id);
   return (
     <Card withBorder>
       <Stack gap="xs">
@@ -349,20 +299,14 @@ function UsageCard({ user }: { user: User }) {
         {usage.data && (
           <>
             <Text size="sm">
-              ↑ {formatBytes(usage.data.uplink_bytes)} · ↓ {formatBytes(usage.data.downlink_bytes)}
+              <UpDown up={usage.data.uplink_bytes} down={usage.data.downlink_bytes} />
             </Text>
             {usage.data.uplink_bytes + usage.data.downlink_bytes === 0 ? (
               <Text size="sm" c="dimmed">
                 {t("usage.none")}
               </Text>
             ) : (
-              <TrafficChart
-                rows={usage.data.servers.map((s) => ({
-                  name: s.server_name,
-                  up: s.uplink_bytes,
-                  down: s.downlink_bytes,
-                }))}
-              />
+              <TrafficChart items={usage.data.servers} name={(s) => s.server_name} />
             )}
           </>
         )}
@@ -371,38 +315,11 @@ function UsageCard({ user }: { user: User }) {
   );
 }
 
-function UsageHistory({ user }: { user: User }) {
-  const t = useT();
-  const load = (range: HistoryRange) =>
-    unwrap(api.GET("/api/users/{id}/usage", { params: { path: { id: user.id }, query: range } })).then(
-      (answer) => historyOf(answer).buckets,
-    );
-  return (
-    <Card withBorder>
-      <UsageHistoryCard title={t("history.userTitle")} queryKey={["usage", user.id]} load={load} />
-    </Card>
-  );
-}
-
 export function UserPage({ id }: { id: string }) {
   const { t } = useI18n();
-  const queryClient = useQueryClient();
-  const [confirm, confirmModal] = useConfirm();
   const can = useCan();
-  const user = useQuery({
-    queryKey: ["users", id],
-    queryFn: () => unwrap(api.GET("/api/users/{id}", { params: { path: { id } } })),
-  });
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE("/api/users/{id}", { params: { path: { id } } })),
-    onSuccess: async () => {
-      queryClient.removeQueries({ queryKey: ["users", id] });
-      await queryClient.invalidateQueries({ queryKey: ["users"] });
-      notifyDone(t("users.deleted"));
-      navigate("/users");
-    },
-    onError: notifyError,
-  });
+  const user = useUser(id);
+  const remove = useRemoval(() => usersApi.remove(id), keys.users, id, t("users.deleted"));
   if (user.isLoading) return <PageLoader />;
   if (user.error || user.data === undefined) return <ErrorAlert error={user.error} />;
   const data = user.data;
@@ -410,9 +327,7 @@ export function UserPage({ id }: { id: string }) {
     <Stack>
       <Group justify="space-between">
         <div>
-          <Anchor size="sm" href={href("/users")} onClick={(e) => followLink(e, "/users")}>
-            ← {t("nav.users")}
-          </Anchor>
+          <BackLink to="/users" label={t("nav.users")} />
           <Title order={2}>{data.name}</Title>
           <Group gap={4}>
             <Text size="xs" c="dimmed" ff="monospace">
@@ -424,14 +339,13 @@ export function UserPage({ id }: { id: string }) {
         <Group gap="xs">
           {can("audit.read") && <AuditLink target={data.id} size="sm" />}
           {can("users.write") && (
-            <Button
-              color="red"
+            <ConfirmButton
               variant="light"
-              loading={remove.isPending}
-              onClick={() => confirm(t("users.deleteConfirm", { name: data.name }), () => remove.mutate())}
+              change={remove}
+              question={t("users.deleteConfirm", { name: data.name })}
             >
               {t("users.delete")}
-            </Button>
+            </ConfirmButton>
           )}
         </Group>
       </Group>
@@ -442,13 +356,15 @@ export function UserPage({ id }: { id: string }) {
           <Subscription user={data} />
         </Stack>
         <Stack>
-          <UserForm user={data} canEdit={can("users.write")} />
-          <LimitsCard user={data} canEdit={can("users.write")} />
+          <UserCard user={data} canEdit={can("users.write")} />
           <UsageCard user={data} />
-          <UsageHistory user={data} />
+          <UsageHistoryCard
+            title={t("history.userTitle")}
+            queryKey={keys.users.usage(data.id)}
+            load={(range) => userHistory(data.id, range)}
+          />
         </Stack>
       </SimpleGrid>
-      {confirmModal}
     </Stack>
   );
 }

@@ -1,30 +1,19 @@
 // Users: the page operators live on. Server-side pagination (the next page is fetched before it is
 // asked for), search as you type (debounced, earlier requests cancelled), bulk grant and delete.
-import {
-  Anchor,
-  Checkbox,
-  Group,
-  Kbd,
-  Pagination,
-  Select,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-  UnstyledButton,
-} from "@mantine/core";
-import { useDebouncedValue, useHotkeys } from "@mantine/hooks";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+
+import { Checkbox, Group, Kbd, Select, Stack, Table, Text, TextInput, UnstyledButton } from "@mantine/core";
+import { useDebouncedValue, useHotkeys, useMediaQuery } from "@mantine/hooks";
+import { useQueryClient } from "@tanstack/react-query";
 import { memo, useCallback, useEffect, useRef, useState } from "react";
-import { api, unwrap } from "../api/client.ts";
 import type { User } from "../api/types.ts";
+import { usersPageQuery, useUserSearch, useUsersPage } from "../api/users.ts";
 import { useCan } from "../auth/me.ts";
 import { useI18n } from "../i18n/i18n.tsx";
-import { followLink, href } from "../router.tsx";
+import { Link } from "../router.tsx";
 import { ErrorAlert } from "../ui/errors.tsx";
 import { formatDate } from "../ui/format.ts";
 import { SearchIcon } from "../ui/icons.tsx";
+import { PageHeader, Pager } from "../ui/Scaffold.tsx";
 import { BulkActions } from "./users/BulkActions.tsx";
 import { CreateUserButton } from "./users/CreateUser.tsx";
 import { ExpiryCell, UsageCell, UserStatusBadge } from "./users/lifecycle.tsx";
@@ -43,12 +32,7 @@ const SEARCH_DEBOUNCE_MS = 100;
 const USERS_SHOWN_MARK = "portcullis:users-shown";
 
 function pageQuery(page: number, perPage: number, filters: ListFilters) {
-  const query = { page, per_page: perPage, ...filterQuery(filters) };
-  return {
-    queryKey: ["users", "page", page, perPage, filterQuery(filters)],
-    queryFn: ({ signal }: { signal: AbortSignal }) =>
-      unwrap(api.GET("/api/users", { params: { query }, signal })),
-  };
+  return { page, per_page: perPage, ...filterQuery(filters) };
 }
 
 function readUrlState(): { q: string; page: number; perPage: number; filters: ListFilters } {
@@ -75,16 +59,22 @@ function SortHeader({
   column,
   filters,
   onSort,
+  visibleFrom,
 }: {
   label: string;
   column: SortKey;
   filters: ListFilters;
   onSort: (filters: ListFilters) => void;
+  /** Columns a phone leaves out, so the ones that matter (status, usage, expiry) stay in view. */
+  visibleFrom?: "sm";
 }) {
   const { t } = useI18n();
   const isSorted = filters.sort === column;
   return (
-    <Table.Th aria-sort={isSorted ? (filters.order === "asc" ? "ascending" : "descending") : "none"}>
+    <Table.Th
+      visibleFrom={visibleFrom}
+      aria-sort={isSorted ? (filters.order === "asc" ? "ascending" : "descending") : "none"}
+    >
       <UnstyledButton
         fw={600}
         fz="sm"
@@ -129,9 +119,7 @@ const UserRow = memo(function UserRow({
         </Table.Td>
       )}
       <Table.Td>
-        <Anchor href={href(`/users/${user.id}`)} onClick={(event) => followLink(event, `/users/${user.id}`)}>
-          {user.name}
-        </Anchor>
+        <Link to={`/users/${user.id}`}>{user.name}</Link>
       </Table.Td>
       <Table.Td>
         <UserStatusBadge status={user.status} />
@@ -142,19 +130,19 @@ const UserRow = memo(function UserRow({
       <Table.Td>
         <ExpiryCell expireAt={user.expire_at} />
       </Table.Td>
-      <Table.Td>{user.telegram_id ?? "—"}</Table.Td>
-      <Table.Td>
+      <Table.Td visibleFrom="sm">{user.telegram_id ?? "—"}</Table.Td>
+      <Table.Td visibleFrom="sm">
         <Text size="sm" lineClamp={1}>
           {user.comment ?? ""}
         </Text>
       </Table.Td>
-      <Table.Td>{formatDate(user.created_at, language)}</Table.Td>
+      <Table.Td visibleFrom="sm">{formatDate(user.created_at, language)}</Table.Td>
     </Table.Tr>
   );
 });
 
 export function UsersPage() {
-  const { t, language } = useI18n();
+  const { t } = useI18n();
   const initial = useRef(readUrlState()).current;
   const [search, setSearch] = useState(initial.q);
   const [debounced] = useDebouncedValue(search.trim(), SEARCH_DEBOUNCE_MS);
@@ -172,26 +160,18 @@ export function UsersPage() {
   // Selecting is for bulk work: only for a role that may grant, delete or change users.
   const canSelect = can("users.write") || can("access.write") || can("users.lifecycle");
   useHotkeys([["/", () => searchRef.current?.focus()]]);
+  const isPhone = useMediaQuery("(max-width: 48em)") ?? false;
 
   const isSearching = debounced.length > 0;
-  const list = useQuery({
-    ...pageQuery(page, perPage, filters),
-    enabled: !isSearching,
-    placeholderData: keepPreviousData,
-  });
-  const found = useQuery({
-    queryKey: ["users", "search", debounced],
-    queryFn: ({ signal }) =>
-      unwrap(api.GET("/api/users/search", { params: { query: { q: debounced } }, signal })),
-    enabled: isSearching,
-    placeholderData: keepPreviousData,
-  });
+  const list = useUsersPage(pageQuery(page, perPage, filters), !isSearching);
+  const found = useUserSearch(debounced);
   const total = list.data?.total ?? 0;
   const pages = Math.max(1, Math.ceil(total / perPage));
 
   // The next page is usually the next click: have it ready.
   useEffect(() => {
-    if (!isSearching && page < pages) void queryClient.prefetchQuery(pageQuery(page + 1, perPage, filters));
+    if (!isSearching && page < pages)
+      void queryClient.prefetchQuery(usersPageQuery(pageQuery(page + 1, perPage, filters)));
   }, [isSearching, page, pages, perPage, filters, queryClient]);
 
   // User timing for the speed benchmark (bench/dashboard.ts): when the first rows were on screen.
@@ -236,10 +216,7 @@ export function UsersPage() {
 
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={2}>{t("users.title")}</Title>
-        {can("users.write") && <CreateUserButton />}
-      </Group>
+      <PageHeader title={t("users.title")}>{can("users.write") && <CreateUserButton />}</PageHeader>
       <TextInput
         ref={searchRef}
         type="search"
@@ -268,10 +245,10 @@ export function UsersPage() {
             ? t("common.loading")
             : t("users.found", { count: rows.length })
           : isFiltered(filters)
-            ? t("filters.matching", { count: total.toLocaleString(language) })
-            : t("users.total", { count: total.toLocaleString(language) })}
+            ? t("filters.matching", { count: total })
+            : t("users.total", { count: total })}
       </Text>
-      <Table.ScrollContainer minWidth={900}>
+      <Table.ScrollContainer minWidth={isPhone ? 420 : 900}>
         <Table
           striped
           highlightOnHover
@@ -316,16 +293,17 @@ export function UsersPage() {
                   />
                 </>
               )}
-              <Table.Th>{t("users.telegramId")}</Table.Th>
-              <Table.Th>{t("users.comment")}</Table.Th>
+              <Table.Th visibleFrom="sm">{t("users.telegramId")}</Table.Th>
+              <Table.Th visibleFrom="sm">{t("users.comment")}</Table.Th>
               {isSearching ? (
-                <Table.Th>{t("common.created")}</Table.Th>
+                <Table.Th visibleFrom="sm">{t("common.created")}</Table.Th>
               ) : (
                 <SortHeader
                   label={t("common.created")}
                   column="created_at"
                   filters={filters}
                   onSort={setFilters}
+                  visibleFrom="sm"
                 />
               )}
             </Table.Tr>
@@ -354,23 +332,7 @@ export function UsersPage() {
       )}
       {!isSearching && (
         <Group justify="space-between">
-          <Pagination
-            total={pages}
-            value={page}
-            onChange={setPage}
-            siblings={1}
-            boundaries={1}
-            getControlProps={(control) => ({
-              "aria-label":
-                control === "next"
-                  ? t("users.nextPage")
-                  : control === "previous"
-                    ? t("users.previousPage")
-                    : control,
-            })}
-            getItemProps={(item) => ({ "aria-label": t("users.pageN", { n: item }) })}
-            data-testid="users-pagination"
-          />
+          <Pager total={pages} value={page} onChange={setPage} data-testid="users-pagination" />
           <Select
             aria-label={t("users.perPage")}
             data={PAGE_SIZES}

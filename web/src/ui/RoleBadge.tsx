@@ -1,20 +1,15 @@
 // An admin's role, the same colour everywhere (navigation, admins, API keys).
-import { Badge } from "@mantine/core";
 import type { Role } from "../api/types.ts";
-import { useT } from "../i18n/i18n.tsx";
-
-const ROLE_COLORS: Record<Role, string> = {
-  owner: "grape",
-  operator: "blue",
-  support: "teal",
-  viewer: "gray",
-};
+import { STATE_COLORS, StateBadge } from "./StatusBadge.tsx";
 
 export function RoleBadge({ role }: { role: Role }) {
-  const t = useT();
   return (
-    <Badge size="sm" variant="light" color={ROLE_COLORS[role]} data-testid="role-badge">
-      {t(`role.${role}`)}
-    </Badge>
+    <StateBadge
+      state={role}
+      colors={STATE_COLORS.role}
+      label={`role.${role}`}
+      testId="role-badge"
+      size="sm"
+    />
   );
 }

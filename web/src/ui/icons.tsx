@@ -67,3 +67,15 @@ export const DotsIcon = () => (
     <circle cx="19" cy="12" r="1" />
   </Icon>
 );
+/** Points back: left, or right (`flip`) in a right-to-left page. */
+export const BackArrow = ({ flip }: { flip: boolean }) => (
+  <span
+    data-testid="back-arrow"
+    data-flipped={flip}
+    style={{ display: "inline-flex", transform: flip ? "scaleX(-1)" : undefined }}
+  >
+    <Icon size={14}>
+      <path d="M19 12H5M11 6l-6 6 6 6" />
+    </Icon>
+  </span>
+);

@@ -1,5 +1,6 @@
 // The signed-in admin's Telegram notifications: their bot's token (write-only: sent again with every
 // change), the chats it writes to, the language and events; a test message and the delivery log.
+
 import {
   Alert,
   Button,
@@ -14,30 +15,23 @@ import {
   Title,
 } from "@mantine/core";
 import { useForm } from "@mantine/form";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
-import { api, unwrap } from "../../api/client.ts";
+import { telegramApi, useTelegram } from "../../api/admin.ts";
 import { TELEGRAM_EVENT_TYPES, type TelegramEventType } from "../../api/events.ts";
+import { keys } from "../../api/keys.ts";
+import { useChange } from "../../api/mutation.ts";
 import type { TelegramInput } from "../../api/types.ts";
 import { LANGUAGES, useI18n } from "../../i18n/i18n.tsx";
-import { useConfirm } from "../../ui/Confirm.tsx";
+import { ConfirmButton } from "../../ui/Confirm.tsx";
 import { DeliveryLog } from "../../ui/DeliveryLog.tsx";
-import { ErrorAlert, notifyDone, notifyError } from "../../ui/errors.tsx";
+import { applyFieldErrors, ErrorAlert } from "../../ui/errors.tsx";
 import { formatDate } from "../../ui/format.ts";
-import { applyFieldErrors } from "../users/CreateUser.tsx";
 
 type Values = { bot_token: string; chat_ids: string[]; language: string; events: string[] };
 
-const settingsQuery = {
-  queryKey: ["telegram"],
-  queryFn: () => unwrap(api.GET("/api/auth/telegram")),
-} as const;
-
 export function Telegram() {
   const { t, language } = useI18n();
-  const queryClient = useQueryClient();
-  const [confirm, confirmModal] = useConfirm();
-  const settings = useQuery(settingsQuery);
+  const settings = useTelegram();
   const form = useForm<Values>({
     initialValues: { bot_token: "", chat_ids: [], language, events: [...TELEGRAM_EVENT_TYPES] },
   });
@@ -51,45 +45,21 @@ export function Telegram() {
         events: stored.events,
       });
   }, [stored?.updated_at]);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ["telegram"] });
-  const save = useMutation({
-    mutationFn: (v: Values) =>
-      unwrap(
-        api.PUT("/api/auth/telegram", {
-          body: {
-            // Left empty, the stored token is kept (the API keeps it when the field is absent).
-            ...(v.bot_token.trim() === "" ? {} : { bot_token: v.bot_token.trim() }),
-            chat_ids: v.chat_ids,
-            language: v.language as NonNullable<TelegramInput["language"]>,
-            events: v.events as TelegramEventType[],
-          },
-        }),
-      ),
-    onSuccess: () => {
-      void refresh();
-      notifyDone(t("common.saved"));
-    },
-    onError: (error) => {
-      applyFieldErrors(form, error);
-      notifyError(error);
-    },
-  });
-  const stop = useMutation({
-    mutationFn: () => unwrap(api.DELETE("/api/auth/telegram")),
-    onSuccess: () => {
-      form.reset();
-      void refresh();
-    },
-    onError: notifyError,
-  });
-  const test = useMutation({
-    mutationFn: () => unwrap(api.POST("/api/auth/telegram/test")),
-    onSuccess: () => {
-      notifyDone(t("telegram.testQueued"));
-      void queryClient.invalidateQueries({ queryKey: ["deliveries", "telegram"] });
-    },
-    onError: notifyError,
-  });
+  // The settings and their delivery log both sit under keys.telegram.all.
+  const invalidates = [keys.telegram.all];
+  const save = useChange(
+    (v: Values) =>
+      telegramApi.save({
+        // Left empty, the stored token is kept (the API keeps it when the field is absent).
+        ...(v.bot_token.trim() === "" ? {} : { bot_token: v.bot_token.trim() }),
+        chat_ids: v.chat_ids,
+        language: v.language as NonNullable<TelegramInput["language"]>,
+        events: v.events as TelegramEventType[],
+      }),
+    { invalidates, done: t("common.saved"), onError: (error) => applyFieldErrors(form, error) },
+  );
+  const stop = useChange(telegramApi.stop, { invalidates, onSuccess: () => form.reset() });
+  const test = useChange(telegramApi.test, { invalidates, done: t("telegram.testQueued") });
   return (
     <Stack>
       <Card withBorder>
@@ -144,14 +114,9 @@ export function Telegram() {
                   <Button variant="light" loading={test.isPending} onClick={() => test.mutate()}>
                     {t("telegram.test")}
                   </Button>
-                  <Button
-                    color="red"
-                    variant="subtle"
-                    loading={stop.isPending}
-                    onClick={() => confirm(t("telegram.stopConfirm"), () => stop.mutate())}
-                  >
+                  <ConfirmButton variant="subtle" change={stop} question={t("telegram.stopConfirm")}>
                     {t("telegram.stop")}
-                  </Button>
+                  </ConfirmButton>
                 </>
               )}
               <Button type="submit" loading={save.isPending}>
@@ -161,17 +126,7 @@ export function Telegram() {
           </Stack>
         </form>
       </Card>
-      {stored && (
-        <DeliveryLog
-          queryKey={["deliveries", "telegram"]}
-          fetchPage={(page, perPage) =>
-            unwrap(
-              api.GET("/api/auth/telegram/deliveries", { params: { query: { page, per_page: perPage } } }),
-            )
-          }
-        />
-      )}
-      {confirmModal}
+      {stored && <DeliveryLog queryKey={keys.telegram.deliveries()} fetchPage={telegramApi.deliveries} />}
     </Stack>
   );
 }

@@ -1,5 +1,6 @@
 // The signed-in admin's own second factor: enrol (the API's QR code and the secret), confirm with a
 // first code, the ten recovery codes shown once (copy, download), and turn it off with a code.
+
 import {
   Alert,
   Anchor,
@@ -16,9 +17,11 @@ import {
   TextInput,
   Title,
 } from "@mantine/core";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, unwrap } from "../../api/client.ts";
+import { accountApi } from "../../api/admin.ts";
+import { keys } from "../../api/keys.ts";
+import { useChange } from "../../api/mutation.ts";
 import type { TotpEnrolment } from "../../api/types.ts";
 import { useMe } from "../../auth/me.ts";
 import { useT } from "../../i18n/i18n.tsx";
@@ -82,8 +85,8 @@ function Enrol({
 }) {
   const t = useT();
   const [code, setCode] = useState("");
-  const confirm = useMutation({
-    mutationFn: () => unwrap(api.POST("/api/auth/totp/confirm", { body: { code } })),
+  const confirm = useChange(() => accountApi.confirmTotp(code), {
+    quiet: true,
     onSuccess: (result) => onConfirmed(result.recovery_codes),
     onError: () => setCode(""),
   });
@@ -133,23 +136,18 @@ function Enrol({
 
 function Disable() {
   const t = useT();
-  const queryClient = useQueryClient();
   const [useRecovery, setUseRecovery] = useState(false);
   const [value, setValue] = useState("");
-  const disable = useMutation({
-    mutationFn: () =>
-      unwrap(
-        api.POST("/api/auth/totp/disable", {
-          body: useRecovery ? { recovery_code: value.trim() } : { totp_code: value },
-        }),
-      ),
-    onSuccess: () => {
-      setValue("");
-      void queryClient.invalidateQueries({ queryKey: ["me"] });
-      notifyDone(t("totp.disabled"));
+  const disable = useChange(
+    () => accountApi.disableTotp(useRecovery ? { recovery_code: value.trim() } : { totp_code: value }),
+    {
+      quiet: true,
+      invalidates: [keys.me()],
+      done: t("totp.disabled"),
+      onSuccess: () => setValue(""),
+      onError: () => setValue(""),
     },
-    onError: () => setValue(""),
-  });
+  );
   return (
     <Stack gap="xs">
       <form
@@ -198,10 +196,7 @@ export function TwoFactor() {
   const [enrolment, setEnrolment] = useState<TotpEnrolment>();
   // Kept here, not in the enrolment form: they stay on screen whatever /me answers meanwhile.
   const [codes, setCodes] = useState<string[]>();
-  const enrol = useMutation({
-    mutationFn: () => unwrap(api.POST("/api/auth/totp/enroll")),
-    onSuccess: setEnrolment,
-  });
+  const enrol = useChange(accountApi.enrolTotp, { quiet: true, onSuccess: setEnrolment });
   const isOn = me?.totp_enabled === true;
   return (
     <Card withBorder>
@@ -233,7 +228,7 @@ export function TwoFactor() {
             onConfirmed={(confirmed) => {
               setCodes(confirmed);
               setEnrolment(undefined);
-              void queryClient.invalidateQueries({ queryKey: ["me"] });
+              void queryClient.invalidateQueries({ queryKey: keys.me() });
               notifyDone(t("totp.enabled"));
             }}
           />

@@ -1,24 +1,19 @@
 // An inbound from a template, new or edited: the template's variables become the form (typed by
 // their default: number, switch, text, or JSON for the rest); a refused build lands on the variable
 // it names. Editing sends the values as a whole (the API replaces them) and keeps the template.
-import {
-  Button,
-  Group,
-  JsonInput,
-  Modal,
-  NumberInput,
-  Select,
-  Stack,
-  Switch,
-  Text,
-  TextInput,
-} from "@mantine/core";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+
+import { Group, JsonInput, Modal, NumberInput, Select, Stack, Switch, Text, TextInput } from "@mantine/core";
 import { useEffect, useState } from "react";
-import { ApiError, api, unwrap } from "../../api/client.ts";
+import { ApiError } from "../../api/client.ts";
+import { useCertificates, useTemplates } from "../../api/fleet.ts";
+import { keys } from "../../api/keys.ts";
+import { useChange } from "../../api/mutation.ts";
+import { inboundsApi } from "../../api/servers.ts";
 import type { Inbound, Server, Template } from "../../api/types.ts";
 import { useT } from "../../i18n/i18n.tsx";
 import { notifyError } from "../../ui/errors.tsx";
+import { FormButtons } from "../../ui/Scaffold.tsx";
+import { StarterOffer } from "../templates/StarterOffer.tsx";
 
 type Variable = Template["variables"][number];
 type Kind = "number" | "boolean" | "string" | "json";
@@ -114,12 +109,12 @@ export function InboundFormModal({
   onClose: () => void;
 }) {
   const t = useT();
-  const queryClient = useQueryClient();
-  const templates = useQuery({ queryKey: ["templates"], queryFn: () => unwrap(api.GET("/api/templates")) });
-  const certificates = useQuery({
-    queryKey: ["certificates"],
-    queryFn: () => unwrap(api.GET("/api/certificates")),
-  });
+  const templates = useTemplates();
+  const certificates = useCertificates();
+  // Only what this server's core can build: an Xray-only template is not offered on a V2Ray server.
+  const fits = (x: Template) => server.core === null || x.supported_cores.includes(server.core);
+  const offered = (templates.data ?? []).filter((x) => fits(x) || x.id === inbound?.template_id);
+  const hidden = (templates.data?.length ?? 0) - offered.length;
   const [templateId, setTemplateId] = useState<string | null>(inbound?.template_id ?? null);
   const [port, setPort] = useState<string | number>(inbound?.port_override ?? "");
   const [tag, setTag] = useState(inbound?.tag ?? "");
@@ -138,54 +133,43 @@ export function InboundFormModal({
     setFlags(Object.fromEntries(booleans.map((v) => [v.name, stored[v.name] === true])));
   }, [template, stored]);
 
-  const save = useMutation({
-    mutationFn: () => {
+  const save = useChange(
+    () => {
       if (template === undefined) throw new Error(t("inbound.pickTemplate"));
       const values = variableValues(template, texts, flags);
       const tagged = tag.trim() ? { tag: tag.trim() } : {};
       if (inbound !== undefined) {
-        return unwrap(
-          api.PUT("/api/servers/{server_id}/inbounds/{inbound_id}", {
-            params: { path: { server_id: server.id, inbound_id: inbound.id } },
-            body: {
-              ...tagged,
-              port_override: Number(port),
-              certificate_id: certificateId,
-              variable_values: values,
-            },
-          }),
+        return inboundsApi.update(
+          { server_id: server.id, inbound_id: inbound.id },
+          { ...tagged, port_override: Number(port), certificate_id: certificateId, variable_values: values },
         );
       }
-      return unwrap(
-        api.POST("/api/servers/{server_id}/inbounds", {
-          params: { path: { server_id: server.id } },
-          body: {
-            ...tagged,
-            template_id: template.id,
-            port: Number(port),
-            ...(certificateId ? { certificate_id: certificateId } : {}),
-            variable_values: values,
-          },
-        }),
-      );
+      return inboundsApi.create(server.id, {
+        ...tagged,
+        template_id: template.id,
+        port: Number(port),
+        ...(certificateId ? { certificate_id: certificateId } : {}),
+        variable_values: values,
+      });
     },
-    onSuccess: async (saved) => {
-      await queryClient.invalidateQueries({ queryKey: ["servers", server.id, "inbounds"] });
-      if (saved.sync_state !== "synced") notifyError(new Error(saved.sync_error ?? t("sync.pending")));
-      onClose();
-    },
-    onError: (error) => {
-      const errors: Record<string, string> = {};
-      if (error instanceof ApiError) {
-        for (const e of error.problem.errors ?? []) {
-          const field = e.path.replace(/^body\./, "").replace(/^variable_values\./, "");
-          errors[field === "port_override" ? "port" : field] = e.message;
+    {
+      invalidates: [keys.servers.inbounds(server.id)],
+      onSuccess: (saved) => {
+        if (saved.sync_state !== "synced") notifyError(new Error(saved.sync_error ?? t("sync.pending")));
+        onClose();
+      },
+      onError: (error) => {
+        const errors: Record<string, string> = {};
+        if (error instanceof ApiError) {
+          for (const e of error.problem.errors ?? []) {
+            const field = e.path.replace(/^body\./, "").replace(/^variable_values\./, "");
+            errors[field === "port_override" ? "port" : field] = e.message;
+          }
         }
-      }
-      setFieldErrors(errors);
-      notifyError(error);
+        setFieldErrors(errors);
+      },
     },
-  });
+  );
 
   const pickTemplate = (id: string | null) => {
     setTemplateId(id);
@@ -214,10 +198,14 @@ export function InboundFormModal({
             placeholder={t("inbound.pickTemplate")}
             required
             searchable
-            data={(templates.data ?? []).map((x) => ({
+            description={
+              hidden > 0 && server.core !== null
+                ? t("inbound.templatesHidden", { count: hidden, core: server.core })
+                : undefined
+            }
+            data={offered.map((x) => ({
               value: x.id,
               label: `${x.name} (${x.protocol}/${x.network}/${x.security})`,
-              disabled: server.core !== null && !x.supported_cores.includes(server.core),
             }))}
             value={templateId}
             onChange={pickTemplate}
@@ -226,6 +214,7 @@ export function InboundFormModal({
             nothingFoundMessage={t("templates.empty")}
             data-autofocus
           />
+          {templates.data?.length === 0 && <StarterOffer compact />}
           {template?.description && (
             <Text size="sm" c="dimmed">
               {template.description}
@@ -281,14 +270,12 @@ export function InboundFormModal({
               ))}
             </Stack>
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              {t("common.cancel")}
-            </Button>
-            <Button type="submit" loading={save.isPending} disabled={template === undefined}>
-              {inbound ? t("common.save") : t("common.create")}
-            </Button>
-          </Group>
+          <FormButtons
+            onCancel={onClose}
+            isSaving={save.isPending}
+            disabled={template === undefined}
+            label={inbound ? t("common.save") : t("common.create")}
+          />
         </Stack>
       </form>
     </Modal>

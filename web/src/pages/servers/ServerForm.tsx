@@ -1,24 +1,17 @@
 // Register or edit a server. api_credentials is write-only: the form never shows stored ones, it
 // only says whether there are any, and sends a new document (or null to remove them).
-import {
-  Button,
-  Checkbox,
-  Group,
-  Modal,
-  NumberInput,
-  Select,
-  Stack,
-  Textarea,
-  TextInput,
-} from "@mantine/core";
+
+import { Checkbox, Group, Modal, NumberInput, Select, Stack, Textarea, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { api, unwrap } from "../../api/client.ts";
+import { useCertificates } from "../../api/fleet.ts";
+import { keys } from "../../api/keys.ts";
+import { useChange } from "../../api/mutation.ts";
+import { serversApi } from "../../api/servers.ts";
 import type { Server } from "../../api/types.ts";
 import { useT } from "../../i18n/i18n.tsx";
 import { navigate } from "../../router.tsx";
-import { notifyError } from "../../ui/errors.tsx";
-import { applyFieldErrors } from "../users/CreateUser.tsx";
+import { applyFieldErrors } from "../../ui/errors.tsx";
+import { FormButtons } from "../../ui/Scaffold.tsx";
 
 type Values = {
   name: string;
@@ -32,11 +25,7 @@ type Values = {
 
 export function ServerFormModal({ server, onClose }: { server?: Server; onClose: () => void }) {
   const t = useT();
-  const queryClient = useQueryClient();
-  const certificates = useQuery({
-    queryKey: ["certificates"],
-    queryFn: () => unwrap(api.GET("/api/certificates")),
-  });
+  const certificates = useCertificates();
   const form = useForm<Values>({
     initialValues: {
       name: server?.name ?? "",
@@ -48,8 +37,8 @@ export function ServerFormModal({ server, onClose }: { server?: Server; onClose:
       remove_credentials: false,
     },
   });
-  const save = useMutation({
-    mutationFn: async (v: Values) => {
+  const save = useChange(
+    async (v: Values) => {
       const body = {
         name: v.name,
         hostname: v.hostname,
@@ -58,28 +47,22 @@ export function ServerFormModal({ server, onClose }: { server?: Server; onClose:
         ...(v.default_certificate_id ? { default_certificate_id: v.default_certificate_id } : {}),
         ...(v.api_credentials.trim() ? { api_credentials: v.api_credentials.trim() } : {}),
       };
-      if (server === undefined) return unwrap(api.POST("/api/servers", { body }));
-      return unwrap(
-        api.PUT("/api/servers/{id}", {
-          params: { path: { id: server.id } },
-          body: {
-            ...body,
-            default_certificate_id: v.default_certificate_id,
-            ...(v.remove_credentials ? { api_credentials: null } : {}),
-          },
-        }),
-      );
+      if (server === undefined) return serversApi.create(body);
+      return serversApi.update(server.id, {
+        ...body,
+        default_certificate_id: v.default_certificate_id,
+        ...(v.remove_credentials ? { api_credentials: null } : {}),
+      });
     },
-    onSuccess: async (saved) => {
-      await queryClient.invalidateQueries({ queryKey: ["servers"] });
-      onClose();
-      if (server === undefined) navigate(`/servers/${saved.id}`);
+    {
+      invalidates: [keys.servers.all],
+      onSuccess: (saved) => {
+        onClose();
+        if (server === undefined) navigate(`/servers/${saved.id}`);
+      },
+      onError: (error) => applyFieldErrors(form, error),
     },
-    onError: (error) => {
-      applyFieldErrors(form, error);
-      notifyError(error);
-    },
-  });
+  );
   return (
     <Modal opened onClose={onClose} title={server ? t("server.edit") : t("server.new")} size="lg">
       <form onSubmit={form.onSubmit((v) => save.mutate(v))}>
@@ -128,14 +111,11 @@ export function ServerFormModal({ server, onClose }: { server?: Server; onClose:
               {...form.getInputProps("remove_credentials", { type: "checkbox" })}
             />
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              {t("common.cancel")}
-            </Button>
-            <Button type="submit" loading={save.isPending}>
-              {server ? t("common.save") : t("common.create")}
-            </Button>
-          </Group>
+          <FormButtons
+            onCancel={onClose}
+            isSaving={save.isPending}
+            label={server ? t("common.save") : t("common.create")}
+          />
         </Stack>
       </form>
     </Modal>

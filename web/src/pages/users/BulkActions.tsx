@@ -1,14 +1,17 @@
 // Bulk work on the selected users: grant one inbound to all of them (one bulk call), or delete them
 // (one call each, four at a time, with progress and every failure listed).
 import { Alert, Button, Group, List, Modal, Paper, Progress, Select, Stack, Text } from "@mantine/core";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { ApiError, api, unwrap } from "../../api/client.ts";
-import { useAllInbounds } from "../../api/inbounds.ts";
+import { ApiError } from "../../api/client.ts";
+import { keys } from "../../api/keys.ts";
+import { useChange } from "../../api/mutation.ts";
+import { inboundsApi, useAllInbounds } from "../../api/servers.ts";
 import type { BulkGrantReport, User } from "../../api/types.ts";
+import { usersApi } from "../../api/users.ts";
 import { useT } from "../../i18n/i18n.tsx";
-import { useConfirm } from "../../ui/Confirm.tsx";
-import { ErrorAlert, notifyError } from "../../ui/errors.tsx";
+import { ConfirmButton } from "../../ui/Confirm.tsx";
+import { ErrorAlert } from "../../ui/errors.tsx";
 import { ChangeUsersModal } from "./ChangeUsers.tsx";
 
 type DeleteProgress = { done: number; total: number; failures: { name: string; detail: string }[] };
@@ -19,7 +22,7 @@ async function deleteAll(users: User[], onProgress: (p: DeleteProgress) => void)
   const worker = async () => {
     for (let user = queue.shift(); user !== undefined; user = queue.shift()) {
       try {
-        await unwrap(api.DELETE("/api/users/{id}", { params: { path: { id: user.id } } }));
+        await usersApi.remove(user.id);
       } catch (error) {
         progress.failures.push({
           name: user.name,
@@ -38,19 +41,18 @@ function GrantModal({ users, onClose }: { users: User[]; onClose: (granted: bool
   const t = useT();
   const { choices, isLoading, error } = useAllInbounds();
   const [choice, setChoice] = useState<string | null>(null);
-  const grant = useMutation({
-    mutationFn: (key: string) => {
+  const grant = useChange(
+    (key: string) => {
       const picked = choices.find((c) => c.inbound.id === key);
       if (picked === undefined) throw new Error("pick an inbound");
-      return unwrap(
-        api.POST("/api/servers/{server_id}/inbounds/{inbound_id}/users/bulk", {
-          params: { path: { server_id: picked.server.id, inbound_id: picked.inbound.id } },
-          body: { user_ids: users.map((u) => u.id) },
-        }),
+      const path = { server_id: picked.server.id, inbound_id: picked.inbound.id };
+      return inboundsApi.grantMany(
+        path,
+        users.map((u) => u.id),
       );
     },
-    onError: notifyError,
-  });
+    { invalidates: [keys.allAccess] },
+  );
   const report: BulkGrantReport | undefined = grant.data;
   return (
     <Modal
@@ -114,7 +116,6 @@ export function BulkActions({
 }) {
   const t = useT();
   const queryClient = useQueryClient();
-  const [confirm, confirmModal] = useConfirm();
   const [isGranting, setGranting] = useState(false);
   const [isChanging, setChanging] = useState(false);
   const [progress, setProgress] = useState<DeleteProgress>();
@@ -122,7 +123,7 @@ export function BulkActions({
 
   const runDelete = async () => {
     const result = await deleteAll(selected, setProgress);
-    await queryClient.invalidateQueries({ queryKey: ["users"] });
+    await queryClient.invalidateQueries({ queryKey: keys.users.all });
     if (result.failures.length === 0) setProgress(undefined);
     onDone();
   };
@@ -155,15 +156,15 @@ export function BulkActions({
               </Button>
             )}
             {canDelete && (
-              <Button
+              <ConfirmButton
                 size="xs"
-                color="red"
                 variant="light"
                 disabled={selected.length === 0 || isDeleting}
-                onClick={() => confirm(t("bulk.deleteConfirm", { count: selected.length }), runDelete)}
+                question={t("bulk.deleteConfirm", { count: selected.length })}
+                onConfirm={runDelete}
               >
                 {t("bulk.delete")}
-              </Button>
+              </ConfirmButton>
             )}
             <Button size="xs" variant="subtle" onClick={onDone} disabled={isDeleting}>
               {t("bulk.clear")}
@@ -201,16 +202,14 @@ export function BulkActions({
       {isGranting && (
         <GrantModal
           users={selected}
-          onClose={(granted) => {
+          onClose={() => {
             setGranting(false);
-            if (granted) void queryClient.invalidateQueries({ queryKey: ["access"] });
           }}
         />
       )}
       {isChanging && (
         <ChangeUsersModal users={selected} canWrite={canDelete} onClose={() => setChanging(false)} />
       )}
-      {confirmModal}
     </Paper>
   );
 }

@@ -2,17 +2,18 @@
 // POST /api/users/bulk-actions (one call for up to 10,000 users); confirmed first, the count answered
 // shown after. The actions offered are the ones the role may run (support: extend and reset).
 import { Alert, Button, Group, Modal, NumberInput, Select, Stack, Text } from "@mantine/core";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, unwrap } from "../../api/client.ts";
+import { keys } from "../../api/keys.ts";
+import { useChange } from "../../api/mutation.ts";
 import type { User } from "../../api/types.ts";
+import { usersApi } from "../../api/users.ts";
 import { useT } from "../../i18n/i18n.tsx";
 import { ErrorAlert } from "../../ui/errors.tsx";
+import { UNITS, type Unit } from "./userForm.tsx";
 
 type Kind = "extend_expiry" | "add_data_limit" | "reset_usage" | "enable" | "disable";
-const UNITS = { GB: 2 ** 30, MB: 2 ** 20 } as const;
 
-function actionOf(kind: Kind, amount: number, unit: keyof typeof UNITS) {
+function actionOf(kind: Kind, amount: number, unit: Unit) {
   switch (kind) {
     case "extend_expiry":
       return { type: "extend_expiry" as const, days: amount };
@@ -38,26 +39,22 @@ export function ChangeUsersModal({
   onClose: () => void;
 }) {
   const t = useT();
-  const queryClient = useQueryClient();
   const kinds: Kind[] = canWrite
     ? ["extend_expiry", "add_data_limit", "reset_usage", "enable", "disable"]
     : ["extend_expiry", "reset_usage"];
   const [kind, setKind] = useState<Kind>("extend_expiry");
   const [amount, setAmount] = useState<number | string>(30);
-  const [unit, setUnit] = useState<keyof typeof UNITS>("GB");
+  const [unit, setUnit] = useState<Unit>("GiB");
   const [confirming, setConfirming] = useState(false);
-  const change = useMutation({
-    mutationFn: () =>
-      unwrap(
-        api.POST("/api/users/bulk-actions", {
-          body: { action: actionOf(kind, Number(amount), unit), ids: users.map((u) => u.id) },
-        }),
-      ),
-    onSettled: () => {
-      setConfirming(false);
-      void queryClient.invalidateQueries({ queryKey: ["users"] });
+  const change = useChange(
+    () => usersApi.bulkAction({ action: actionOf(kind, Number(amount), unit), ids: users.map((u) => u.id) }),
+    {
+      invalidates: [keys.users.all],
+      quiet: true,
+      onSuccess: () => setConfirming(false),
+      onError: () => setConfirming(false),
     },
-  });
+  );
   const needsAmount = kind === "extend_expiry" || kind === "add_data_limit";
   const amountOk = !needsAmount || (typeof amount === "number" && amount > 0);
   const done = change.data;

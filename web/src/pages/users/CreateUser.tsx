@@ -1,113 +1,116 @@
-// "New user": the same fields as POST /api/users; the API's validation errors land on their fields.
-import { Button, Group, Modal, NumberInput, Stack, Textarea, TextInput } from "@mantine/core";
-import { type UseFormReturnType, useForm } from "@mantine/form";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+// "New user": one dialog for everything a user starts with: name (or a prefix and a count, for many
+// users at once), Telegram ID, comment, data limit, reset period, expiry or on hold, and the inbounds
+// to grant. One request (POST /api/users with inbound_ids, or POST /api/users/bulk): the service
+// checks every inbound first and makes all of it or nothing; its field errors land on their inputs.
+import { Button, Modal, MultiSelect, NumberInput, SegmentedControl, Stack, TextInput } from "@mantine/core";
+import { useForm } from "@mantine/form";
 import { useState } from "react";
-import { ApiError, api, unwrap } from "../../api/client.ts";
-import type { UserInput } from "../../api/types.ts";
+import { keys } from "../../api/keys.ts";
+import { useChange } from "../../api/mutation.ts";
+import { useAllInbounds } from "../../api/servers.ts";
+import { usersApi } from "../../api/users.ts";
+import { useCan } from "../../auth/me.ts";
 import { useT } from "../../i18n/i18n.tsx";
 import { navigate } from "../../router.tsx";
-import { notifyError } from "../../ui/errors.tsx";
+import { applyFieldErrors, ErrorAlert } from "../../ui/errors.tsx";
+import { FormButtons } from "../../ui/Scaffold.tsx";
+import { bodyOf, LimitFields, NEW_USER, UserFields, type UserValues } from "./userForm.tsx";
 
-export type UserFormValues = { name: string; comment: string; telegram_id: string | number };
-type Values = UserFormValues;
+type Values = UserValues & { inbound_ids: string[]; prefix: string; count: number | string };
+type Mode = "one" | "many";
 
-export function toUserInput(values: Values): UserInput {
-  return {
-    name: values.name,
-    comment: values.comment.trim() === "" ? null : values.comment,
-    telegram_id: values.telegram_id === "" ? null : Number(values.telegram_id),
-  };
-}
-
-/** Puts `body.<field>` errors of a 400 onto the form's fields; true when any landed. */
-export function applyFieldErrors(
-  form: { setFieldError(path: string, message: string): void },
-  error: unknown,
-): boolean {
-  if (!(error instanceof ApiError)) return false;
-  let landed = false;
-  for (const e of error.problem.errors ?? []) {
-    if (e.path.startsWith("body.")) {
-      form.setFieldError(e.path.slice(5), e.message);
-      landed = true;
-    }
-  }
-  return landed;
-}
-
-/** The user's own fields, the same in "New user" and on the user page. */
-export function UserFields({
-  form,
-  autoFocus = false,
-  readOnly = false,
-}: {
-  form: UseFormReturnType<UserFormValues>;
-  autoFocus?: boolean;
-  /** For a role that may read users but not change them. */
-  readOnly?: boolean;
-}) {
+function CreateUserModal({ onClose }: { onClose: () => void }) {
   const t = useT();
+  const can = useCan();
+  const canGrant = can("access.write") && can("servers.read") && can("inbounds.read");
+  const { choices, isLoading, error } = useAllInbounds(canGrant);
+  const [mode, setMode] = useState<Mode>("one");
+  const form = useForm<Values>({ initialValues: { ...NEW_USER, inbound_ids: [], prefix: "", count: 10 } });
+  const create = useChange(
+    async (v: Values) => {
+      const { name: _name, telegram_id: _telegram, ...shared } = bodyOf(v);
+      const inbounds = v.inbound_ids.length > 0 ? { inbound_ids: v.inbound_ids } : {};
+      if (mode === "one") return { one: await usersApi.create({ ...bodyOf(v), ...inbounds }) };
+      return {
+        many: await usersApi.createMany({ ...shared, ...inbounds, prefix: v.prefix, count: Number(v.count) }),
+      };
+    },
+    {
+      invalidates: [keys.users.all],
+      done: (result) =>
+        result.many ? t("users.createdMany", { count: result.many.created }) : t("users.created"),
+      onSuccess: (result) => {
+        onClose();
+        if (result.one) navigate(`/users/${result.one.id}`);
+      },
+      onError: (e) => applyFieldErrors(form, e),
+    },
+  );
   return (
-    <>
-      <TextInput
-        label={t("users.name")}
-        required
-        readOnly={readOnly}
-        data-autofocus={autoFocus || undefined}
-        {...form.getInputProps("name")}
-      />
-      <NumberInput
-        label={t("users.telegramId")}
-        min={1}
-        allowDecimal={false}
-        readOnly={readOnly}
-        {...form.getInputProps("telegram_id")}
-      />
-      <Textarea
-        label={t("users.comment")}
-        autosize
-        minRows={2}
-        readOnly={readOnly}
-        {...form.getInputProps("comment")}
-      />
-    </>
+    <Modal opened onClose={onClose} title={t("users.new")} size="lg">
+      <form onSubmit={form.onSubmit((values) => create.mutate(values))} data-testid="create-user-form">
+        <Stack>
+          <SegmentedControl
+            value={mode}
+            onChange={(value) => setMode(value === "many" ? "many" : "one")}
+            data={[
+              { value: "one", label: t("users.createOne") },
+              { value: "many", label: t("users.createMany") },
+            ]}
+            aria-label={t("users.createMode")}
+          />
+          {mode === "one" ? (
+            <UserFields form={form} autoFocus />
+          ) : (
+            <>
+              <TextInput
+                label={t("users.prefix")}
+                description={t("users.prefixHint")}
+                required
+                data-autofocus
+                {...form.getInputProps("prefix")}
+              />
+              <NumberInput
+                label={t("users.count")}
+                min={1}
+                max={1000}
+                allowDecimal={false}
+                required
+                {...form.getInputProps("count")}
+              />
+            </>
+          )}
+          <LimitFields form={form} />
+          {canGrant && (
+            <>
+              {error !== undefined && <ErrorAlert error={error} />}
+              <MultiSelect
+                label={t("users.inbounds")}
+                description={t("users.inboundsHint")}
+                placeholder={isLoading ? t("common.loading") : t("grants.pickInbound")}
+                data={choices.map((c) => ({ value: c.inbound.id, label: c.label }))}
+                searchable
+                clearable
+                nothingFoundMessage={t("grants.noInbounds")}
+                data-testid="create-user-inbounds"
+                {...form.getInputProps("inbound_ids")}
+              />
+            </>
+          )}
+          <FormButtons onCancel={onClose} isSaving={create.isPending} label={t("common.create")} />
+        </Stack>
+      </form>
+    </Modal>
   );
 }
 
 export function CreateUserButton() {
   const t = useT();
   const [opened, setOpened] = useState(false);
-  const queryClient = useQueryClient();
-  const form = useForm<Values>({ initialValues: { name: "", comment: "", telegram_id: "" } });
-  const create = useMutation({
-    mutationFn: (values: Values) => unwrap(api.POST("/api/users", { body: toUserInput(values) })),
-    onSuccess: async (user) => {
-      await queryClient.invalidateQueries({ queryKey: ["users"] });
-      setOpened(false);
-      form.reset();
-      navigate(`/users/${user.id}`);
-    },
-    onError: (error) => {
-      applyFieldErrors(form, error);
-      notifyError(error);
-    },
-  });
   return (
     <>
       <Button onClick={() => setOpened(true)}>{t("users.new")}</Button>
-      <Modal opened={opened} onClose={() => setOpened(false)} title={t("users.new")}>
-        <form onSubmit={form.onSubmit((values) => create.mutate(values))}>
-          <Stack>
-            <UserFields form={form} autoFocus />
-            <Group justify="flex-end">
-              <Button type="submit" loading={create.isPending}>
-                {t("common.create")}
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      </Modal>
+      {opened && <CreateUserModal onClose={() => setOpened(false)} />}
     </>
   );
 }

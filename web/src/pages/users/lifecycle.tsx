@@ -1,28 +1,24 @@
 // A user's lifecycle at a glance, the same in the table and on the user page: the status as a coloured
 // badge, usage against the limit with a bar, and expiry relative to now (orange within a week, red
 // once past).
-import { Badge, Group, Progress, Stack, Text, Tooltip } from "@mantine/core";
+import { Group, Progress, Stack, Text, Tooltip } from "@mantine/core";
 import type { User } from "../../api/types.ts";
 import { type Language, useI18n, useT } from "../../i18n/i18n.tsx";
-import { formatBytes, formatDate } from "../../ui/format.ts";
+import { formatDate } from "../../ui/format.ts";
+import { Bytes } from "../../ui/Num.tsx";
+import { STATE_COLORS, StateBadge } from "../../ui/StatusBadge.tsx";
 
 export type UserStatus = User["status"];
 export const USER_STATUSES: UserStatus[] = ["active", "disabled", "limited", "expired", "on_hold"];
 
-const STATUS_COLORS: Record<UserStatus, string> = {
-  active: "teal",
-  disabled: "gray",
-  limited: "orange",
-  expired: "red",
-  on_hold: "blue",
-};
-
 export function UserStatusBadge({ status }: { status: UserStatus }) {
-  const t = useT();
   return (
-    <Badge color={STATUS_COLORS[status]} variant="light" data-testid="user-status" data-status={status}>
-      {t(`userStatus.${status}`)}
-    </Badge>
+    <StateBadge
+      state={status}
+      colors={STATE_COLORS.user}
+      label={`userStatus.${status}`}
+      testId="user-status"
+    />
   );
 }
 
@@ -36,12 +32,12 @@ export function usedPercent(user: Pick<User, "used_bytes" | "data_limit_bytes">)
 export function UsageCell({ user }: { user: Pick<User, "used_bytes" | "data_limit_bytes"> }) {
   const t = useT();
   const percent = usedPercent(user);
-  const text = `${formatBytes(user.used_bytes)} / ${
-    user.data_limit_bytes === null ? t("limits.unlimited") : formatBytes(user.data_limit_bytes)
-  }`;
   return (
     <Stack gap={2} miw={120} data-testid="user-usage">
-      <Text size="xs">{text}</Text>
+      <Text size="xs">
+        <Bytes value={user.used_bytes} /> /{" "}
+        {user.data_limit_bytes === null ? t("limits.unlimited") : <Bytes value={user.data_limit_bytes} />}
+      </Text>
       {percent !== null && (
         <Progress
           size="sm"

@@ -1,5 +1,6 @@
 // Create or edit a webhook: name, URL, signing secret (generated when left empty; write-only), the
 // events it receives (all, or those picked), active. A generated secret is shown once.
+
 import {
   Alert,
   Button,
@@ -14,14 +15,15 @@ import {
   TextInput,
 } from "@mantine/core";
 import { useForm } from "@mantine/form";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { api, unwrap } from "../../api/client.ts";
+import { webhooksApi } from "../../api/admin.ts";
 import { EVENT_TYPES, type EventType } from "../../api/events.ts";
+import { keys } from "../../api/keys.ts";
+import { useChange } from "../../api/mutation.ts";
 import type { CreatedWebhook, Webhook, WebhookInput } from "../../api/types.ts";
 import { useT } from "../../i18n/i18n.tsx";
 import { Copy } from "../../ui/Copy.tsx";
-import { notifyDone, notifyError } from "../../ui/errors.tsx";
-import { applyFieldErrors } from "../users/CreateUser.tsx";
+import { applyFieldErrors, notifyDone } from "../../ui/errors.tsx";
+import { FormButtons } from "../../ui/Scaffold.tsx";
 
 type Values = {
   name: string;
@@ -42,7 +44,6 @@ export function WebhookFormModal({
   onCreated?: (created: CreatedWebhook) => void;
 }) {
   const t = useT();
-  const queryClient = useQueryClient();
   const form = useForm<Values>({
     initialValues: {
       name: webhook?.name ?? "",
@@ -53,8 +54,8 @@ export function WebhookFormModal({
       is_active: webhook?.is_active ?? true,
     },
   });
-  const save = useMutation({
-    mutationFn: async (v: Values): Promise<{ created?: CreatedWebhook }> => {
+  const save = useChange(
+    async (v: Values): Promise<{ created?: CreatedWebhook }> => {
       const body: WebhookInput = {
         name: v.name,
         url: v.url.trim(),
@@ -62,21 +63,20 @@ export function WebhookFormModal({
         is_active: v.is_active,
         ...(v.secret === "" ? {} : { secret: v.secret }),
       };
-      if (webhook === undefined) return { created: await unwrap(api.POST("/api/webhooks", { body })) };
-      await unwrap(api.PUT("/api/webhooks/{id}", { params: { path: { id: webhook.id } }, body }));
+      if (webhook === undefined) return { created: await webhooksApi.create(body) };
+      await webhooksApi.update(webhook.id, body);
       return {};
     },
-    onSuccess: ({ created }) => {
-      void queryClient.invalidateQueries({ queryKey: ["webhooks"] });
-      if (created !== undefined) onCreated?.(created);
-      else notifyDone(t("common.saved"));
-      onClose();
+    {
+      invalidates: [keys.webhooks.all],
+      onSuccess: ({ created }) => {
+        if (created !== undefined) onCreated?.(created);
+        else notifyDone(t("common.saved"));
+        onClose();
+      },
+      onError: (error) => applyFieldErrors(form, error),
     },
-    onError: (error) => {
-      applyFieldErrors(form, error);
-      notifyError(error);
-    },
-  });
+  );
   return (
     <Modal opened onClose={onClose} title={webhook ? t("webhooks.edit") : t("webhooks.new")} size="lg">
       <form onSubmit={form.onSubmit((values) => save.mutate(values))}>
@@ -110,14 +110,11 @@ export function WebhookFormModal({
             </Checkbox.Group>
           )}
           <Switch label={t("common.active")} {...form.getInputProps("is_active", { type: "checkbox" })} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              {t("common.cancel")}
-            </Button>
-            <Button type="submit" loading={save.isPending}>
-              {webhook ? t("common.save") : t("common.create")}
-            </Button>
-          </Group>
+          <FormButtons
+            onCancel={onClose}
+            isSaving={save.isPending}
+            label={webhook ? t("common.save") : t("common.create")}
+          />
         </Stack>
       </form>
     </Modal>

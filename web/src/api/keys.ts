@@ -1,0 +1,44 @@
+// Every query key of the dashboard, from one factory: a resource's keys nest under its root, so a
+// mutation invalidates `keys.users.all` (every list, page, search and user) or one user precisely,
+// and no page spells a key by hand.
+export const keys = {
+  me: (token?: string | null) => (token === undefined ? (["me"] as const) : (["me", token] as const)),
+  users: {
+    all: ["users"] as const,
+    lists: () => ["users", "list"] as const,
+    page: (query: object) => ["users", "list", "page", query] as const,
+    search: (q: string) => ["users", "list", "search", q] as const,
+    one: (id: string) => ["users", "one", id] as const,
+    access: (id: string) => ["users", "one", id, "access"] as const,
+    usage: (id: string) => ["users", "one", id, "usage"] as const,
+  },
+  /** Every user's grants (a bulk grant changes many). */
+  allAccess: ["users", "one"] as const,
+  servers: {
+    all: ["servers"] as const,
+    list: () => ["servers", "list"] as const,
+    one: (id: string) => ["servers", "one", id] as const,
+    stats: (id: string) => ["servers", "one", id, "stats"] as const,
+    usage: (id: string) => ["servers", "one", id, "usage"] as const,
+    inbounds: (id: string) => ["servers", "one", id, "inbounds"] as const,
+  },
+  templates: {
+    all: ["templates"] as const,
+    list: () => ["templates", "list"] as const,
+    one: (id: string) => ["templates", "one", id] as const,
+  },
+  certificates: { all: ["certificates"] as const },
+  admins: { all: ["admins"] as const },
+  apiKeys: { all: ["api-keys"] as const },
+  audit: (query: object) => ["audit", query] as const,
+  webhooks: {
+    all: ["webhooks"] as const,
+    one: (id: string) => ["webhooks", "one", id] as const,
+    deliveries: (id: string) => ["webhooks", "one", id, "deliveries"] as const,
+  },
+  telegram: {
+    all: ["telegram"] as const,
+    deliveries: () => ["telegram", "deliveries"] as const,
+  },
+  subscriptionSettings: ["subscription-settings"] as const,
+} as const;

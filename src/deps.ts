@@ -39,7 +39,7 @@ import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
 import { InboundsService } from "./features/inbounds/inbounds.service.ts";
 import { MetricsRepository } from "./features/metrics/metrics.repository.ts";
 import { MetricsService } from "./features/metrics/metrics.service.ts";
-import { NodesRepository } from "./features/nodes/nodes.repository.ts";
+import { NodeAccessLookup, NodesRepository } from "./features/nodes/nodes.repository.ts";
 import { NodesService } from "./features/nodes/nodes.service.ts";
 import { Dispatcher } from "./features/notifications/dispatcher.ts";
 import { NotificationsRepository } from "./features/notifications/notifications.repository.ts";
@@ -212,7 +212,12 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     notifier.emit,
     { materialOf: (server, base) => nodes.materialOf(server, base) },
   );
-  const nodes = new NodesService(new NodesRepository(database.db), servers, secretBox);
+  const nodes = new NodesService(
+    new NodesRepository(database.db),
+    servers,
+    secretBox,
+    new NodeAccessLookup(database.db),
+  );
   const removals = new RemovalsRepository(database.db);
   const sync = new CoreSync({
     inbounds: inboundsRepository,

@@ -14,6 +14,7 @@ import { fingerprintOf, makeKeyAndRequest } from "../lib/node-pki.ts";
 import { packageVersion } from "../lib/version.ts";
 import { AgentRequestError, type AgentServer, startAgentServer } from "./agent-server.ts";
 import { writeFileAtomic } from "./atomic-file.ts";
+import { ConnectionTracker, destroySockets } from "./connections.ts";
 import { DesiredState } from "./desired-state.ts";
 import { type NodeIdentity, readIdentity, writeCertificate } from "./identity.ts";
 import { CoreSupervisor } from "./supervisor.ts";
@@ -34,6 +35,9 @@ export type AgentOptions = {
 };
 
 const BASE_FILE = "base.json";
+/** Removed users' connections are cut when the panel's calls pause this long, or after the maximum. */
+const CUT_SETTLE_MS = 250;
+const CUT_MAX_WAIT_MS = 1500;
 
 export class NodeAgent {
   private supervisor!: CoreSupervisor;
@@ -47,6 +51,9 @@ export class NodeAgent {
   /** Open while the desired state is being re-applied: the panel's calls wait for it. */
   private gate: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  private readonly connections = new ConnectionTracker();
+  private cutTimer: NodeJS.Timeout | null = null;
+  private cutDeadline: number | null = null;
   private lastReplay: {
     at: string;
     inbounds: number;
@@ -79,6 +86,7 @@ export class NodeAgent {
     });
     this.desired = await DesiredState.load(dir);
     this.journal = await TrafficJournal.open(dir);
+    this.supervisor.on("line", (line) => this.connections.observe(line));
     // Every (re)start of the core, whoever caused it: the last desired state goes back on by itself.
     this.supervisor.on("ready", () => {
       this.gate = this.replay();
@@ -99,6 +107,7 @@ export class NodeAgent {
           renewal: async (body, method) => this.renewal(body, method),
           traffic: async (_body, method) => this.traffic(method),
           "traffic-ack": async (body, method) => this.acknowledge(body, method),
+          online: async () => ({ users: this.connections.online() }),
         },
       },
       ...(this.options.log === undefined ? {} : { log: this.options.log }),
@@ -107,6 +116,7 @@ export class NodeAgent {
 
   async stop(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
+    if (this.cutTimer !== null) clearTimeout(this.cutTimer);
     await this.server?.close();
     // What the core counted since the last read goes into the journal before the core stops.
     await this.harvest().catch(() => {});
@@ -120,7 +130,37 @@ export class NodeAgent {
     const answer = await this.supervisor.relay.call(path, body);
     const change = answer.ok ? changeOf(path, body) : null;
     if (change !== null) await this.desired.record(change, path, body);
+    // The core now refuses a removed user's new connections; the open ones are cut once the
+    // panel's changes settle (a V2Ray re-apply removes an inbound and adds it back with its users).
+    if (change !== null && change.kind !== "add-user") this.scheduleCut();
     return answer;
+  }
+
+  private scheduleCut(): void {
+    const now = Date.now();
+    this.cutDeadline ??= now + CUT_MAX_WAIT_MS;
+    if (this.cutTimer !== null) clearTimeout(this.cutTimer);
+    this.cutTimer = setTimeout(
+      () => void this.cutRemoved(),
+      Math.max(0, Math.min(CUT_SETTLE_MS, this.cutDeadline - now)),
+    );
+  }
+
+  /** Cuts the connections of every user the log saw who is in no inbound of the desired state now. */
+  private async cutRemoved(): Promise<void> {
+    this.cutTimer = null;
+    this.cutDeadline = null;
+    const present = this.desired.emails();
+    for (const email of this.connections.emails()) {
+      if (present.has(email)) continue;
+      const sources = this.connections.take(email);
+      const result = await destroySockets(sources);
+      if (result.error !== null) {
+        this.options.log?.("could not cut a removed user's connections (needs CAP_NET_ADMIN)", {
+          error: result.error,
+        });
+      }
+    }
   }
 
   private async replay(): Promise<void> {

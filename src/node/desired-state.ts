@@ -60,6 +60,13 @@ export class DesiredState {
     return { inbounds: this.inbounds.size, users };
   }
 
+  /** Every email in some inbound. */
+  emails(): Set<string> {
+    const out = new Set<string>();
+    for (const byEmail of this.users.values()) for (const email of byEmail.keys()) out.add(email);
+    return out;
+  }
+
   /** Records a change the core accepted; resolves once it is on disk. */
   record(change: DesiredChange, path: string, request: Uint8Array): Promise<void> {
     const call = { path, request: Buffer.from(request).toString("base64") };

@@ -65,6 +65,8 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/servers/:id/node-enrollment": "servers.write",
   "GET /api/servers/:id/node": "servers.read",
   "GET /api/servers/:id/node-base": "servers.read",
+  "GET /api/servers/:id/online": "servers.read",
+  "GET /api/users/:id/online": "users.read",
   "PUT /api/servers/:id/node-base": "servers.write",
 
   "GET /api/servers/:server_id/inbounds": "inbounds.read",

@@ -166,6 +166,45 @@ export class NodesRepository {
   }
 }
 
+/** What the online listings need of the access table: who an email is on a server, a user's emails. */
+export class NodeAccessLookup {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async usersByEmail(serverId: string, emails: readonly string[]): Promise<Map<string, string>> {
+    if (emails.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom("user_access")
+      .select(["user_id", "proxy_user_id"])
+      .where("server_id", "=", serverId)
+      .where("proxy_user_id", "in", emails.slice(0, 5000))
+      .execute();
+    return new Map(rows.map((row) => [row.proxy_user_id, row.user_id]));
+  }
+
+  async userExists(userId: string): Promise<boolean> {
+    const row = await this.db.selectFrom("users").select("id").where("id", "=", userId).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** The user's proxy ids on `node` servers, by server. */
+  async nodeGrantsOf(userId: string): Promise<Map<string, Set<string>>> {
+    const rows = await this.db
+      .selectFrom("user_access")
+      .innerJoin("servers", "servers.id", "user_access.server_id")
+      .select(["user_access.server_id", "user_access.proxy_user_id"])
+      .where("user_access.user_id", "=", userId)
+      .where("servers.connection", "=", "node")
+      .execute();
+    const out = new Map<string, Set<string>>();
+    for (const row of rows) {
+      const set = out.get(row.server_id) ?? new Set<string>();
+      set.add(row.proxy_user_id);
+      out.set(row.server_id, set);
+    }
+    return out;
+  }
+}
+
 function toAuthority(row: Selectable<NodeAuthorityTable>): AuthorityRow {
   return {
     caCert: row.ca_cert,

@@ -10,6 +10,8 @@ import {
   Enrollment,
   Joined,
   JoinRequest,
+  ServerOnline,
+  UserOnline,
 } from "./nodes.schemas.ts";
 import type { NodesService } from "./nodes.service.ts";
 
@@ -87,5 +89,31 @@ export function nodesRoutes(app: App, nodes: NodesService): void {
       },
     },
     async (request) => nodes.setBaseDocument(request.params.id, request.body.document),
+  );
+
+  app.get(
+    "/api/servers/:id/online",
+    {
+      schema: {
+        tags,
+        summary: "Per user, the source addresses the server's node agent saw in the last 5 minutes",
+        params: IdParams,
+        response: { 200: ServerOnline, ...problems(404, 409, 502, 504) },
+      },
+    },
+    async (request) => nodes.serverOnline(request.params.id),
+  );
+
+  app.get(
+    "/api/users/:id/online",
+    {
+      schema: {
+        tags,
+        summary: "The user's source addresses seen in the last 5 minutes on every node server they use",
+        params: IdParams,
+        response: { 200: UserOnline, ...problems(404) },
+      },
+    },
+    async (request) => nodes.userOnline(request.params.id),
   );
 }

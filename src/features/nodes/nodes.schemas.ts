@@ -83,3 +83,22 @@ export const BaseDocumentUpdate = Type.Object(
   { additionalProperties: false },
 );
 export type BaseDocumentUpdate = Static<typeof BaseDocumentUpdate>;
+
+const Address = { ip: Type.String(), last_seen: Timestamp };
+
+export const ServerOnline = Type.Object({
+  server_id: Uuid,
+  users: Type.Array(
+    Type.Object({
+      email: Type.String({ description: "the proxy user id the core knows the user by" }),
+      user_id: Type.Union([Uuid, Type.Null()]),
+      addresses: Type.Array(Type.Object(Address)),
+    }),
+  ),
+});
+
+export const UserOnline = Type.Object({
+  user_id: Uuid,
+  addresses: Type.Array(Type.Object({ ...Address, server_id: Uuid })),
+  unreachable_server_ids: Type.Array(Uuid, { description: "node servers whose agent could not be asked" }),
+});

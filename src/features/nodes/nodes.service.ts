@@ -6,7 +6,13 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "../../cores/node-base-config.ts";
 import type { NodeMaterial } from "../../cores/node-material.ts";
-import { AppError, ConflictError, UnauthorizedError, ValidationError } from "../../lib/errors.ts";
+import {
+  AppError,
+  ConflictError,
+  NotFoundError,
+  UnauthorizedError,
+  ValidationError,
+} from "../../lib/errors.ts";
 import { encodeJoinString } from "../../lib/node-join.ts";
 import {
   certificateFacts,
@@ -19,7 +25,18 @@ import {
 } from "../../lib/node-pki.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
 import type { ServersService } from "../servers/servers.service.ts";
-import type { NodesRepository } from "./nodes.repository.ts";
+import type { NodeAccessLookup, NodesRepository } from "./nodes.repository.ts";
+
+type AgentOnline = { users: { email: string; addresses: { ip: string; last_seen: string }[] }[] };
+export type ServerOnline = {
+  server_id: string;
+  users: { email: string; user_id: string | null; addresses: { ip: string; last_seen: string }[] }[];
+};
+export type UserOnline = {
+  user_id: string;
+  addresses: { ip: string; last_seen: string; server_id: string }[];
+  unreachable_server_ids: string[];
+};
 
 export const JOIN_TTL_MS = 60 * 60_000;
 export const AGENT_CERT_DAYS = 90;
@@ -39,8 +56,51 @@ export class NodesService {
     private readonly nodes: NodesRepository,
     private readonly servers: ServersService,
     private readonly secretBox: SecretBox,
+    private readonly access: NodeAccessLookup,
     private readonly now: () => Date = () => new Date(),
   ) {}
+
+  /** The source addresses the server's agent saw per user in its window (5 minutes). */
+  async serverOnline(serverId: string): Promise<ServerOnline> {
+    const link = await this.link(serverId);
+    const { users } = await link.json<AgentOnline>("GET", "online");
+    const owners = await this.access.usersByEmail(
+      serverId,
+      users.map((u) => u.email),
+    );
+    return {
+      server_id: serverId,
+      users: users.map((u) => ({
+        email: u.email,
+        user_id: owners.get(u.email) ?? null,
+        addresses: u.addresses,
+      })),
+    };
+  }
+
+  /** A user's source addresses on every node server they have access to; an agent that cannot be asked is named. */
+  async userOnline(userId: string): Promise<UserOnline> {
+    if (!(await this.access.userExists(userId))) throw new NotFoundError("user", userId);
+    const grants = await this.access.nodeGrantsOf(userId);
+    const addresses: UserOnline["addresses"] = [];
+    const unreachable: string[] = [];
+    await Promise.all(
+      [...grants].map(async ([serverId, emails]) => {
+        try {
+          const link = await this.link(serverId);
+          const { users } = await link.json<AgentOnline>("GET", "online");
+          for (const user of users) {
+            if (!emails.has(user.email)) continue;
+            for (const address of user.addresses) addresses.push({ ...address, server_id: serverId });
+          }
+        } catch {
+          unreachable.push(serverId);
+        }
+      }),
+    );
+    addresses.sort((a, b) => b.last_seen.localeCompare(a.last_seen));
+    return { user_id: userId, addresses, unreachable_server_ids: unreachable.sort() };
+  }
 
   /** A one-time join string for the server's agent; earlier unused ones stop working. */
   async createEnrollment(serverId: string, panelUrl: string): Promise<Enrollment> {

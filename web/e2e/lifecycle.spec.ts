@@ -126,7 +126,7 @@ test("support changes users through Change… with the two actions their role ma
   await page.getByRole("option", { name: "Reset usage" }).click();
   await dialog.getByTestId("change-apply").click();
   await dialog.getByTestId("change-confirm").click();
-  await expect(dialog.getByTestId("change-result")).toHaveText("Changed 1 of 1 users.");
+  await expect(dialog.getByTestId("change-result")).toHaveText("Changed 1 of 1 user."); // the plural follows the count
   // Their user page's Limits card is read-only: no enable, disable or save.
   await page.goto(`${base}/dashboard/users/${ids["Off Otto"]}`);
   const card = page.getByTestId("limits-card");

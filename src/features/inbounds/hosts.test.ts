@@ -10,6 +10,7 @@ import { parse as parseYaml } from "yaml";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { validateMihomo, validateSingbox } from "../../../test/support/format-schemas.ts";
 import { decodeLink } from "../../../test/support/link-decoder.ts";
+import { waitFor } from "../../../test/support/poll.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
 import { expectProblem, request } from "../../../test/support/templates.ts";
@@ -239,6 +240,35 @@ describe("hosts", () => {
       assert.equal(res.statusCode, 204, res.body);
     }
     for (const format of FORMATS) assert.equal(await sub(format), withoutHosts[format], format);
+  });
+
+  test("a host that follows the server's health is left out while the server is offline, back when it is online", async () => {
+    // The registered server has no core behind it: what the health check finds is set by hand here.
+    const setStatus = (status: "online" | "offline") =>
+      t.deps.database.db.updateTable("servers").set({ status }).where("id", "=", serverId).execute();
+    await setStatus("online");
+    const id = (await addHost({ address: "health.example.net", follows_health: true })).id;
+    await addHost({ address: "always.example.net" });
+    const addresses = async () => (await entries("links")).map((entry) => entry.address);
+    assert.deepEqual(await addresses(), ["health.example.net", "always.example.net"]);
+    // A write outside the API reaches the cache through the change feed (the sync job reads it;
+    // the test app runs no jobs, so the read is asked for here).
+    const expect = (want: string[]) =>
+      waitFor(
+        async () => {
+          await t.deps.services.subscriptions.catchUp();
+          return JSON.stringify(await addresses()) === JSON.stringify(want);
+        },
+        { timeoutMs: 10_000, what: `entries ${want.join(", ")}` },
+      );
+    await setStatus("offline");
+    await expect(["always.example.net"]);
+    await setStatus("online");
+    await expect(["health.example.net", "always.example.net"]);
+    for (const host of (await request(t, "GET", hostsUrl)).json() as { id: string }[]) {
+      assert.equal((await request(t, "DELETE", `${hostsUrl}/${host.id}`)).statusCode, 204);
+    }
+    assert.ok(id);
   });
 
   test("hostile text is refused at the edge (400), never stored", async () => {

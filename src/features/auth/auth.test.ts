@@ -159,7 +159,9 @@ describe("API keys", () => {
 });
 
 describe("every /api route needs a token", () => {
-  const PUBLIC = ["/api/auth/token", "/api/openapi.json", "/api/docs", "/sub"];
+  // /api/node-join takes no admin token: its body carries the one-time join token, checked and
+  // spent by the nodes service (refusals tested in src/features/nodes, the node's enrollment tests).
+  const PUBLIC = ["/api/auth/token", "/api/openapi.json", "/api/docs", "/api/node-join", "/sub"];
 
   test("walking the registered route table: each non-public route answers 401 without or with a bad token", async () => {
     const routes = t.app.routeTable.filter((r) => r.url.startsWith("/api/") || r.url.startsWith("/sub/"));

@@ -23,9 +23,14 @@ export type paths = {
                     };
                     content: {
                         "application/json": {
+                            /** @description ok | unavailable */
                             status: string;
                             service: string;
                             version: string;
+                            /** @description each dependency's state; unavailable when one is down */
+                            dependencies: {
+                                database: "up" | "down";
+                            };
                         };
                     };
                 };
@@ -36,9 +41,14 @@ export type paths = {
                     };
                     content: {
                         "application/json": {
+                            /** @description ok | unavailable */
                             status: string;
                             service: string;
                             version: string;
+                            /** @description each dependency's state; unavailable when one is down */
+                            dependencies: {
+                                database: "up" | "down";
+                            };
                         };
                     };
                 };
@@ -662,6 +672,7 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** Format: line */
                         name: string;
                         expires_in_days?: number;
                         /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
@@ -2500,6 +2511,7 @@ export type paths = {
                                 id: string;
                                 name: string;
                                 comment: string | null;
+                                announce: string | null;
                                 telegram_id: number | null;
                                 /**
                                  * Format: date-time
@@ -2588,6 +2600,8 @@ export type paths = {
                          */
                         name: string;
                         comment?: string | null;
+                        /** @description the user's own Announce header (Happ, v2RayTun; sent as base64:), instead of the subscription settings' announce; null: theirs */
+                        announce?: string | null;
                         telegram_id?: number | null;
                         /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
                         status?: "active" | "disabled" | "on_hold";
@@ -2621,6 +2635,7 @@ export type paths = {
                             id: string;
                             name: string;
                             comment: string | null;
+                            announce: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -2852,6 +2867,7 @@ export type paths = {
                             id: string;
                             name: string;
                             comment: string | null;
+                            announce: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -2954,6 +2970,7 @@ export type paths = {
                             id: string;
                             name: string;
                             comment: string | null;
+                            announce: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -3043,6 +3060,8 @@ export type paths = {
                          */
                         name?: string;
                         comment?: string | null;
+                        /** @description the user's own Announce header (Happ, v2RayTun; sent as base64:), instead of the subscription settings' announce; null: theirs */
+                        announce?: string | null;
                         telegram_id?: number | null;
                         /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
                         status?: "active" | "disabled" | "on_hold";
@@ -3074,6 +3093,7 @@ export type paths = {
                             id: string;
                             name: string;
                             comment: string | null;
+                            announce: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -7161,6 +7181,7 @@ export type paths = {
                                 id: string;
                                 name: string;
                                 comment: string | null;
+                                announce: string | null;
                                 telegram_id: number | null;
                                 /**
                                  * Format: date-time
@@ -8552,6 +8573,24 @@ export type paths = {
                             support_url: string | null;
                             /** @description Announce, sent as base64: (Happ, v2RayTun); null: not sent */
                             announce: string | null;
+                            /** @description Profile-Web-Page-Url (Hiddify, Happ); null: public_url + the user's /sub path when public_url is set */
+                            profile_web_page_url: string | null;
+                            /** @description Announce-Url (Happ, v2RayTun); null: not sent */
+                            announce_url: string | null;
+                            /** @description Routing (Happ): a happ://routing/… link; null: not sent */
+                            routing: string | null;
+                            /** @description Hide-Settings: 1 (Happ) when true */
+                            hide_settings: boolean;
+                            /** @description headers sent with every /sub answer, values filled per user */
+                            custom_headers: {
+                                /** @description an HTTP field name (token characters); not one Portcullis sends itself */
+                                name: string;
+                                /**
+                                 * Format: line
+                                 * @description a template: {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS} {SUBSCRIPTION_URL}; characters outside printable ASCII are sent percent-encoded
+                                 */
+                                value: string;
+                            }[];
                             /** @description the service's public base URL (https://sub.example.com): Profile-Web-Page-Url and users' subscription_url */
                             public_url: string | null;
                             /** @description whether /sub/{user_id} answers (the seed's URL); tokens always do */
@@ -8633,6 +8672,24 @@ export type paths = {
                         support_url?: string | null;
                         /** @description Announce, sent as base64: (Happ, v2RayTun); null: not sent */
                         announce?: string | null;
+                        /** @description Profile-Web-Page-Url (Hiddify, Happ); null: public_url + the user's /sub path when public_url is set */
+                        profile_web_page_url?: string | null;
+                        /** @description Announce-Url (Happ, v2RayTun); null: not sent */
+                        announce_url?: string | null;
+                        /** @description Routing (Happ): a happ://routing/… link; null: not sent */
+                        routing?: string | null;
+                        /** @description Hide-Settings: 1 (Happ) when true */
+                        hide_settings?: boolean;
+                        /** @description headers sent with every /sub answer, values filled per user */
+                        custom_headers?: {
+                            /** @description an HTTP field name (token characters); not one Portcullis sends itself */
+                            name: string;
+                            /**
+                             * Format: line
+                             * @description a template: {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS} {SUBSCRIPTION_URL}; characters outside printable ASCII are sent percent-encoded
+                             */
+                            value: string;
+                        }[];
                         /** @description the service's public base URL (https://sub.example.com): Profile-Web-Page-Url and users' subscription_url */
                         public_url?: string | null;
                         /** @description whether /sub/{user_id} answers (the seed's URL); tokens always do */
@@ -8691,6 +8748,24 @@ export type paths = {
                             support_url: string | null;
                             /** @description Announce, sent as base64: (Happ, v2RayTun); null: not sent */
                             announce: string | null;
+                            /** @description Profile-Web-Page-Url (Hiddify, Happ); null: public_url + the user's /sub path when public_url is set */
+                            profile_web_page_url: string | null;
+                            /** @description Announce-Url (Happ, v2RayTun); null: not sent */
+                            announce_url: string | null;
+                            /** @description Routing (Happ): a happ://routing/… link; null: not sent */
+                            routing: string | null;
+                            /** @description Hide-Settings: 1 (Happ) when true */
+                            hide_settings: boolean;
+                            /** @description headers sent with every /sub answer, values filled per user */
+                            custom_headers: {
+                                /** @description an HTTP field name (token characters); not one Portcullis sends itself */
+                                name: string;
+                                /**
+                                 * Format: line
+                                 * @description a template: {USERNAME} {DATA_LEFT} {DAYS_LEFT} {EXPIRE_DATE} {STATUS} {SUBSCRIPTION_URL}; characters outside printable ASCII are sent percent-encoded
+                                 */
+                                value: string;
+                            }[];
                             /** @description the service's public base URL (https://sub.example.com): Profile-Web-Page-Url and users' subscription_url */
                             public_url: string | null;
                             /** @description whether /sub/{user_id} answers (the seed's URL); tokens always do */

@@ -31,7 +31,15 @@ export type Values = {
   placeholder_expired: string;
   placeholder_limited: string;
   placeholder_limited_until: string;
+  /** The headers apps read: kept as stored (this page does not edit them yet; the API does). */
+  app_headers: AppHeaders;
 };
+
+/** The settings of the headers client apps read, edited through the API only for now. */
+type AppHeaders = Pick<
+  SubscriptionSettings,
+  "profile_web_page_url" | "announce_url" | "routing" | "hide_settings" | "custom_headers"
+>;
 
 /** The names of the entry a user who may not connect gets instead of links. */
 export const PLACEHOLDER_FIELDS = [
@@ -57,6 +65,13 @@ export function valuesOf(settings: SubscriptionSettings): Values {
     placeholder_expired: settings.placeholder_expired,
     placeholder_limited: settings.placeholder_limited,
     placeholder_limited_until: settings.placeholder_limited_until,
+    app_headers: {
+      profile_web_page_url: settings.profile_web_page_url,
+      announce_url: settings.announce_url,
+      routing: settings.routing,
+      hide_settings: settings.hide_settings,
+      custom_headers: settings.custom_headers,
+    },
   };
 }
 
@@ -94,6 +109,7 @@ export function changesOf(values: Values, stored: SubscriptionSettings): Subscri
     placeholder_expired: values.placeholder_expired.trim(),
     placeholder_limited: values.placeholder_limited.trim(),
     placeholder_limited_until: values.placeholder_limited_until.trim(),
+    ...values.app_headers,
   } satisfies Required<SubscriptionSettingsUpdate>;
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(next)) {

@@ -156,6 +156,13 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
   // ends the process. The pool has already dropped the client, and the next query opens a new one
   // (or fails and is answered as a database error), so there is nothing to do here but not crash.
   pool.on("error", () => {});
+  // A connection checked out of the pool (a transaction between two statements, a held connection)
+  // emits 'error' on its own client when the server goes away (a PostgreSQL stopped with -m immediate
+  // reset it): with no listener that too ends the process. The client is unusable after it; its next
+  // query fails, is answered as database_unavailable, and the pool drops it on release.
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   const db = new Kysely<Database>({ dialect: translatingUniqueViolations(new PostgresDialect({ pool })) });
   if (options.schema !== undefined) {
     await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(options.schema)}`.execute(db);

@@ -70,7 +70,8 @@ export async function buildDashboard({ hash = inputsHash() } = {}) {
   const line =
     `dashboard built in ${((Date.now() - started) / 1000).toFixed(1)} s: initial JS ${kb(size.jsGzip)} gzipped ` +
     `(${kb(size.js)} raw; budget ${kb(INITIAL_JS_BUDGET_BYTES)}), CSS ${kb(size.cssGzip)} gzipped`;
-  console.log(line);
+  // stderr: `npm pack --json` runs the build in prepack and its stdout must stay JSON.
+  console.error(line);
   if (size.jsGzip > INITIAL_JS_BUDGET_BYTES) {
     throw new Error(`the dashboard's initial JavaScript is over its budget: ${line}`);
   }

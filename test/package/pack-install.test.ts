@@ -201,7 +201,12 @@ test("npm pack → npm install -g portcullis from a registry into an empty prefi
   );
   const version = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string })
     .version;
-  assert.deepEqual(health, { status: "ok", service: "portcullis", version });
+  assert.deepEqual(health, {
+    status: "ok",
+    service: "portcullis",
+    version,
+    dependencies: { database: "up" },
+  });
   assert.match(output, new RegExp(`portcullis: database: SQLite ${dataDir}/portcullis.db`));
   child.kill("SIGTERM");
   assert.deepEqual(await exited, [0, null], output);

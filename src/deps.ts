@@ -35,6 +35,7 @@ import { CertificatesRepository } from "./features/certificates/certificates.rep
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
 import { ImportRepository } from "./features/import/import.repository.ts";
 import { ImportService } from "./features/import/import.service.ts";
+import { LegacySubscriptions } from "./features/import/legacy.service.ts";
 import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
 import { HostsService } from "./features/inbounds/hosts.service.ts";
 import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
@@ -101,6 +102,7 @@ export type Deps = {
     hosts: HostsService;
     access: AccessService;
     importer: ImportService;
+    legacySubscriptions: LegacySubscriptions;
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
     backups: BackupService;
@@ -247,8 +249,10 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
+  const importRepository = new ImportRepository(database.db);
+  const legacySubscriptions = new LegacySubscriptions(importRepository, secretBox);
   const importer = new ImportService(
-    new ImportRepository(database.db),
+    importRepository,
     templates,
     inbounds,
     inboundsRepository,
@@ -359,6 +363,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       hosts,
       access,
       importer,
+      legacySubscriptions,
       bulkGrants,
       enrolment,
       backups,

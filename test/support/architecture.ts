@@ -24,6 +24,7 @@ export const POLICY: Policy = {
     "admins -> auth",
     "import -> inbounds",
     "import -> servers",
+    "import -> subscriptions",
     "import -> sync",
     "import -> templates",
     "access -> inbounds",

@@ -33,6 +33,8 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { FairUseRepository } from "./features/fairuse/fairuse.repository.ts";
+import { FairUseService } from "./features/fairuse/fairuse.service.ts";
 import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
 import { HostsService } from "./features/inbounds/hosts.service.ts";
 import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
@@ -109,6 +111,7 @@ export type Deps = {
     nodes: NodesService;
     usage: UsageService;
     lifecycle: LifecycleService;
+    fairUse: FairUseService;
   };
   /** What changed, for listeners outside the services (jobs, tests). */
   events: Changes;
@@ -270,6 +273,15 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     (type, datas) => notifier.emitMany(type, datas),
     events,
   );
+  const fairUse = new FairUseService(
+    new FairUseRepository(database.db),
+    () => nodes.fleetOnline(),
+    audit,
+    logger,
+    () => new Date(),
+    notifier.emit,
+    events,
+  );
   const trafficRepository = new TrafficRepository(database.db, database.dialect);
   const traffic = new TrafficService(
     trafficRepository,
@@ -356,6 +368,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       nodes,
       usage,
       lifecycle,
+      fairUse,
     },
     events,
     cores,

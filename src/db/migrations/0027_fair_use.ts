@@ -7,10 +7,11 @@
 // - fair_use_state: the decision's state per user who was ever warned or blocked (warning, strikes,
 //   last release, from when addresses count).
 // - fair_use_blocks: every block, with its reason (count, limit, addresses) and how it ended.
-// Trigger: fair_use_blocked_until going from null to a time or back marks the user's active grants
-// 'pending', as a status change across "admitted" does (migration 0015).
+// Trigger (declared in db/triggers.ts): fair_use_blocked_until going from null to a time or back marks
+// the user's active grants 'pending', as a status change across "admitted" does.
 import { type Kysely, sql } from "kysely";
 import { columnTypes, type DialectName } from "../dialect.ts";
+import { installTriggers } from "../triggers.ts";
 
 export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<void> {
   const t = columnTypes(dialect);
@@ -52,17 +53,7 @@ export async function up(db: Kysely<unknown>, dialect: DialectName): Promise<voi
     .on("fair_use_blocks")
     .columns(["user_id", "started_at"])
     .execute();
-  if (dialect === "sqlite") {
-    await sql`CREATE TRIGGER users_fair_use_block_changed AFTER UPDATE OF fair_use_blocked_until ON users
-      WHEN (OLD.fair_use_blocked_until IS NULL) IS NOT (NEW.fair_use_blocked_until IS NULL)
-      BEGIN
-        UPDATE user_access SET sync_state = 'pending', sync_error = NULL
-          WHERE user_id = NEW.id AND is_active = 1;
-      END`.execute(db);
-  } else {
-    // users_admission_changed() (migration 0015) marks NEW.id's active grants pending.
-    await sql`CREATE TRIGGER users_fair_use_block_changed AFTER UPDATE OF fair_use_blocked_until ON users
-      FOR EACH ROW WHEN ((OLD.fair_use_blocked_until IS NULL) IS DISTINCT FROM (NEW.fair_use_blocked_until IS NULL))
-      EXECUTE FUNCTION users_admission_changed()`.execute(db);
-  }
+  // users_fair_use_block_changed (db/triggers.ts): on PostgreSQL it runs users_admission_changed()
+  // (migration 0015; re-created by 0029 with the revision bump).
+  await installTriggers(db, dialect, "0027_fair_use");
 }

@@ -2,9 +2,11 @@
 // the sync state. The unique indexes make a duplicate grant a 409 and a reused credential a retry.
 import { type Kysely, type Selectable, sql } from "kysely";
 import { IDS_PER_STATEMENT, ROWS_PER_INSERT, read } from "../../db/dialect.ts";
+import { admittedSql } from "../../db/triggers.ts";
 import type { Database, UserAccessTable } from "../../db/types.ts";
 import { UniqueViolationError } from "../../db/unique-violation.ts";
 import type { SyncState } from "../../domain/sync.ts";
+import { ADMITTED_STATUSES } from "../../domain/users.ts";
 import { ConflictError } from "../../lib/errors.ts";
 import { chunks } from "../../lib/limiter.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
@@ -52,7 +54,7 @@ export class AccessRepository {
       .innerJoin("users as u", "u.id", "a.user_id")
       .selectAll("a")
       .select(
-        sql<boolean | number>`u.status in ('active', 'on_hold') and u.fair_use_blocked_until is null`.as(
+        sql<boolean | number>`${sql.raw(admittedSql("u.status"))} and u.fair_use_blocked_until is null`.as(
           "is_user_admitted",
         ),
       );
@@ -339,10 +341,10 @@ export class AccessRepository {
 }
 
 /**
- * Statuses whose users hold credentials on cores (features/users/lifecycle.ts isAdmitted), unless the
+ * Statuses whose users hold credentials on cores: the one list of domain/users.ts; unless the
  * fair-use job blocks them (users.fair_use_blocked_until, docs/FAIR-USE.md).
  */
-const ADMITTED = ["active", "on_hold"] as const;
+const ADMITTED = ADMITTED_STATUSES;
 
 export function accessExists(userId: string): ConflictError {
   return new ConflictError(`user ${userId} already has access to this inbound`, "access_exists");

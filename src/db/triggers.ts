@@ -446,6 +446,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "servers_offline_since",
     table: "servers",
+    changes: ["server.status"],
     purpose: "servers.offline_since: a server's status changed to or from offline",
     sqlite: `CREATE TRIGGER servers_offline_since AFTER UPDATE OF status ON servers WHEN ${differs("sqlite", ["status"])} BEGIN ${offlineSince("strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", "0")} END`,
     postgres: pgRow("servers_offline_since", "servers", ["status"], "servers_offline_since"),
@@ -454,6 +455,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_server_left_out",
     table: "servers",
+    changes: ["server.left_out"],
     purpose: "subscription.inbound: a server left out of /sub or back; all its inbounds",
     sqlite: `CREATE TRIGGER subscription_changes_server_left_out AFTER UPDATE OF left_out_of_sub ON servers WHEN ${differs("sqlite", ["left_out_of_sub"])} BEGIN INSERT INTO subscription_changes (inbound_id) ${SERVER_INBOUNDS}; END`,
     postgres: pgRow(

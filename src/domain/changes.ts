@@ -60,6 +60,7 @@ export const DATABASE_CHANGES = {
   "host.changed": "a host changed (moved, reordered, edited)",
   "host.removed": "a host removed",
   "server.status": "a server's status changed (online, offline, error)",
+  "server.left_out": "a server left out of /sub, or back in (the subscription-health job)",
   "settings.written": "the subscription settings written",
 } as const;
 

@@ -34,6 +34,8 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { ImportRepository } from "./features/import/import.repository.ts";
+import { ImportService } from "./features/import/import.service.ts";
 import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
 import { HostsService } from "./features/inbounds/hosts.service.ts";
 import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
@@ -100,6 +102,7 @@ export type Deps = {
     inbounds: InboundsService;
     hosts: HostsService;
     access: AccessService;
+    importer: ImportService;
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
     backups: BackupService;
@@ -246,6 +249,16 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
+  const importer = new ImportService(
+    new ImportRepository(database.db),
+    templates,
+    inbounds,
+    inboundsRepository,
+    hosts,
+    servers,
+    sync,
+    secretBox,
+  );
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
   const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync);
   const leases: ServerLeases =
@@ -337,6 +350,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       inbounds,
       hosts,
       access,
+      importer,
       bulkGrants,
       enrolment,
       backups,

@@ -22,6 +22,10 @@ export type Policy = {
 export const POLICY: Policy = {
   featureEdges: [
     "admins -> auth",
+    "import -> inbounds",
+    "import -> servers",
+    "import -> sync",
+    "import -> templates",
     "access -> inbounds",
     "access -> servers",
     "access -> sync",
@@ -42,6 +46,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "import",
     "subscriptions",
     "traffic",
     "access",

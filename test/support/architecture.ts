@@ -73,7 +73,8 @@ export const POLICY: Policy = {
     ["cli"],
     ["app.ts"],
     ["deps.ts"],
-    ["jobs"],
+    // The change → reactions table (src/reactions/) reaches the features it wires, as the jobs do.
+    ["jobs", "reactions"],
     // The node agent (src/node/, `portcullis node`) runs on proxy hosts: it shares the foundations
     // (the core client's parts) with the panel's features and knows nothing of them.
     ["features", "node"],

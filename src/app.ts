@@ -14,6 +14,7 @@ import { beginAudit, finishAudit, isAudited } from "./features/audit/audit-hooks
 import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
+import { groupsRoutes } from "./features/groups/groups.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
 import { hostsRoutes } from "./features/inbounds/hosts.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
@@ -235,7 +236,9 @@ export async function buildApp(
     lists: deps.services.userLists,
     bulk: deps.services.userBulkActions,
     enrol: deps.services.enrolment,
+    groups: deps.services.groups,
   });
+  groupsRoutes(app, deps.services.groups);
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);

@@ -19,6 +19,7 @@ import { AccessRepository } from "./features/access/access.repository.ts";
 import { AccessService } from "./features/access/access.service.ts";
 import { BulkGrants } from "./features/access/bulk-grant.ts";
 import { Enrolment } from "./features/access/enrolment.ts";
+import { GroupGrants } from "./features/access/group-grants.ts";
 import { AdminsService } from "./features/admins/admins.service.ts";
 import { AuditRepository } from "./features/audit/audit.repository.ts";
 import { AuditService } from "./features/audit/audit.service.ts";
@@ -33,6 +34,8 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { GroupsRepository } from "./features/groups/groups.repository.ts";
+import { GroupsService } from "./features/groups/groups.service.ts";
 import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
 import { HostsService } from "./features/inbounds/hosts.service.ts";
 import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
@@ -100,6 +103,7 @@ export type Deps = {
     access: AccessService;
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
+    groups: GroupsService;
     backups: BackupService;
     subscriptions: SubscriptionsService;
     subscriptionSettings: SubscriptionSettingsService;
@@ -245,7 +249,15 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
-  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync);
+  const groupGrants = new GroupGrants(accessRepository, inboundsRepository, sync);
+  const groups = new GroupsService(
+    new GroupsRepository(database.db),
+    inboundsRepository,
+    groupGrants,
+    users,
+    userFilters,
+  );
+  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync, groups);
   const leases: ServerLeases =
     database.dialect === "postgres"
       ? new DatabaseLeases(new LeasesRepository(database.db), { ttlMs: config.convergence.leaseTtlMs })
@@ -347,6 +359,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       access,
       bulkGrants,
       enrolment,
+      groups,
       backups,
       subscriptions,
       subscriptionSettings,

@@ -22,6 +22,9 @@ export type Policy = {
 export const POLICY: Policy = {
   featureEdges: [
     "admins -> auth",
+    "groups -> access",
+    "groups -> inbounds",
+    "groups -> users",
     "access -> inbounds",
     "access -> servers",
     "access -> sync",
@@ -42,6 +45,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "groups",
     "subscriptions",
     "traffic",
     "access",

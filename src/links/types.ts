@@ -64,12 +64,27 @@ export type RealitySecurity = {
 };
 export type Security = NoSecurity | TlsSecurity | RealitySecurity;
 
+/**
+ * How a client dials an entry (a host's `mux`, `fragment` and `noise`, issue 48), written only where a
+ * format carries it (docs/LINKS.md, "Mux, fragment and noise"): xray-json's outbound `mux` and a
+ * freedom dialer proxy with Xray's `fragment` and `noises`; sing-box's TLS `fragment`; no share link.
+ */
+export type Dialer = {
+  /** Xray's Mux.Cool: up to `concurrency` streams over one connection. */
+  mux?: { concurrency: number };
+  /** Xray freedom's TLS ClientHello fragmentation; ranges are "N" or "N-M". */
+  fragment?: { packets: string; length: string; interval: string };
+  /** Xray freedom's UDP noise packets sent before the first packet. */
+  noise?: readonly { type: "rand" | "str" | "base64" | "hex"; packet: string; delay: string }[];
+};
+
 type Endpoint = {
   /** The server's hostname: a domain (written in punycode), an IPv4 or a bare IPv6 literal. */
   host: string;
   /** The inbound's port. */
   port: number;
   remark: string;
+  dialer?: Dialer;
 };
 
 export type VlessTarget = Endpoint & {

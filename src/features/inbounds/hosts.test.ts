@@ -234,6 +234,65 @@ describe("hosts", () => {
     }
   });
 
+  test("mux, fragment and noise reach xray-json and sing-box's TLS fragment; links and mihomo are unchanged", async () => {
+    const before = { links: await sub("links"), mihomo: await sub("mihomo") };
+    const fragment = { packets: "tlshello", length: "100-200", interval: "10-20" };
+    const noise = [{ type: "rand", packet: "10-20", delay: "10-16" }];
+    const res = await request(t, "PUT", `${hostsUrl}/${ids[0]}`, {
+      mux: { concurrency: 8 },
+      fragment,
+      noise,
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const configs = JSON.parse(await sub("xray-json")) as {
+      outbounds: {
+        tag: string;
+        protocol: string;
+        mux?: unknown;
+        settings: unknown;
+        streamSettings?: { sockopt?: { dialerProxy?: string } };
+      }[];
+    }[];
+    const [cdn, direct] = configs;
+    assert.ok(cdn && direct);
+    assert.deepEqual(cdn.outbounds[0]?.mux, { enabled: true, concurrency: 8 });
+    assert.equal(cdn.outbounds[0]?.streamSettings?.sockopt?.dialerProxy, "fragment");
+    const dialer = cdn.outbounds.find((o) => o.tag === "fragment");
+    assert.deepEqual(dialer?.settings, { fragment, noises: noise });
+    assert.equal(dialer?.protocol, "freedom");
+    assert.equal(direct.outbounds[0]?.mux, undefined);
+    assert.equal(direct.outbounds[0]?.streamSettings?.sockopt, undefined);
+    assert.equal(
+      direct.outbounds.find((o) => o.tag === "fragment"),
+      undefined,
+    );
+
+    const doc = JSON.parse(await sub("sing-box")) as {
+      outbounds: { type: string; tls?: { fragment?: boolean } }[];
+    };
+    assert.ok(validateSingbox(doc), JSON.stringify(validateSingbox.errors));
+    const vless = doc.outbounds.filter((o) => o.type === "vless");
+    assert.deepEqual(
+      vless.map((o) => o.tls?.fragment === true),
+      [true, false],
+    );
+    assert.equal(await sub("links"), before.links);
+    assert.equal(await sub("mihomo"), before.mihomo);
+
+    const cleared = await request(t, "PUT", `${hostsUrl}/${ids[0]}`, {
+      mux: null,
+      fragment: null,
+      noise: null,
+    });
+    assert.equal(cleared.statusCode, 200, cleared.body);
+    const again = JSON.parse(await sub("xray-json")) as { outbounds: { tag: string; mux?: unknown }[] }[];
+    assert.equal(again[0]?.outbounds[0]?.mux, undefined);
+    assert.equal(
+      again[0]?.outbounds.find((o) => o.tag === "fragment"),
+      undefined,
+    );
+  });
+
   test("deleting every host gives back exactly the subscription there was", async () => {
     for (const id of ids) {
       const res = await request(t, "DELETE", `${hostsUrl}/${id}`);

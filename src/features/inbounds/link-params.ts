@@ -6,6 +6,7 @@ import type { JsonObject, JsonValue } from "../../lib/json.ts";
 import { linkShape } from "../../links/build.ts";
 import type { LinkShape } from "../../links/shape.ts";
 import {
+  type Dialer,
   FINGERPRINTS,
   type Fingerprint,
   type LinkTarget,
@@ -98,7 +99,7 @@ export function computeLinkParams(input: LinkParamsInput): LinkParams {
 
 /** The link of one user: the inbound's parameters plus the grant's credential. */
 export function linkTargetOf(params: LinkParams, credential: string): LinkTarget {
-  const endpoint = { host: params.host, port: params.port, remark: params.remark };
+  const endpoint = { host: params.host, port: params.port, remark: params.remark, ...dialerOf(params) };
   const { transport, security } = params;
   switch (params.protocol) {
     case "vless": {
@@ -130,6 +131,16 @@ export function linkTargetOf(params: LinkParams, credential: string): LinkTarget
       return { protocol: "shadowsocks", ...endpoint, credential: { method, password } };
     }
   }
+}
+
+/** A host's mux, fragment and noise as the formats read them; nothing when the entry has none. */
+function dialerOf(params: LinkParams): { dialer?: Dialer } {
+  if (params.mux === undefined && params.fragment === undefined && params.noise === undefined) return {};
+  const dialer: Dialer = {};
+  if (params.mux !== undefined) dialer.mux = params.mux;
+  if (params.fragment !== undefined) dialer.fragment = params.fragment;
+  if (params.noise !== undefined) dialer.noise = params.noise;
+  return { dialer };
 }
 
 /**

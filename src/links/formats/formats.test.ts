@@ -270,3 +270,61 @@ describe("links", () => {
     assert.equal(renderPlainLinks([]).body, "# no configurations");
   });
 });
+
+describe("a host's mux, fragment and noise (the entry's dialer)", () => {
+  const dialer = {
+    mux: { concurrency: 4 },
+    fragment: { packets: "1-3", length: "5-9", interval: "1" },
+    noise: [{ type: "str" as const, packet: "hello", delay: "5" }],
+  };
+  const withDialer: SubscriptionEntry[] = ENTRIES.map((entry) =>
+    entry.kind === "link" ? { kind: "link", target: { ...entry.target, dialer } } : entry,
+  );
+  type Outbound = {
+    tag: string;
+    protocol: string;
+    mux?: unknown;
+    settings: { vnext?: { users: { flow?: string }[] }[] } & Record<string, unknown>;
+    streamSettings?: { sockopt?: { dialerProxy?: string } };
+  };
+
+  test("xray-json: mux on every outbound but VLESS Vision's, every outbound dials through the fragment freedom", () => {
+    const configs = JSON.parse(renderXrayJson(withDialer).body) as { outbounds: Outbound[] }[];
+    assert.equal(configs.length, ENTRIES.length);
+    for (const config of configs) {
+      const [proxy] = config.outbounds;
+      assert.ok(proxy);
+      const vision = proxy.settings.vnext?.[0]?.users[0]?.flow !== undefined;
+      assert.deepEqual(proxy.mux, vision ? undefined : { enabled: true, concurrency: 4 });
+      assert.equal(proxy.streamSettings?.sockopt?.dialerProxy, "fragment");
+      const fragment = config.outbounds.filter((o) => o.tag === "fragment");
+      assert.equal(fragment.length, 1);
+      assert.deepEqual(fragment[0]?.settings, { fragment: dialer.fragment, noises: dialer.noise });
+      assert.deepEqual(
+        config.outbounds.map((o) => o.tag),
+        ["proxy", "direct", "block", "fragment"],
+      );
+    }
+    assert.ok(configs.some((c) => c.outbounds[0]?.settings.vnext?.[0]?.users[0]?.flow !== undefined));
+  });
+
+  test("sing-box: TLS entries fragment (its own algorithm), others unchanged; mihomo and links unchanged", () => {
+    const doc = JSON.parse(renderSingbox(withDialer, DEFAULT_SINGBOX_BASE).body) as {
+      outbounds: { tls?: { fragment?: boolean; reality?: unknown } }[];
+    };
+    assert.ok(validateSingbox(doc), JSON.stringify(validateSingbox.errors));
+    const plain = JSON.parse(renderSingbox(ENTRIES, DEFAULT_SINGBOX_BASE).body) as typeof doc;
+    assert.equal(doc.outbounds.length, plain.outbounds.length);
+    let fragmented = 0;
+    for (const [i, outbound] of doc.outbounds.entries()) {
+      const tls = outbound.tls !== undefined && outbound.tls.reality === undefined;
+      assert.equal(outbound.tls?.fragment === true, tls, JSON.stringify(outbound));
+      if (tls) fragmented++;
+      const { fragment: _f, ...rest } = outbound.tls ?? {};
+      assert.deepEqual(outbound.tls === undefined ? undefined : rest, plain.outbounds[i]?.tls);
+    }
+    assert.ok(fragmented > 0);
+    assert.equal(renderMihomo(withDialer, mihomoBase).body, renderMihomo(ENTRIES, mihomoBase).body);
+    assert.equal(renderPlainLinks(withDialer).body, renderPlainLinks(ENTRIES).body);
+  });
+});

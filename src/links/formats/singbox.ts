@@ -123,6 +123,7 @@ function tlsOf(target: Exclude<LinkTarget, { protocol: "shadowsocks" }>): JsonOb
     ...(security.fingerprint === undefined
       ? {}
       : { utls: { enabled: true, fingerprint: security.fingerprint } }),
+    ...(target.dialer?.fragment === undefined ? {} : { fragment: true }),
   };
 }
 

@@ -17,7 +17,51 @@ type JsonObject = { [key: string]: Json };
 export const XRAY_SOCKS_PORT = 10808;
 export const XRAY_HTTP_PORT = 10809;
 
+/** The entry's outbound with its host's dialer settings (mux, the fragment dialer proxy). */
 export function xrayOutbound(target: LinkTarget): JsonObject {
+  const outbound = proxyOutbound(target);
+  const dialer = target.dialer;
+  if (dialer === undefined) return outbound;
+  if (dialer.mux !== undefined && !visionApplies(target)) {
+    outbound.mux = { enabled: true, concurrency: dialer.mux.concurrency };
+  }
+  if (dialer.fragment !== undefined || dialer.noise !== undefined) {
+    const stream = (outbound.streamSettings ?? {}) as JsonObject;
+    outbound.streamSettings = { ...stream, sockopt: { dialerProxy: XRAY_FRAGMENT_TAG } };
+  }
+  return outbound;
+}
+
+/** The tag of the freedom outbound that fragments and adds noise for the proxy (v2rayN's name). */
+export const XRAY_FRAGMENT_TAG = "fragment";
+
+/**
+ * The dialer proxy of an entry with fragment or noise: a freedom outbound with Xray's `fragment` and
+ * `noises` that the proxy outbound dials through (`sockopt.dialerProxy`), as v2rayN writes it.
+ */
+export function xrayFragmentOutbound(target: LinkTarget): JsonObject | undefined {
+  const dialer = target.dialer;
+  if (dialer?.fragment === undefined && dialer?.noise === undefined) return undefined;
+  const settings: JsonObject = {};
+  if (dialer.fragment !== undefined) settings.fragment = { ...dialer.fragment };
+  if (dialer.noise !== undefined) settings.noises = dialer.noise.map((noise) => ({ ...noise }));
+  return {
+    tag: XRAY_FRAGMENT_TAG,
+    protocol: "freedom",
+    settings,
+    streamSettings: { sockopt: { tcpNoDelay: true } },
+  };
+}
+
+/** VLESS Vision: Xray refuses Mux.Cool for TCP with flow xtls-rprx-vision, so its entries get no mux. */
+function visionApplies(target: LinkTarget): boolean {
+  if (target.protocol !== "vless" || target.credential.flow === undefined) return false;
+  return (
+    target.transport.type === "tcp" && target.transport.http === undefined && target.security.type !== "none"
+  );
+}
+
+function proxyOutbound(target: LinkTarget): JsonObject {
   const { host: address, port } = target;
   switch (target.protocol) {
     case "shadowsocks": {
@@ -46,14 +90,8 @@ export function xrayOutbound(target: LinkTarget): JsonObject {
       };
     }
     case "vless": {
-      const { transport, security } = target;
-      const vision =
-        target.credential.flow !== undefined &&
-        transport.type === "tcp" &&
-        transport.http === undefined &&
-        security.type !== "none";
       const user: JsonObject = { id: target.credential.id, encryption: target.credential.encryption };
-      if (vision) user.flow = target.credential.flow as string;
+      if (visionApplies(target)) user.flow = target.credential.flow as string;
       return {
         tag: "proxy",
         protocol: "vless",
@@ -135,6 +173,7 @@ function transportSettings(transport: Transport): JsonObject {
 
 /** One complete configuration: what a client runs when the user picks this entry. */
 export function xrayConfig(target: LinkTarget, remarks: string): JsonObject {
+  const fragment = xrayFragmentOutbound(target);
   return {
     remarks,
     log: { loglevel: "warning" },
@@ -152,6 +191,7 @@ export function xrayConfig(target: LinkTarget, remarks: string): JsonObject {
       xrayOutbound(target),
       { tag: "direct", protocol: "freedom", settings: {} },
       { tag: "block", protocol: "blackhole", settings: {} },
+      ...(fragment === undefined ? [] : [fragment]),
     ],
     routing: { domainStrategy: "AsIs", rules: [] },
   };

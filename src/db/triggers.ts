@@ -61,6 +61,18 @@ const pgRow = (name: string, table: string, columns: readonly string[], fn: stri
 const pgStatement = (name: string, event: string, table: string, referencing: string, fn: string) =>
   `CREATE TRIGGER ${name} AFTER ${event} ON ${table} REFERENCING ${referencing} FOR EACH STATEMENT EXECUTE FUNCTION ${fn}()`;
 
+const M24 = "0024_offline_servers";
+/** Every inbound of server NEW: a server left out of /sub (or back) changes all their layouts (0024). */
+const SERVER_INBOUNDS = "SELECT id FROM server_inbounds WHERE server_id = NEW.id";
+/**
+ * When server NEW's status became offline, and out of /sub no longer once it is anything else (0024).
+ * An UPDATE of the row itself (not a BEFORE trigger): the left-out trigger is `UPDATE OF` its column,
+ * and PostgreSQL does not fire those for what a BEFORE trigger changed.
+ */
+const offlineSince = (now: string, no: string) =>
+  `UPDATE servers SET offline_since = CASE WHEN NEW.status = 'offline' THEN ${now} ELSE NULL END, left_out_of_sub = CASE WHEN NEW.status = 'offline' THEN left_out_of_sub ELSE ${no} END WHERE id = NEW.id;`;
+const OFFLINE_SINCE_PG = offlineSince("now()", "false");
+
 const LIFECYCLE_COLUMNS = ["status", "data_limit_bytes", "data_limit_reset", "expire_at", "last_reset_at"];
 const GRANT_COLUMNS = ["user_id", "server_inbound_id", "credential", "is_active"];
 const INBOUND_COLUMNS = ["link_params", "is_active"];
@@ -129,6 +141,16 @@ export const TRIGGER_FUNCTIONS: readonly TriggerFunction[] = [
     name: "subscription_changes_server_health",
     body: `INSERT INTO subscription_changes (inbound_id) ${followingHealth("")};`,
     migration: M,
+  },
+  {
+    name: "servers_offline_since",
+    body: OFFLINE_SINCE_PG,
+    migration: M24,
+  },
+  {
+    name: "subscription_changes_server_left_out",
+    body: `INSERT INTO subscription_changes (inbound_id) ${SERVER_INBOUNDS};`,
+    migration: M24,
   },
   {
     name: "users_admission_changed",
@@ -394,6 +416,29 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
       "subscription_changes_server_health",
     ),
     migration: M,
+  },
+  // Health in subscriptions (0024): since when a server is offline; its inbounds' layouts when it
+  // leaves /sub or comes back (the subscription-health job sets the flag, coming back clears it).
+  {
+    name: "servers_offline_since",
+    table: "servers",
+    purpose: "servers.offline_since: a server's status changed to or from offline",
+    sqlite: `CREATE TRIGGER servers_offline_since AFTER UPDATE OF status ON servers WHEN ${differs("sqlite", ["status"])} BEGIN ${offlineSince("strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", "0")} END`,
+    postgres: pgRow("servers_offline_since", "servers", ["status"], "servers_offline_since"),
+    migration: M24,
+  },
+  {
+    name: "subscription_changes_server_left_out",
+    table: "servers",
+    purpose: "subscription.inbound: a server left out of /sub or back; all its inbounds",
+    sqlite: `CREATE TRIGGER subscription_changes_server_left_out AFTER UPDATE OF left_out_of_sub ON servers WHEN ${differs("sqlite", ["left_out_of_sub"])} BEGIN INSERT INTO subscription_changes (inbound_id) ${SERVER_INBOUNDS}; END`,
+    postgres: pgRow(
+      "subscription_changes_server_left_out",
+      "servers",
+      ["left_out_of_sub"],
+      "subscription_changes_server_left_out",
+    ),
+    migration: M24,
   },
   // The settings (0014): a row with neither user nor inbound; each instance reads them again.
   {

@@ -143,6 +143,10 @@ export interface ServersTable {
   node_base_config: string | null;
   /** JSON text of the agent's last report (core flavor, version, uptime, restarts). */
   node_report: string | null;
+  /** Migration 0024: when the status became offline (a trigger keeps it); null while not offline. */
+  offline_since: Timestamp | null;
+  /** Migration 0024: left out of /sub (offline longer than the setting's minutes; subscription-health job). */
+  left_out_of_sub: ColumnType<boolean | number, boolean | undefined, boolean>;
 }
 
 /** Migration 0020: the panel CA and the panel's client certificate (one row, id 'panel'). */

@@ -22,6 +22,7 @@ import * as m0020 from "./0020_nodes.ts";
 import * as m0021 from "./0021_sub_by_id_revoked.ts";
 import * as m0022 from "./0022_inbound_hosts.ts";
 import * as m0023 from "./0023_user_announce.ts";
+import * as m0024 from "./0024_offline_servers.ts";
 import * as m0026 from "./0026_groups.ts";
 import * as m0029 from "./0029_triggers_from_code.ts";
 
@@ -49,6 +50,7 @@ export const migrations: Record<string, MigrationModule> = {
   "0021_sub_by_id_revoked": m0021,
   "0022_inbound_hosts": m0022,
   "0023_user_announce": m0023,
+  "0024_offline_servers": m0024,
   "0026_groups": m0026,
   "0029_triggers_from_code": m0029,
 };

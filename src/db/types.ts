@@ -434,6 +434,24 @@ export interface ServerUsageBucketsTable {
   downlink_bytes: BigIntColumn;
 }
 
+/** Migration 0028: a peer panel's signing secret (features/import), secret-box sealed. */
+export interface ImportSecretsTable {
+  /** marzban (Marzban and PasarGuard) */
+  source: string;
+  secret_sealed: string;
+  created_at: Timestamp;
+}
+
+/** Migration 0028: the user an old subscription URL names (Marzban username, lower case; 3x-ui subId). */
+export interface ImportLinksTable {
+  /** marzban | 3x-ui */
+  source: string;
+  key: string;
+  user_id: string;
+  /** Marzban's sub_revoked_at: tokens issued before it are void. */
+  revoked_at: Timestamp | null;
+}
+
 export interface Database {
   row_counts: RowCountsTable;
   servers: ServersTable;
@@ -468,6 +486,8 @@ export interface Database {
   node_enrollments: NodeEnrollmentsTable;
   node_certificates: NodeCertificatesTable;
   node_traffic_receipts: NodeTrafficReceiptsTable;
+  import_secrets: ImportSecretsTable;
+  import_links: ImportLinksTable;
 }
 
 export type { Generated };

@@ -25,6 +25,10 @@ export const POLICY: Policy = {
     "groups -> access",
     "groups -> inbounds",
     "groups -> users",
+    "import -> inbounds",
+    "import -> servers",
+    "import -> sync",
+    "import -> templates",
     "access -> inbounds",
     "access -> servers",
     "access -> sync",
@@ -46,6 +50,7 @@ export const POLICY: Policy = {
   ],
   featureOrder: [
     "groups",
+    "import",
     "subscriptions",
     "traffic",
     "access",
@@ -69,7 +74,8 @@ export const POLICY: Policy = {
     ["cli"],
     ["app.ts"],
     ["deps.ts"],
-    ["jobs"],
+    // The change → reactions table (src/reactions/) reaches the features it wires, as the jobs do.
+    ["jobs", "reactions"],
     // The node agent (src/node/, `portcullis node`) runs on proxy hosts: it shares the foundations
     // (the core client's parts) with the panel's features and knows nothing of them.
     ["features", "node"],

@@ -22,10 +22,16 @@ export type Policy = {
 export const POLICY: Policy = {
   featureEdges: [
     "admins -> auth",
+    "import -> inbounds",
+    "import -> servers",
+    "import -> sync",
+    "import -> templates",
     "access -> inbounds",
     "access -> servers",
     "access -> sync",
     "access -> users",
+    "fairuse -> audit",
+    "fairuse -> notifications",
     "inbounds -> servers",
     "inbounds -> sync",
     "inbounds -> templates",
@@ -42,6 +48,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "import",
     "subscriptions",
     "traffic",
     "access",
@@ -52,6 +59,7 @@ export const POLICY: Policy = {
     "nodes",
     "servers",
     "users",
+    "fairuse",
     "admins",
     "auth",
     "audit",
@@ -65,7 +73,8 @@ export const POLICY: Policy = {
     ["cli"],
     ["app.ts"],
     ["deps.ts"],
-    ["jobs"],
+    // The change → reactions table (src/reactions/) reaches the features it wires, as the jobs do.
+    ["jobs", "reactions"],
     // The node agent (src/node/, `portcullis node`) runs on proxy hosts: it shares the foundations
     // (the core client's parts) with the panel's features and knows nothing of them.
     ["features", "node"],

@@ -35,6 +35,8 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { FairUseRepository } from "./features/fairuse/fairuse.repository.ts";
+import { FairUseService } from "./features/fairuse/fairuse.service.ts";
 import { GroupsRepository } from "./features/groups/groups.repository.ts";
 import { GroupsService } from "./features/groups/groups.service.ts";
 import { ImportRepository } from "./features/import/import.repository.ts";
@@ -118,6 +120,7 @@ export type Deps = {
     nodes: NodesService;
     usage: UsageService;
     lifecycle: LifecycleService;
+    fairUse: FairUseService;
   };
   /** What changed, for listeners outside the services (jobs, tests). */
   events: Changes;
@@ -297,6 +300,15 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     (type, datas) => notifier.emitMany(type, datas),
     events,
   );
+  const fairUse = new FairUseService(
+    new FairUseRepository(database.db),
+    () => nodes.fleetOnline(),
+    audit,
+    logger,
+    () => new Date(),
+    notifier.emit,
+    events,
+  );
   const trafficRepository = new TrafficRepository(database.db, database.dialect);
   const traffic = new TrafficService(
     trafficRepository,
@@ -375,6 +387,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       nodes,
       usage,
       lifecycle,
+      fairUse,
     },
     events,
     cores,

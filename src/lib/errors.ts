@@ -77,6 +77,7 @@ export const ERROR_CODES = {
   core_request_refused: 422,
   invalid_link_target: 422,
   subscription_settings_invalid: 422,
+  fair_use_settings_invalid: 422,
   host_invalid: 422,
   rate_limited: 429,
   headers_too_large: 431,

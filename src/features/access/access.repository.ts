@@ -39,7 +39,12 @@ export class AccessRepository {
   /** onlyOnCore: active grants of admitted users (active, on_hold): what the inbound's core holds. */
   async listByInbound(inboundId: string, onlyOnCore = false): Promise<AccessRow[]> {
     let query = this.#withAdmission().where("a.server_inbound_id", "=", inboundId);
-    if (onlyOnCore) query = query.where("a.is_active", "=", true).where("u.status", "in", ADMITTED);
+    if (onlyOnCore) {
+      query = query
+        .where("a.is_active", "=", true)
+        .where("u.status", "in", ADMITTED)
+        .where("u.fair_use_blocked_until", "is", null);
+    }
     const rows = await query.orderBy("a.created_at").orderBy("a.id").execute();
     return rows.map(toRow);
   }
@@ -50,7 +55,11 @@ export class AccessRepository {
       .selectFrom("user_access as a")
       .innerJoin("users as u", "u.id", "a.user_id")
       .selectAll("a")
-      .select(sql<boolean | number>`${sql.raw(admittedSql("u.status"))}`.as("is_user_admitted"));
+      .select(
+        sql<boolean | number>`${sql.raw(admittedSql("u.status"))} and u.fair_use_blocked_until is null`.as(
+          "is_user_admitted",
+        ),
+      );
   }
 
   async listOnCoreIds(inboundId: string): Promise<string[]> {
@@ -61,6 +70,7 @@ export class AccessRepository {
       .where("a.server_inbound_id", "=", inboundId)
       .where("a.is_active", "=", true)
       .where("u.status", "in", ADMITTED)
+      .where("u.fair_use_blocked_until", "is", null)
       .execute();
     return rows.map((row) => row.id);
   }
@@ -72,7 +82,9 @@ export class AccessRepository {
         .selectFrom("users")
         .select("id")
         .where("id", "in", part)
-        .where("status", "not in", ADMITTED)
+        .where((eb) =>
+          eb.or([eb("status", "not in", ADMITTED), eb("fair_use_blocked_until", "is not", null)]),
+        )
         .execute();
       for (const row of rows) out.add(row.id);
     }
@@ -418,7 +430,10 @@ export class AccessRepository {
   }
 }
 
-/** Statuses whose users hold credentials on cores: the one list of domain/users.ts. */
+/**
+ * Statuses whose users hold credentials on cores: the one list of domain/users.ts; unless the
+ * fair-use job blocks them (users.fair_use_blocked_until, docs/FAIR-USE.md).
+ */
 const ADMITTED = ADMITTED_STATUSES;
 
 export function accessExists(userId: string): ConflictError {

@@ -79,6 +79,9 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "GET /api/servers/:id/node-base": "servers.read",
   "GET /api/servers/:id/online": "servers.read",
   "GET /api/users/:id/online": "users.read",
+  "GET /api/users/:id/fair-use": "users.read",
+  "GET /api/fair-use/settings": "settings.read",
+  "PUT /api/fair-use/settings": "settings.write",
   "PUT /api/servers/:id/node-base": "servers.write",
 
   "GET /api/servers/:server_id/inbounds": "inbounds.read",

@@ -16,6 +16,10 @@ const Announce = Type.Union([Type.String({ maxLength: 500, format: "text" }), Ty
   description:
     "the user's own Announce header (Happ, v2RayTun; sent as base64:), instead of the subscription settings' announce; null: theirs",
 });
+const IpLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 1000 }), Type.Null()], {
+  description:
+    "distinct source addresses allowed within the fair-use window (docs/FAIR-USE.md); null: the settings' default_ip_limit; 0: unlimited",
+});
 const TelegramId = Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]);
 
 const Bytes = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
@@ -64,6 +68,10 @@ export const User = Type.Object({
   name: Type.String(),
   comment: Type.Union([Type.String(), Type.Null()]),
   announce: Type.Union([Type.String(), Type.Null()]),
+  ip_limit: Type.Union([Type.Integer(), Type.Null()]),
+  fair_use_blocked_until: Type.Union([Timestamp, Type.Null()], {
+    description: "blocked by the IP limit until then (credentials off every core); null: not blocked",
+  }),
   telegram_id: Type.Union([Type.Integer(), Type.Null()]),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -105,6 +113,7 @@ export const UserCreate = Type.Object(
     name: Name,
     comment: Type.Optional(Comment),
     announce: Type.Optional(Announce),
+    ip_limit: Type.Optional(IpLimit),
     telegram_id: Type.Optional(TelegramId),
     ...LifecycleInput,
   },
@@ -183,6 +192,7 @@ export const UserUpdate = Type.Object(
     name: Type.Optional(Name),
     comment: Type.Optional(Comment),
     announce: Type.Optional(Announce),
+    ip_limit: Type.Optional(IpLimit),
     telegram_id: Type.Optional(TelegramId),
     ...LifecycleInput,
   },

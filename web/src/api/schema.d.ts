@@ -1459,7 +1459,7 @@ export type paths = {
                                  */
                                 at: string;
                                 actor: {
-                                    /** @description session | api_key | cli | anonymous */
+                                    /** @description session | api_key | cli | anonymous | system (a job: the fair-use job's blocks and releases) */
                                     kind: string;
                                     id: string | null;
                                     name: string;
@@ -1556,7 +1556,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1618,7 +1618,7 @@ export type paths = {
                         url: string;
                         /** @description generated when absent */
                         secret?: string;
-                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                         is_active?: boolean;
                     };
                 };
@@ -1639,7 +1639,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1735,7 +1735,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1808,7 +1808,7 @@ export type paths = {
                         url?: string;
                         /** @description generated when absent */
                         secret?: string;
-                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                         is_active?: boolean;
                     };
                 };
@@ -1829,7 +1829,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -2178,7 +2178,7 @@ export type paths = {
                         "application/json": {
                             chat_ids: string[];
                             language: string;
-                            events: ("user.limited" | "user.expired" | "user.expiring" | "server.status_changed")[];
+                            events: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "server.status_changed")[];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -2222,7 +2222,7 @@ export type paths = {
                         bot_token?: string;
                         chat_ids: string[];
                         language?: "en" | "ru" | "fa" | "zh";
-                        events?: ("user.limited" | "user.expired" | "user.expiring" | "server.status_changed")[];
+                        events?: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "server.status_changed")[];
                     };
                 };
             };
@@ -2236,7 +2236,7 @@ export type paths = {
                         "application/json": {
                             chat_ids: string[];
                             language: string;
-                            events: ("user.limited" | "user.expired" | "user.expiring" | "server.status_changed")[];
+                            events: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "server.status_changed")[];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -2512,6 +2512,9 @@ export type paths = {
                                 name: string;
                                 comment: string | null;
                                 announce: string | null;
+                                ip_limit: number | null;
+                                /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                                fair_use_blocked_until: string | null;
                                 telegram_id: number | null;
                                 /**
                                  * Format: date-time
@@ -2604,6 +2607,8 @@ export type paths = {
                         comment?: string | null;
                         /** @description the user's own Announce header (Happ, v2RayTun; sent as base64:), instead of the subscription settings' announce; null: theirs */
                         announce?: string | null;
+                        /** @description distinct source addresses allowed within the fair-use window (docs/FAIR-USE.md); null: the settings' default_ip_limit; 0: unlimited */
+                        ip_limit?: number | null;
                         telegram_id?: number | null;
                         /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
                         status?: "active" | "disabled" | "on_hold";
@@ -2640,6 +2645,9 @@ export type paths = {
                             name: string;
                             comment: string | null;
                             announce: string | null;
+                            ip_limit: number | null;
+                            /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                            fair_use_blocked_until: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -2874,6 +2882,9 @@ export type paths = {
                             name: string;
                             comment: string | null;
                             announce: string | null;
+                            ip_limit: number | null;
+                            /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                            fair_use_blocked_until: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -2979,6 +2990,9 @@ export type paths = {
                             name: string;
                             comment: string | null;
                             announce: string | null;
+                            ip_limit: number | null;
+                            /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                            fair_use_blocked_until: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -3072,6 +3086,8 @@ export type paths = {
                         comment?: string | null;
                         /** @description the user's own Announce header (Happ, v2RayTun; sent as base64:), instead of the subscription settings' announce; null: theirs */
                         announce?: string | null;
+                        /** @description distinct source addresses allowed within the fair-use window (docs/FAIR-USE.md); null: the settings' default_ip_limit; 0: unlimited */
+                        ip_limit?: number | null;
                         telegram_id?: number | null;
                         /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
                         status?: "active" | "disabled" | "on_hold";
@@ -3106,6 +3122,9 @@ export type paths = {
                             name: string;
                             comment: string | null;
                             announce: string | null;
+                            ip_limit: number | null;
+                            /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                            fair_use_blocked_until: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -6871,6 +6890,276 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/fair-use/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** IP limits: the default limit, the window, the /24 tolerance, the allow-list and the block periods */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the ip_limit of users whose own is null; 0: unlimited (the default) */
+                            default_ip_limit: number;
+                            /** @description the sliding window: distinct addresses seen within it count (default 600) */
+                            window_seconds: number;
+                            /** @description count IPv4 addresses per /24 (carrier NAT); IPv6 always counts per /64 (default false) */
+                            ipv4_per_24: boolean;
+                            /** @description IPv4/IPv6 addresses or CIDRs never counted */
+                            allow_list: string[];
+                            /** @description block periods by repeat, in seconds: the first block lasts the first, the next the second…, the last repeats (default 600, 3600, 86400) */
+                            block_seconds: number[];
+                            /** @description a block this long after the last one ended starts from the first period again (default 168) */
+                            forget_hours: number;
+                            /** @description how long a warning stands before the block, if the user stays over the limit (default 60; 0: warn and block at once) */
+                            warn_grace_seconds: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Change the fields given; every allow-list entry must be an address or a CIDR (422 with its path) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the ip_limit of users whose own is null; 0: unlimited (the default) */
+                        default_ip_limit?: number;
+                        /** @description the sliding window: distinct addresses seen within it count (default 600) */
+                        window_seconds?: number;
+                        /** @description count IPv4 addresses per /24 (carrier NAT); IPv6 always counts per /64 (default false) */
+                        ipv4_per_24?: boolean;
+                        /** @description IPv4/IPv6 addresses or CIDRs never counted */
+                        allow_list?: string[];
+                        /** @description block periods by repeat, in seconds: the first block lasts the first, the next the second…, the last repeats (default 600, 3600, 86400) */
+                        block_seconds?: number[];
+                        /** @description a block this long after the last one ended starts from the first period again (default 168) */
+                        forget_hours?: number;
+                        /** @description how long a warning stands before the block, if the user stays over the limit (default 60; 0: warn and block at once) */
+                        warn_grace_seconds?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the ip_limit of users whose own is null; 0: unlimited (the default) */
+                            default_ip_limit: number;
+                            /** @description the sliding window: distinct addresses seen within it count (default 600) */
+                            window_seconds: number;
+                            /** @description count IPv4 addresses per /24 (carrier NAT); IPv6 always counts per /64 (default false) */
+                            ipv4_per_24: boolean;
+                            /** @description IPv4/IPv6 addresses or CIDRs never counted */
+                            allow_list: string[];
+                            /** @description block periods by repeat, in seconds: the first block lasts the first, the next the second…, the last repeats (default 600, 3600, 86400) */
+                            block_seconds: number[];
+                            /** @description a block this long after the last one ended starts from the first period again (default 168) */
+                            forget_hours: number;
+                            /** @description how long a warning stands before the block, if the user stays over the limit (default 60; 0: warn and block at once) */
+                            warn_grace_seconds: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/fair-use": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's IP limit, block, the addresses seen in the window (where, when) and the block history */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            user_id: string;
+                            /** @description the user's own (null: the default) */
+                            ip_limit: number | null;
+                            /** @description the limit applied; 0: unlimited */
+                            effective_ip_limit: number;
+                            /** @description blocked until then; null: not blocked */
+                            blocked_until: string | null;
+                            /** @description source addresses in the window, newest first, as this panel instance gathered them from the agents */
+                            addresses: {
+                                ip: string;
+                                /** @description what it counts as (the address, its /24, its IPv6 /64); null: allow-listed, not counted */
+                                key: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                last_seen: string;
+                            }[];
+                            /** @description the last 50 blocks, newest first */
+                            blocks: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                started_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                until: string;
+                                ended_at: string | null;
+                                /** @description ended | limit_lifted; null: still blocked */
+                                end_reason: string | null;
+                                strike: number;
+                                address_count: number;
+                                ip_limit: number;
+                                /** @description the address keys that were counted */
+                                addresses: string[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/servers/{server_id}/inbounds": {
         parameters: {
             query?: never;
@@ -8245,6 +8534,9 @@ export type paths = {
                                 name: string;
                                 comment: string | null;
                                 announce: string | null;
+                                ip_limit: number | null;
+                                /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                                fair_use_blocked_until: string | null;
                                 telegram_id: number | null;
                                 /**
                                  * Format: date-time

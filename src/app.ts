@@ -15,6 +15,7 @@ import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
 import { fairUseRoutes } from "./features/fairuse/fairuse.routes.ts";
+import { groupsRoutes } from "./features/groups/groups.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
 import { hostsRoutes } from "./features/inbounds/hosts.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
@@ -238,7 +239,9 @@ export async function buildApp(
     lists: deps.services.userLists,
     bulk: deps.services.userBulkActions,
     enrol: deps.services.enrolment,
+    groups: deps.services.groups,
   });
+  groupsRoutes(app, deps.services.groups);
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);

@@ -317,6 +317,26 @@ export interface UserAccessTable {
   downlink_bytes: ColumnType<number | string, number | undefined, number>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Given to the user directly (not only through a group); migration 0026. */
+  is_own: ColumnType<boolean | number, boolean | undefined, boolean>;
+}
+
+/** Groups of inbounds (migration 0026); members' grants are user_access rows. */
+export interface GroupsTable {
+  id: string;
+  name: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface GroupInboundsTable {
+  group_id: string;
+  server_inbound_id: string;
+}
+
+export interface UserGroupsTable {
+  user_id: string;
+  group_id: string;
 }
 
 /** Removals that could not reach their core; email null means the whole inbound. */
@@ -486,6 +506,9 @@ export interface Database {
   server_inbounds: ServerInboundsTable;
   inbound_hosts: InboundHostsTable;
   user_access: UserAccessTable;
+  groups: GroupsTable;
+  group_inbounds: GroupInboundsTable;
+  user_groups: UserGroupsTable;
   core_removals: CoreRemovalsTable;
   server_sync: ServerSyncTable;
   server_leases: ServerLeasesTable;

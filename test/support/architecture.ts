@@ -22,6 +22,9 @@ export type Policy = {
 export const POLICY: Policy = {
   featureEdges: [
     "admins -> auth",
+    "groups -> access",
+    "groups -> inbounds",
+    "groups -> users",
     "import -> inbounds",
     "import -> servers",
     "import -> sync",
@@ -48,6 +51,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "groups",
     "import",
     "subscriptions",
     "traffic",

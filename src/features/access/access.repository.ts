@@ -14,6 +14,8 @@ import type { GrantRevision, SyncGrant } from "../sync/stores.ts";
 
 /** A grant row: what provisioning reads and writes (sync's SyncGrant), plus traffic and timestamps. */
 export type AccessRow = SyncGrant & {
+  /** Given to the user directly; false: held only through groups (migration 0026). */
+  is_own: boolean;
   uplink_bytes: number;
   downlink_bytes: number;
   created_at: string;
@@ -305,6 +307,94 @@ export class AccessRepository {
     }
   }
 
+  /** Marks grants on the inbound as given directly (a grant held only through a group becomes own). */
+  async markOwn(inboundId: string, userIds: readonly string[]): Promise<void> {
+    for (const part of chunks(userIds, IDS_PER_STATEMENT)) {
+      await this.db
+        .updateTable("user_access")
+        .set({ is_own: true })
+        .where("server_inbound_id", "=", inboundId)
+        .where("user_id", "in", part)
+        .where("is_own", "=", false)
+        .execute();
+    }
+  }
+
+  /** The grant stays, held by the user's groups only. */
+  async clearOwn(id: string): Promise<void> {
+    await this.db.updateTable("user_access").set({ is_own: false }).where("id", "=", id).execute();
+  }
+
+  /**
+   * The users a group gives this inbound: members of any group holding it; only among `userIds`
+   * when given (a membership change), every member otherwise (an inbound added to or removed from a group).
+   */
+  async listGroupCoveredUserIds(inboundId: string, userIds?: readonly string[]): Promise<Set<string>> {
+    const query = this.db
+      .selectFrom("user_groups as ug")
+      .innerJoin("group_inbounds as gi", "gi.group_id", "ug.group_id")
+      .select("ug.user_id")
+      .distinct()
+      .where("gi.server_inbound_id", "=", inboundId);
+    if (userIds === undefined) return new Set((await query.execute()).map((row) => row.user_id));
+    const out = new Set<string>();
+    for (const part of chunks(userIds, IDS_PER_STATEMENT)) {
+      for (const row of await query.where("ug.user_id", "in", part).execute()) out.add(row.user_id);
+    }
+    return out;
+  }
+
+  /** The inbound's grants, of these users only when given. */
+  async listOnInbound(inboundId: string, userIds?: readonly string[]): Promise<AccessRow[]> {
+    const query = this.db.selectFrom("user_access").selectAll().where("server_inbound_id", "=", inboundId);
+    if (userIds === undefined) return (await query.execute()).map(toRow);
+    const out: AccessRow[] = [];
+    for (const part of chunks(userIds, IDS_PER_STATEMENT)) {
+      out.push(...(await query.where("user_id", "in", part).execute()).map(toRow));
+    }
+    return out;
+  }
+
+  /**
+   * Deletes many revoked grants in one transaction; like deleteKeepingTraffic, the traffic a deleted
+   * grant carried moves to the user's oldest remaining grant on that server.
+   */
+  async deleteManyKeepingTraffic(ids: readonly string[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const carried: { user_id: string; server_id: string; up: number; down: number }[] = [];
+      for (const part of chunks(ids, IDS_PER_STATEMENT)) {
+        const gone = await trx
+          .deleteFrom("user_access")
+          .where("id", "in", part)
+          .returning(["user_id", "server_id", "uplink_bytes", "downlink_bytes"])
+          .execute();
+        for (const row of gone) {
+          const [up, down] = [read.bigint(row.uplink_bytes), read.bigint(row.downlink_bytes)];
+          if (up + down > 0) carried.push({ user_id: row.user_id, server_id: row.server_id, up, down });
+        }
+      }
+      for (const { user_id, server_id, up, down } of carried) {
+        const heir = await trx
+          .selectFrom("user_access")
+          .select("id")
+          .where("user_id", "=", user_id)
+          .where("server_id", "=", server_id)
+          .orderBy("created_at")
+          .orderBy("id")
+          .executeTakeFirst();
+        if (heir === undefined) continue;
+        await trx
+          .updateTable("user_access")
+          .set({
+            uplink_bytes: sql<number>`uplink_bytes + cast(${up} as bigint)`,
+            downlink_bytes: sql<number>`downlink_bytes + cast(${down} as bigint)`,
+          })
+          .where("id", "=", heir.id)
+          .execute();
+      }
+    });
+  }
+
   async listLinksOfUser(userId: string): Promise<AccessLinkRow[]> {
     const rows = await this.#withLinks().where("a.user_id", "=", userId).execute();
     return rows.map(toLinkRow);
@@ -364,6 +454,7 @@ function toRow(row: Selectable<UserAccessTable> & { is_user_admitted?: boolean |
     sync_state: row.sync_state,
     sync_error: row.sync_error,
     sync_revision: Number(row.sync_revision),
+    is_own: read.bool(row.is_own),
     uplink_bytes: read.bigint(row.uplink_bytes),
     downlink_bytes: read.bigint(row.downlink_bytes),
     created_at: read.timestamp(row.created_at),

@@ -99,6 +99,12 @@ export const User = Type.Object({
   sub_last_user_agent: Type.Union([Type.String(), Type.Null()], {
     description: "User-Agent of the last /sub fetch",
   }),
+  group_ids: Type.Optional(
+    Type.Array(Uuid, {
+      description:
+        "the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads",
+    }),
+  ),
 });
 export type User = Static<typeof User>;
 
@@ -121,9 +127,16 @@ const InboundIds = Type.Array(Uuid, {
     "inbounds (server_inbounds ids, any server) to grant at once; every one is checked before anything is created, and if a grant fails the new user is deleted again (all or nothing). Needs access.write too",
 });
 
-/** POST /api/users: the seed's fields, the lifecycle, and optionally the inbounds to grant. */
+const GroupIds = Type.Array(Uuid, {
+  maxItems: 100,
+  uniqueItems: true,
+  description:
+    "the groups the user belongs to (their inbounds are granted as the user joins, revoked as the user leaves unless held otherwise); on update the whole new set. Needs access.write too",
+});
+
+/** POST /api/users: the seed's fields, the lifecycle, and optionally the inbounds and groups. */
 export const UserCreateRequest = Type.Object(
-  { ...UserCreate.properties, inbound_ids: Type.Optional(InboundIds) },
+  { ...UserCreate.properties, inbound_ids: Type.Optional(InboundIds), group_ids: Type.Optional(GroupIds) },
   { additionalProperties: false },
 );
 export type UserCreateRequest = Static<typeof UserCreateRequest>;
@@ -186,6 +199,13 @@ export const UserUpdate = Type.Object(
   { additionalProperties: false },
 );
 export type UserUpdate = Static<typeof UserUpdate>;
+
+/** PUT /api/users/{id}: the fields, and optionally the whole set of groups. */
+export const UserUpdateRequest = Type.Object(
+  { ...UserUpdate.properties, group_ids: Type.Optional(GroupIds) },
+  { additionalProperties: false },
+);
+export type UserUpdateRequest = Static<typeof UserUpdateRequest>;
 
 export const SearchQuery = Type.Object(
   {

@@ -2552,6 +2552,8 @@ export type paths = {
                                 sub_updated_at: string | null;
                                 /** @description User-Agent of the last /sub fetch */
                                 sub_last_user_agent: string | null;
+                                /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                                group_ids?: string[];
                             }[];
                             /** @description every user without filters; with filters the users matching them, counted when the first page was asked for (the cursor carries it on) */
                             total: number;
@@ -2622,6 +2624,8 @@ export type paths = {
                         on_hold_timeout_at?: string | null;
                         /** @description inbounds (server_inbounds ids, any server) to grant at once; every one is checked before anything is created, and if a grant fails the new user is deleted again (all or nothing). Needs access.write too */
                         inbound_ids?: string[];
+                        /** @description the groups the user belongs to (their inbounds are granted as the user joins, revoked as the user leaves unless held otherwise); on update the whole new set. Needs access.write too */
+                        group_ids?: string[];
                     };
                 };
             };
@@ -2681,6 +2685,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                            group_ids?: string[];
                         };
                     };
                 };
@@ -2916,6 +2922,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                            group_ids?: string[];
                         }[];
                     };
                 };
@@ -3022,6 +3030,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                            group_ids?: string[];
                         };
                     };
                 };
@@ -3054,7 +3064,7 @@ export type paths = {
                 };
             };
         };
-        /** Update the fields present; null clears comment or telegram_id */
+        /** Update the fields present; null clears comment or telegram_id; group_ids sets the user's groups (granting and revoking their inbounds) */
         put: {
             parameters: {
                 query?: never;
@@ -3091,6 +3101,8 @@ export type paths = {
                         on_hold_duration_seconds?: number | null;
                         /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
                         on_hold_timeout_at?: string | null;
+                        /** @description the groups the user belongs to (their inbounds are granted as the user joins, revoked as the user leaves unless held otherwise); on update the whole new set. Needs access.write too */
+                        group_ids?: string[];
                     };
                 };
             };
@@ -3150,6 +3162,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                            group_ids?: string[];
                         };
                     };
                 };
@@ -3172,7 +3186,25 @@ export type paths = {
                     };
                 };
                 /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3362,6 +3394,1037 @@ export type paths = {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List groups by name, with their inbounds and member counts */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            /** @description the group's inbounds, in the order they were added */
+                            inbound_ids: string[];
+                            member_count: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a group of inbounds (any servers); users join it through members or group_ids */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: line
+                         * @description 1-64 characters, trimmed, unique; one line: no control characters, line breaks or bidi overrides
+                         */
+                        name: string;
+                        /** @description server_inbounds ids, on any servers */
+                        inbound_ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            /** @description the group's inbounds, in the order they were added */
+                            inbound_ids: string[];
+                            member_count: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one group */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            /** @description the group's inbounds, in the order they were added */
+                            inbound_ids: string[];
+                            member_count: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Rename, or set the whole set of inbounds: added ones are granted to every member, left-out ones revoked (unless a member holds them directly or through another group) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: line
+                         * @description 1-64 characters, trimmed, unique; one line: no control characters, line breaks or bidi overrides
+                         */
+                        name?: string;
+                        /** @description the whole new set: inbounds left out are revoked from every member (unless held otherwise) */
+                        inbound_ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            group: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                                /** @description the group's inbounds, in the order they were added */
+                                inbound_ids: string[];
+                                member_count: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                updated_at: string;
+                            };
+                            /** @description one per inbound added or removed */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete a group: its members lose its inbounds unless they hold them directly or through another group */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}/inbounds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add inbounds (a new server's, say) to the group: every member gets them on the cores */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description server_inbounds ids, on any servers */
+                        inbound_ids: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            group: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                                /** @description the group's inbounds, in the order they were added */
+                                inbound_ids: string[];
+                                member_count: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                updated_at: string;
+                            };
+                            /** @description one per inbound added or removed */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}/inbounds/{inbound_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove an inbound from the group: revoked from the members who hold it only through this group */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            group: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                                /** @description the group's inbounds, in the order they were added */
+                                inbound_ids: string[];
+                                member_count: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                updated_at: string;
+                            };
+                            /** @description one per inbound added or removed */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The group's members by user id, after a cursor */
+        get: {
+            parameters: {
+                query: {
+                    limit: number;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    after?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description by user id */
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                                /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock) */
+                                status: "active" | "disabled" | "limited" | "expired" | "on_hold";
+                            }[];
+                            total: number;
+                            /** @description pass as after for the next page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Add users, by ids (up to 10,000) or by the user list's filters: they get the group's inbounds on the cores */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description user_ids or filter, exactly one of the two */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description unknown ids are skipped */
+                        user_ids?: string[];
+                        /** @description at least one filter: never every user by accident */
+                        filter?: {
+                            status?: ("active" | "disabled" | "limited" | "expired" | "on_hold")[];
+                            /**
+                             * Format: date-time
+                             * @description users whose expire_at is before this moment (ISO 8601); users who never expire never match
+                             */
+                            expires_before?: string;
+                            /** @description users with a data limit whose used_bytes is at least this percentage of data_limit_bytes (0-1000; 100 = at or over the limit); unlimited users never match */
+                            used_over_percent?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description existing users selected */
+                            matched: number;
+                            /** @description memberships added or removed */
+                            changed: number;
+                            /** @description one per inbound of the group */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}/members/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove users, by ids or by the user list's filters: they lose what they held only through this group */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description user_ids or filter, exactly one of the two */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description unknown ids are skipped */
+                        user_ids?: string[];
+                        /** @description at least one filter: never every user by accident */
+                        filter?: {
+                            status?: ("active" | "disabled" | "limited" | "expired" | "on_hold")[];
+                            /**
+                             * Format: date-time
+                             * @description users whose expire_at is before this moment (ISO 8601); users who never expire never match
+                             */
+                            expires_before?: string;
+                            /** @description users with a data limit whose used_bytes is at least this percentage of data_limit_bytes (0-1000; 100 = at or over the limit); unlimited users never match */
+                            used_over_percent?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description existing users selected */
+                            matched: number;
+                            /** @description memberships added or removed */
+                            changed: number;
+                            /** @description one per inbound of the group */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one user from the group */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    user_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description existing users selected */
+                            matched: number;
+                            /** @description memberships added or removed */
+                            changed: number;
+                            /** @description one per inbound of the group */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -7511,6 +8574,8 @@ export type paths = {
                                 sub_updated_at: string | null;
                                 /** @description User-Agent of the last /sub fetch */
                                 sub_last_user_agent: string | null;
+                                /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                                group_ids?: string[];
                             };
                             grants: {
                                 /**
@@ -7532,6 +8597,8 @@ export type paths = {
                                 proxy_user_id: string;
                                 level: number;
                                 is_active: boolean;
+                                /** @description given to the user directly; false: held only through the user's groups (docs/GROUPS.md), revoked when no group gives it any more */
+                                is_own: boolean;
                                 /** @description synced: the core holds what the database says; pending: the core was unreachable, the change waits; error: the core refused it (sync_error says why) */
                                 sync_state: "pending" | "synced" | "error";
                                 sync_error: string | null;
@@ -7657,6 +8724,8 @@ export type paths = {
                             proxy_user_id: string;
                             level: number;
                             is_active: boolean;
+                            /** @description given to the user directly; false: held only through the user's groups (docs/GROUPS.md), revoked when no group gives it any more */
+                            is_own: boolean;
                             /** @description synced: the core holds what the database says; pending: the core was unreachable, the change waits; error: the core refused it (sync_error says why) */
                             sync_state: "pending" | "synced" | "error";
                             sync_error: string | null;
@@ -7860,7 +8929,10 @@ export type paths = {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a grant ({email}: its proxy_user_id or the user's uuid) and remove the user from the core */
+        /**
+         * Revoke a grant ({email}: its proxy_user_id or the user's uuid) and remove the user from the core
+         * @description A grant a group also gives stays (only its is_own is cleared); one held through a group only is 409 granted_by_group
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -7904,6 +8976,15 @@ export type paths = {
                 };
                 /** @description problem+json */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7966,6 +9047,8 @@ export type paths = {
                             proxy_user_id: string;
                             level: number;
                             is_active: boolean;
+                            /** @description given to the user directly; false: held only through the user's groups (docs/GROUPS.md), revoked when no group gives it any more */
+                            is_own: boolean;
                             /** @description synced: the core holds what the database says; pending: the core was unreachable, the change waits; error: the core refused it (sync_error says why) */
                             sync_state: "pending" | "synced" | "error";
                             sync_error: string | null;

@@ -7251,8 +7251,14 @@ export type paths = {
                                  * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
                                  */
                                 created_at: string;
-                                /** @description only with include_uris=true */
+                                /** @description only with include_uris=true: the first of `links` (absent when it is empty) */
                                 uri?: string;
+                                /** @description only with include_uris=true: the grant's links as the user's /sub writes them, one per enabled host of the inbound (one without hosts) */
+                                links?: {
+                                    remark: string;
+                                    /** @description protocol://… */
+                                    uri: string;
+                                }[];
                                 protocol?: "vmess" | "vless" | "trojan" | "shadowsocks";
                                 server_name?: string;
                                 inbound_tag?: string;
@@ -7376,8 +7382,14 @@ export type paths = {
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
                              */
                             created_at: string;
-                            /** @description only with include_uris=true */
+                            /** @description only with include_uris=true: the first of `links` (absent when it is empty) */
                             uri?: string;
+                            /** @description only with include_uris=true: the grant's links as the user's /sub writes them, one per enabled host of the inbound (one without hosts) */
+                            links?: {
+                                remark: string;
+                                /** @description protocol://… */
+                                uri: string;
+                            }[];
                             protocol?: "vmess" | "vless" | "trojan" | "shadowsocks";
                             server_name?: string;
                             inbound_tag?: string;
@@ -7685,8 +7697,14 @@ export type paths = {
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
                              */
                             created_at: string;
-                            /** @description only with include_uris=true */
+                            /** @description only with include_uris=true: the first of `links` (absent when it is empty) */
                             uri?: string;
+                            /** @description only with include_uris=true: the grant's links as the user's /sub writes them, one per enabled host of the inbound (one without hosts) */
+                            links?: {
+                                remark: string;
+                                /** @description protocol://… */
+                                uri: string;
+                            }[];
                             protocol?: "vmess" | "vless" | "trojan" | "shadowsocks";
                             server_name?: string;
                             inbound_tag?: string;
@@ -7768,6 +7786,8 @@ export type paths = {
                             server_name: string;
                             inbound_tag: string;
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
+                            /** @description the link's name, as in the user's /sub (unique within the user's links) */
+                            remark: string;
                             /** @description protocol://… */
                             uri: string;
                             /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */
@@ -7852,6 +7872,8 @@ export type paths = {
                             server_name: string;
                             inbound_tag: string;
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
+                            /** @description the link's name, as in the user's /sub (unique within the user's links) */
+                            remark: string;
                             /** @description protocol://… */
                             uri: string;
                             /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */
@@ -7945,6 +7967,8 @@ export type paths = {
                             server_name: string;
                             inbound_tag: string;
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
+                            /** @description the link's name, as in the user's /sub (unique within the user's links) */
+                            remark: string;
                             /** @description protocol://… */
                             uri: string;
                             /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */

@@ -8,17 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 doc=docs/DEPLOY.md
 
-block() {
-  awk -v marker="<!-- ci: $1" '
-    index($0, marker) == 1 { found = 1; next }
-    found && /^```sh$/ { inside = 1; next }
-    inside && /^```$/ { exit }
-    inside { print }
-  ' "$doc"
-}
+. scripts/lib/doc-blocks.sh
 
-install=$(block deploy-install)
-try=$(block deploy-try)
+install=$(doc_blocks "$doc" deploy-install)
+try=$(doc_blocks "$doc" deploy-try)
 [ -n "$install" ] || { echo "no deploy-install block in $doc" >&2; exit 1; }
 [ -n "$try" ] || { echo "no deploy-try block in $doc" >&2; exit 1; }
 

@@ -42,6 +42,7 @@ import { Problem } from "./lib/schemas.ts";
 import { applySecurityHeaders, htmlPolicyFor } from "./lib/security-headers.ts";
 import { buildSerializer, validatorCompiler } from "./lib/validation.ts";
 import { packageVersion } from "./lib/version.ts";
+import { readsItsWrites } from "./reactions/reactions.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -125,8 +126,9 @@ export async function buildApp(
     }
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) routeTable.push({ method, url: route.url, isPublic });
-    // Read-your-writes: a write's response leaves only after cached subscriptions caught up with it.
-    if (methods.some((method) => !READ_METHODS.has(method))) {
+    // Read-your-writes, for the writes the reactions table names (src/reactions/reactions.ts): the
+    // answer leaves only after this instance's subscription cache caught up with the write.
+    if (methods.some((method) => !READ_METHODS.has(method)) && readsItsWrites(route.url)) {
       const own = route.onSend === undefined ? [] : [route.onSend].flat();
       route.onSend = [
         ...own,

@@ -15,6 +15,7 @@ import {
   migrateToLatest,
   openDatabase,
 } from "./db/connection.ts";
+import type { ChangeEvents } from "./domain/changes.ts";
 import { AccessRepository } from "./features/access/access.repository.ts";
 import { AccessService } from "./features/access/access.service.ts";
 import { BulkGrants } from "./features/access/bulk-grant.ts";
@@ -33,6 +34,8 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { ImportRepository } from "./features/import/import.repository.ts";
+import { ImportService } from "./features/import/import.service.ts";
 import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
 import { HostsService } from "./features/inbounds/hosts.service.ts";
 import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
@@ -71,9 +74,10 @@ import { UserFiltersRepository } from "./features/users/user-filters.repository.
 import { UserListService } from "./features/users/user-list.service.ts";
 import { UsersRepository } from "./features/users/users.repository.ts";
 import { UsersService } from "./features/users/users.service.ts";
-import { type ChangeEvents, type Changes, EventBus } from "./lib/events.ts";
+import { type Changes, EventBus } from "./lib/events.ts";
 import { serializeRequest } from "./lib/log-serializers.ts";
 import { SecretBox } from "./lib/secret-box.ts";
+import { wireReactions } from "./reactions/reactions.ts";
 
 export type Deps = {
   config: Config;
@@ -98,6 +102,7 @@ export type Deps = {
     inbounds: InboundsService;
     hosts: HostsService;
     access: AccessService;
+    importer: ImportService;
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
     backups: BackupService;
@@ -171,7 +176,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   }
   const secretKey = config.secretKey ?? loadOrCreateKey(config.dataDir);
   const secretBox = new SecretBox(secretKey);
-  // Lower features say what changed; the listeners above them are wired at the end.
+  // Lower features say what changed (domain/changes.ts); the reactions are wired at the end.
   const events: Changes = new EventBus<ChangeEvents>();
   const audit = new AuditService(new AuditRepository(database.db), config.auditRetentionDays);
   const adminsRepository = new AdminsRepository(database.db, database.dialect);
@@ -244,6 +249,16 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
+  const importer = new ImportService(
+    new ImportRepository(database.db),
+    templates,
+    inbounds,
+    inboundsRepository,
+    hosts,
+    servers,
+    sync,
+    secretBox,
+  );
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
   const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync);
   const leases: ServerLeases =
@@ -310,18 +325,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     telegramApiUrl: config.telegramApiUrl,
     onAttempt: (ok) => metrics.recordDelivery(ok),
   });
-  events.on("templateChanged", (id) => inbounds.refreshUsing("template_id", id));
-  events.on("certificateChanged", (id) => inbounds.refreshUsing("certificate_id", id));
-  // After the link parameters above: a renewal in the background answers no API request to catch up.
-  events.on("certificateChanged", () => subscriptions.catchUp());
-  events.on("serverRenamed", (id) => inbounds.refreshServer(id));
-  // The users' grants were marked pending by a trigger (migration 0015): the reconcile job ticks now.
-  events.on("userStatusChanged", async () => reconciler.wake());
-  events.on("serverDeleting", (id) =>
-    sync.removeServerInbounds(id).catch((error: unknown) => {
-      logger.warn({ server_id: id, err: error }, "inbounds of a deleted server not removed from its core");
-    }),
-  );
+  // Who reacts to which change is the table of src/reactions/reactions.ts: nothing is wired by hand.
+  wireReactions(events, { inbounds, subscriptions, reconciler, sync, logger });
   return {
     config,
     logger,
@@ -345,6 +350,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       inbounds,
       hosts,
       access,
+      importer,
       bulkGrants,
       enrolment,
       backups,

@@ -24,6 +24,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "list, create and show users, or grant a user an inbound",
     load: () => import("./users.ts"),
   },
+  import: {
+    summary: "import Marzban, PasarGuard or 3x-ui: users, credentials, inbounds, old subscription URLs",
+    load: () => import("./import.ts"),
+  },
   access: { summary: "grant one inbound to many users at once", load: () => import("./access.ts") },
   backup: {
     summary: "write a consistent backup of the database to a file, while the service runs",

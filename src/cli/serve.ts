@@ -14,6 +14,7 @@ import { reconcileJob } from "../jobs/reconcile.ts";
 import { renewCertificatesJob } from "../jobs/renew-certificates.ts";
 import { type Job, startJobs } from "../jobs/runner.ts";
 import { subscriptionCacheJob, warmBeforeListening } from "../jobs/subscription-cache.ts";
+import { subscriptionHealthJob } from "../jobs/subscription-health.ts";
 import { CliError } from "./cli-error.ts";
 import { loadConfigOrExit, openDeps } from "./config.ts";
 import { shutDown, stopRequested } from "./shutdown.ts";
@@ -146,6 +147,7 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
       afterCollect: () => deps.services.lifecycle.tick(),
     }),
     lifecycleJob(deps.services.lifecycle, logger, config.lifecycle.intervalMs),
+    subscriptionHealthJob(deps.services.servers, deps.services.subscriptionSettings, logger),
     subscriptionCacheJob({
       ...{ subscriptions: deps.services.subscriptions, logger, warm: !isWarm },
       intervalMs: config.subscriptions.syncIntervalMs,

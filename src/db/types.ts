@@ -143,6 +143,10 @@ export interface ServersTable {
   node_base_config: string | null;
   /** JSON text of the agent's last report (core flavor, version, uptime, restarts). */
   node_report: string | null;
+  /** Migration 0024: when the status became offline (a trigger keeps it); null while not offline. */
+  offline_since: Timestamp | null;
+  /** Migration 0024: left out of /sub (offline longer than the setting's minutes; subscription-health job). */
+  left_out_of_sub: ColumnType<boolean | number, boolean | undefined, boolean>;
 }
 
 /** Migration 0020: the panel CA and the panel's client certificate (one row, id 'panel'). */
@@ -410,6 +414,24 @@ export interface ServerUsageBucketsTable {
   downlink_bytes: BigIntColumn;
 }
 
+/** Migration 0028: a peer panel's signing secret (features/import), secret-box sealed. */
+export interface ImportSecretsTable {
+  /** marzban (Marzban and PasarGuard) */
+  source: string;
+  secret_sealed: string;
+  created_at: Timestamp;
+}
+
+/** Migration 0028: the user an old subscription URL names (Marzban username, lower case; 3x-ui subId). */
+export interface ImportLinksTable {
+  /** marzban | 3x-ui */
+  source: string;
+  key: string;
+  user_id: string;
+  /** Marzban's sub_revoked_at: tokens issued before it are void. */
+  revoked_at: Timestamp | null;
+}
+
 export interface Database {
   row_counts: RowCountsTable;
   servers: ServersTable;
@@ -441,6 +463,8 @@ export interface Database {
   node_enrollments: NodeEnrollmentsTable;
   node_certificates: NodeCertificatesTable;
   node_traffic_receipts: NodeTrafficReceiptsTable;
+  import_secrets: ImportSecretsTable;
+  import_links: ImportLinksTable;
 }
 
 export type { Generated };

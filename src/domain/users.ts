@@ -9,3 +9,14 @@ export type UserStatus = (typeof USER_STATUSES)[number];
 /** When a user's used_bytes starts over (lib/periods.ts computes the moments). */
 export const DATA_LIMIT_RESETS = ["no_reset", "day", "week", "month", "month_rolling", "year"] as const;
 export type DataLimitReset = (typeof DATA_LIMIT_RESETS)[number];
+
+/**
+ * Admitted statuses hold credentials on the cores (an on_hold user must be able to make first
+ * traffic). The one definition: features/users/lifecycle.ts, the repositories and the database
+ * trigger (db/triggers.ts admittedSql) all read this list.
+ */
+export const ADMITTED_STATUSES = ["active", "on_hold"] as const satisfies readonly UserStatus[];
+
+export function isAdmitted(status: UserStatus): boolean {
+  return (ADMITTED_STATUSES as readonly UserStatus[]).includes(status);
+}

@@ -22,6 +22,10 @@ export type Policy = {
 export const POLICY: Policy = {
   featureEdges: [
     "admins -> auth",
+    "import -> inbounds",
+    "import -> servers",
+    "import -> sync",
+    "import -> templates",
     "access -> inbounds",
     "access -> servers",
     "access -> sync",
@@ -42,6 +46,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "import",
     "subscriptions",
     "traffic",
     "access",
@@ -65,7 +70,8 @@ export const POLICY: Policy = {
     ["cli"],
     ["app.ts"],
     ["deps.ts"],
-    ["jobs"],
+    // The change → reactions table (src/reactions/) reaches the features it wires, as the jobs do.
+    ["jobs", "reactions"],
     // The node agent (src/node/, `portcullis node`) runs on proxy hosts: it shares the foundations
     // (the core client's parts) with the panel's features and knows nothing of them.
     ["features", "node"],

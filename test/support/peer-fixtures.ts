@@ -66,7 +66,7 @@ export function marzbanXrayConfig(ports: Record<string, number> = {}): Record<st
       settings:
         inbound.protocol === "shadowsocks"
           ? { clients: [], network: "tcp,udp" }
-          : inbound.protocol === "vmess"
+          : inbound.protocol !== "vless"
             ? { clients: [] }
             : { clients: [], decryption: "none" },
       streamSettings: { network: "tcp", security: "none" },

@@ -2,9 +2,11 @@
 // the sync state. The unique indexes make a duplicate grant a 409 and a reused credential a retry.
 import { type Kysely, type Selectable, sql } from "kysely";
 import { IDS_PER_STATEMENT, ROWS_PER_INSERT, read } from "../../db/dialect.ts";
+import { admittedSql } from "../../db/triggers.ts";
 import type { Database, UserAccessTable } from "../../db/types.ts";
 import { UniqueViolationError } from "../../db/unique-violation.ts";
 import type { SyncState } from "../../domain/sync.ts";
+import { ADMITTED_STATUSES } from "../../domain/users.ts";
 import { ConflictError } from "../../lib/errors.ts";
 import { chunks } from "../../lib/limiter.ts";
 import { type HostRow, hostSpecOf } from "../inbounds/hosts.repository.ts";
@@ -57,7 +59,7 @@ export class AccessRepository {
       .selectFrom("user_access as a")
       .innerJoin("users as u", "u.id", "a.user_id")
       .selectAll("a")
-      .select(sql<boolean | number>`u.status in ('active', 'on_hold')`.as("is_user_admitted"));
+      .select(sql<boolean | number>`${sql.raw(admittedSql("u.status"))}`.as("is_user_admitted"));
   }
 
   async listOnCoreIds(inboundId: string): Promise<string[]> {
@@ -380,8 +382,8 @@ export class AccessRepository {
   }
 }
 
-/** Statuses whose users hold credentials on cores (features/users/lifecycle.ts isAdmitted). */
-const ADMITTED = ["active", "on_hold"] as const;
+/** Statuses whose users hold credentials on cores: the one list of domain/users.ts. */
+const ADMITTED = ADMITTED_STATUSES;
 
 export function accessExists(userId: string): ConflictError {
   return new ConflictError(`user ${userId} already has access to this inbound`, "access_exists");

@@ -88,6 +88,40 @@ describe("POST /api/users with inbound_ids", needs, () => {
     expectProblem(res, 422, "core_capacity");
     assert.deepEqual(await usersNamed("seat-"), []);
   });
+
+  test("eight creates race for a one-user inbound: one wins, nothing of the other seven remains", async () => {
+    // A loser fails either at the up-front capacity check or, when it passed that check before the
+    // winner's grant existed, at the grant itself after its user was made (then the undo must remove
+    // the user). Which one happens depends on scheduling; either way nothing of a loser may remain.
+    const ss = await templateFor(t, { protocol: "shadowsocks", network: "tcp", tls: false });
+    const inbound = await createInbound(t, serverId, { template_id: ss.id, port: await freePort() });
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        request(t, "POST", "/api/users", { name: `racer-${i}`, inbound_ids: [inbound.id] }),
+      ),
+    );
+    const won = results.filter((res) => res.statusCode === 201);
+    assert.equal(won.length, 1, results.map((res) => `${res.statusCode} ${res.body}`).join("\n"));
+    for (const res of results.filter((r) => r.statusCode !== 201)) {
+      assert.ok([409, 422].includes(res.statusCode), res.body);
+      assert.equal(res.headers["content-type"], "application/problem+json; charset=utf-8");
+    }
+    const winner = won[0]?.json() as { id: string; name: string };
+    assert.deepEqual(
+      (await usersNamed("racer-")).map((user) => user.name),
+      [winner.name],
+    );
+    const access = (await request(t, "GET", `/api/users/${winner.id}/access`)).json() as {
+      server_inbound_id: string;
+    }[];
+    assert.deepEqual(
+      access.map((grant) => grant.server_inbound_id),
+      [inbound.id],
+    );
+    const onCore = (await grantsOf(t.deps, serverId)).filter((g) => g.tag === inbound.tag);
+    assert.equal(onCore.length, 1, "one grant on the inbound in the database: the losers' were undone");
+    assert.deepEqual((await probeCore(core.apiAddress, onCore)).absent, []);
+  });
 });
 
 describe("POST /api/users/bulk", needs, () => {

@@ -116,6 +116,41 @@ export class ServersRepository {
     await this.db.updateTable("servers").set(patch).where("id", "=", id).execute();
   }
 
+  /**
+   * Health in subscriptions (migration 0024): when `enabled`, servers offline since `cutoff` or
+   * earlier are left out of /sub; every other server is not (the setting off, its minutes raised).
+   * Single statements, so a server coming back meanwhile (its status trigger clears the flag) is
+   * never left out by a stale read. Each change fires the change feed for the server's inbounds.
+   */
+  async markLeftOutOfSub(enabled: boolean, cutoff: string): Promise<{ leftOut: number; back: number }> {
+    let leftOut = 0;
+    if (enabled) {
+      const result = await this.db
+        .updateTable("servers")
+        .set({ left_out_of_sub: true })
+        .where("status", "=", "offline")
+        .where("offline_since", "<=", cutoff)
+        .where("left_out_of_sub", "=", false)
+        .executeTakeFirst();
+      leftOut = Number(result.numUpdatedRows);
+    }
+    const back = await this.db
+      .updateTable("servers")
+      .set({ left_out_of_sub: false })
+      .where("left_out_of_sub", "=", true)
+      .where((eb) =>
+        enabled
+          ? eb.or([
+              eb("status", "!=", "offline"),
+              eb("offline_since", "is", null),
+              eb("offline_since", ">", cutoff),
+            ])
+          : eb.lit(true),
+      )
+      .executeTakeFirst();
+    return { leftOut, back: Number(back.numUpdatedRows) };
+  }
+
   async deleteServer(id: string): Promise<boolean> {
     const result = await this.db.deleteFrom("servers").where("id", "=", id).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;

@@ -143,6 +143,19 @@ export class ServersService {
     this.cores.close(id);
   }
 
+  /**
+   * Health in subscriptions: with `enabled`, servers offline for longer than `minutes` leave /sub
+   * (every format, every user); a server back online returns at once (migration 0024's trigger).
+   */
+  async applySubscriptionHealth(
+    enabled: boolean,
+    minutes: number,
+    at: Date = this.now(),
+  ): Promise<{ leftOut: number; back: number }> {
+    const cutoff = new Date(at.getTime() - minutes * 60_000).toISOString();
+    return this.servers.markLeftOutOfSub(enabled, cutoff);
+  }
+
   /** Never throws for core trouble: the result says what happened, and status follows it. */
   async test(id: string): Promise<ServerTestResult> {
     const server = await this.servers.getServer(id);

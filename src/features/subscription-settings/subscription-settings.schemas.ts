@@ -93,6 +93,15 @@ const Fields = {
   }),
   page_title: OptionalText(200, "the subscription page's heading (null: the service's name)"),
   page_note: OptionalText(2000, "a text shown on the subscription page (plain text)", "text"),
+  leave_out_offline_servers: Type.Boolean({
+    description:
+      "whether /sub leaves out the entries of servers offline for longer than offline_minutes (back at once when online)",
+  }),
+  offline_minutes: Type.Integer({
+    minimum: 1,
+    maximum: 10_080,
+    description: "how long a server must be offline before its entries leave /sub (minutes)",
+  }),
   placeholder_disabled: PlaceholderText(
     "the name of the one entry a disabled user's subscription has instead of links",
   ),

@@ -31,6 +31,8 @@ export const DEFAULT_SETTINGS: SubscriptionSettings = {
   allow_by_id: true,
   page_title: null,
   page_note: null,
+  leave_out_offline_servers: true,
+  offline_minutes: 10,
   placeholder_disabled: "disabled",
   placeholder_expired: "expired on {date}",
   placeholder_limited: "data limit reached",

@@ -210,14 +210,22 @@ export class SubscriptionsRepository implements ChangeSource {
 
   /**
    * The inbounds' link parameters, each with its hosts attached (host-entries.ts) when it has any:
-   * the enabled ones in position order, its server's name and whether the server is healthy.
+   * the enabled ones in position order, its server's name and whether the server is healthy. An
+   * inbound of a server left out of /sub (offline too long) reads as inactive: its grants give no entry.
    */
   async listInbounds(ids: readonly string[]): Promise<InboundLinkRow[]> {
     if (ids.length === 0) return [];
     const rows = await this.db
       .selectFrom("server_inbounds as i")
       .innerJoin("servers as s", "s.id", "i.server_id")
-      .select(["i.id", "i.is_active", "i.link_params", "s.name as server_name", "s.status as server_status"])
+      .select([
+        "i.id",
+        "i.is_active",
+        "i.link_params",
+        "s.name as server_name",
+        "s.status as server_status",
+        "s.left_out_of_sub",
+      ])
       .where("i.id", "in", ids)
       .execute();
     const hostRows = await this.db
@@ -244,7 +252,9 @@ export class SubscriptionsRepository implements ChangeSource {
           hosts: hosts.filter((host) => !read.bool(host.is_disabled)).map(hostSpecOf),
         };
       }
-      return { id: row.id, isActive: read.bool(row.is_active), linkParams };
+      // A server offline for longer than the setting's minutes (migration 0024): no entry of its inbounds.
+      const isActive = read.bool(row.is_active) && !read.bool(row.left_out_of_sub);
+      return { id: row.id, isActive, linkParams };
     });
   }
 

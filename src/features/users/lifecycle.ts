@@ -58,11 +58,6 @@ export type LifecycleDecision = {
   events: LifecycleEvent[];
 };
 
-/** Admitted statuses hold credentials on the cores: an on_hold user must be able to make first traffic. */
-export function isAdmitted(status: UserStatus): boolean {
-  return status === "active" || status === "on_hold";
-}
-
 export function decide(before: LifecycleUser, now: Date, options: LifecycleOptions): LifecycleDecision {
   const user: LifecycleUser = { ...before };
   const nowIso = now.toISOString();

@@ -8623,6 +8623,10 @@ export type paths = {
                             page_title: string | null;
                             /** @description a text shown on the subscription page (plain text) */
                             page_note: string | null;
+                            /** @description whether /sub leaves out the entries of servers offline for longer than offline_minutes (back at once when online) */
+                            leave_out_offline_servers: boolean;
+                            /** @description how long a server must be offline before its entries leave /sub (minutes) */
+                            offline_minutes: number;
                             /**
                              * Format: line
                              * @description the name of the one entry a disabled user's subscription has instead of links
@@ -8722,6 +8726,10 @@ export type paths = {
                         page_title?: string | null;
                         /** @description a text shown on the subscription page (plain text) */
                         page_note?: string | null;
+                        /** @description whether /sub leaves out the entries of servers offline for longer than offline_minutes (back at once when online) */
+                        leave_out_offline_servers?: boolean;
+                        /** @description how long a server must be offline before its entries leave /sub (minutes) */
+                        offline_minutes?: number;
                         /**
                          * Format: line
                          * @description the name of the one entry a disabled user's subscription has instead of links
@@ -8798,6 +8806,10 @@ export type paths = {
                             page_title: string | null;
                             /** @description a text shown on the subscription page (plain text) */
                             page_note: string | null;
+                            /** @description whether /sub leaves out the entries of servers offline for longer than offline_minutes (back at once when online) */
+                            leave_out_offline_servers: boolean;
+                            /** @description how long a server must be offline before its entries leave /sub (minutes) */
+                            offline_minutes: number;
                             /**
                              * Format: line
                              * @description the name of the one entry a disabled user's subscription has instead of links

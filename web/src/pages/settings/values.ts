@@ -33,7 +33,12 @@ export type Values = {
   placeholder_limited_until: string;
   /** The headers apps read: kept as stored (this page does not edit them yet; the API does). */
   app_headers: AppHeaders;
+  /** Health in subscriptions: kept as stored (this page does not edit it yet; the API does). */
+  health: Health;
 };
+
+/** Whether /sub leaves out servers offline for longer than N minutes, edited through the API only for now. */
+type Health = Pick<SubscriptionSettings, "leave_out_offline_servers" | "offline_minutes">;
 
 /** The settings of the headers client apps read, edited through the API only for now. */
 type AppHeaders = Pick<
@@ -71,6 +76,10 @@ export function valuesOf(settings: SubscriptionSettings): Values {
       routing: settings.routing,
       hide_settings: settings.hide_settings,
       custom_headers: settings.custom_headers,
+    },
+    health: {
+      leave_out_offline_servers: settings.leave_out_offline_servers,
+      offline_minutes: settings.offline_minutes,
     },
   };
 }
@@ -110,6 +119,7 @@ export function changesOf(values: Values, stored: SubscriptionSettings): Subscri
     placeholder_limited: values.placeholder_limited.trim(),
     placeholder_limited_until: values.placeholder_limited_until.trim(),
     ...values.app_headers,
+    ...values.health,
   } satisfies Required<SubscriptionSettingsUpdate>;
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(next)) {

@@ -7,6 +7,7 @@ import type { Deps } from "../deps.ts";
 import { scheduledBackupJob } from "../jobs/backup.ts";
 import { collectTrafficJob } from "../jobs/collect-traffic.ts";
 import { deliverNotificationsJob } from "../jobs/deliver-notifications.ts";
+import { fairUseJob } from "../jobs/fair-use.ts";
 import { lifecycleJob } from "../jobs/lifecycle.ts";
 import { pruneAuditJob } from "../jobs/prune-audit.ts";
 import { pruneUsageJob } from "../jobs/prune-usage.ts";
@@ -147,6 +148,7 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
       afterCollect: () => deps.services.lifecycle.tick(),
     }),
     lifecycleJob(deps.services.lifecycle, logger, config.lifecycle.intervalMs),
+    fairUseJob(deps.services.fairUse, logger, trafficIntervalMs),
     subscriptionHealthJob(deps.services.servers, deps.services.subscriptionSettings, logger),
     subscriptionCacheJob({
       ...{ subscriptions: deps.services.subscriptions, logger, warm: !isWarm },

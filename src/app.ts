@@ -14,6 +14,8 @@ import { beginAudit, finishAudit, isAudited } from "./features/audit/audit-hooks
 import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
+import { fairUseRoutes } from "./features/fairuse/fairuse.routes.ts";
+import { groupsRoutes } from "./features/groups/groups.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
 import { legacySubscriptionRoutes } from "./features/import/legacy.routes.ts";
 import { hostsRoutes } from "./features/inbounds/hosts.routes.ts";
@@ -43,6 +45,7 @@ import { Problem } from "./lib/schemas.ts";
 import { applySecurityHeaders, htmlPolicyFor } from "./lib/security-headers.ts";
 import { buildSerializer, validatorCompiler } from "./lib/validation.ts";
 import { packageVersion } from "./lib/version.ts";
+import { readsItsWrites } from "./reactions/reactions.ts";
 
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -127,8 +130,9 @@ export async function buildApp(
     }
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) routeTable.push({ method, url: route.url, isPublic });
-    // Read-your-writes: a write's response leaves only after cached subscriptions caught up with it.
-    if (methods.some((method) => !READ_METHODS.has(method))) {
+    // Read-your-writes, for the writes the reactions table names (src/reactions/reactions.ts): the
+    // answer leaves only after this instance's subscription cache caught up with the write.
+    if (methods.some((method) => !READ_METHODS.has(method)) && readsItsWrites(route.url)) {
       const own = route.onSend === undefined ? [] : [route.onSend].flat();
       route.onSend = [
         ...own,
@@ -237,11 +241,14 @@ export async function buildApp(
     lists: deps.services.userLists,
     bulk: deps.services.userBulkActions,
     enrol: deps.services.enrolment,
+    groups: deps.services.groups,
   });
+  groupsRoutes(app, deps.services.groups);
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);
   nodesRoutes(app, deps.services.nodes);
+  fairUseRoutes(app, deps.services.fairUse);
   inboundsRoutes(app, deps.services.inbounds);
   hostsRoutes(app, deps.services.hosts);
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);

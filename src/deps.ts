@@ -15,10 +15,12 @@ import {
   migrateToLatest,
   openDatabase,
 } from "./db/connection.ts";
+import type { ChangeEvents } from "./domain/changes.ts";
 import { AccessRepository } from "./features/access/access.repository.ts";
 import { AccessService } from "./features/access/access.service.ts";
 import { BulkGrants } from "./features/access/bulk-grant.ts";
 import { Enrolment } from "./features/access/enrolment.ts";
+import { GroupGrants } from "./features/access/group-grants.ts";
 import { AdminsService } from "./features/admins/admins.service.ts";
 import { AuditRepository } from "./features/audit/audit.repository.ts";
 import { AuditService } from "./features/audit/audit.service.ts";
@@ -33,6 +35,10 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { FairUseRepository } from "./features/fairuse/fairuse.repository.ts";
+import { FairUseService } from "./features/fairuse/fairuse.service.ts";
+import { GroupsRepository } from "./features/groups/groups.repository.ts";
+import { GroupsService } from "./features/groups/groups.service.ts";
 import { ImportRepository } from "./features/import/import.repository.ts";
 import { ImportService } from "./features/import/import.service.ts";
 import { LegacySubscriptions } from "./features/import/legacy.service.ts";
@@ -74,9 +80,10 @@ import { UserFiltersRepository } from "./features/users/user-filters.repository.
 import { UserListService } from "./features/users/user-list.service.ts";
 import { UsersRepository } from "./features/users/users.repository.ts";
 import { UsersService } from "./features/users/users.service.ts";
-import { type ChangeEvents, type Changes, EventBus } from "./lib/events.ts";
+import { type Changes, EventBus } from "./lib/events.ts";
 import { serializeRequest } from "./lib/log-serializers.ts";
 import { SecretBox } from "./lib/secret-box.ts";
+import { wireReactions } from "./reactions/reactions.ts";
 
 export type Deps = {
   config: Config;
@@ -105,6 +112,7 @@ export type Deps = {
     legacySubscriptions: LegacySubscriptions;
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
+    groups: GroupsService;
     backups: BackupService;
     subscriptions: SubscriptionsService;
     subscriptionSettings: SubscriptionSettingsService;
@@ -114,6 +122,7 @@ export type Deps = {
     nodes: NodesService;
     usage: UsageService;
     lifecycle: LifecycleService;
+    fairUse: FairUseService;
   };
   /** What changed, for listeners outside the services (jobs, tests). */
   events: Changes;
@@ -176,7 +185,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   }
   const secretKey = config.secretKey ?? loadOrCreateKey(config.dataDir);
   const secretBox = new SecretBox(secretKey);
-  // Lower features say what changed; the listeners above them are wired at the end.
+  // Lower features say what changed (domain/changes.ts); the reactions are wired at the end.
   const events: Changes = new EventBus<ChangeEvents>();
   const audit = new AuditService(new AuditRepository(database.db), config.auditRetentionDays);
   const adminsRepository = new AdminsRepository(database.db, database.dialect);
@@ -262,7 +271,15 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     secretBox,
   );
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
-  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync);
+  const groupGrants = new GroupGrants(accessRepository, inboundsRepository, sync);
+  const groups = new GroupsService(
+    new GroupsRepository(database.db),
+    inboundsRepository,
+    groupGrants,
+    users,
+    userFilters,
+  );
+  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync, groups);
   const leases: ServerLeases =
     database.dialect === "postgres"
       ? new DatabaseLeases(new LeasesRepository(database.db), { ttlMs: config.convergence.leaseTtlMs })
@@ -285,6 +302,15 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     },
     () => new Date(),
     (type, datas) => notifier.emitMany(type, datas),
+    events,
+  );
+  const fairUse = new FairUseService(
+    new FairUseRepository(database.db),
+    () => nodes.fleetOnline(),
+    audit,
+    logger,
+    () => new Date(),
+    notifier.emit,
     events,
   );
   const trafficRepository = new TrafficRepository(database.db, database.dialect);
@@ -327,18 +353,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     telegramApiUrl: config.telegramApiUrl,
     onAttempt: (ok) => metrics.recordDelivery(ok),
   });
-  events.on("templateChanged", (id) => inbounds.refreshUsing("template_id", id));
-  events.on("certificateChanged", (id) => inbounds.refreshUsing("certificate_id", id));
-  // After the link parameters above: a renewal in the background answers no API request to catch up.
-  events.on("certificateChanged", () => subscriptions.catchUp());
-  events.on("serverRenamed", (id) => inbounds.refreshServer(id));
-  // The users' grants were marked pending by a trigger (migration 0015): the reconcile job ticks now.
-  events.on("userStatusChanged", async () => reconciler.wake());
-  events.on("serverDeleting", (id) =>
-    sync.removeServerInbounds(id).catch((error: unknown) => {
-      logger.warn({ server_id: id, err: error }, "inbounds of a deleted server not removed from its core");
-    }),
-  );
+  // Who reacts to which change is the table of src/reactions/reactions.ts: nothing is wired by hand.
+  wireReactions(events, { inbounds, subscriptions, reconciler, sync, logger });
   return {
     config,
     logger,
@@ -366,6 +382,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       legacySubscriptions,
       bulkGrants,
       enrolment,
+      groups,
       backups,
       subscriptions,
       subscriptionSettings,
@@ -375,6 +392,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       nodes,
       usage,
       lifecycle,
+      fairUse,
     },
     events,
     cores,

@@ -9,6 +9,7 @@
 // installTriggers(db, dialect, "<its name>"). A fresh database runs the older migrations first, so a
 // declaration is only ever installed by the migration it names (after the columns it reads exist).
 import { type Kysely, sql } from "kysely";
+import type { DatabaseChange } from "../domain/changes.ts";
 import { ADMITTED_STATUSES } from "../domain/users.ts";
 import type { DialectName } from "./dialect.ts";
 
@@ -23,7 +24,9 @@ export type TriggerFunction = {
 export type TriggerDeclaration = {
   name: string;
   table: string;
-  /** What it keeps true, in the words of the change catalogue (src/reactions/changes.ts). */
+  /** The database changes it reacts to (domain/changes.ts DATABASE_CHANGES). */
+  changes: readonly DatabaseChange[];
+  /** What it keeps true. */
   purpose: string;
   /** The whole CREATE TRIGGER statement per dialect; absent = the dialect has no such trigger. */
   sqlite?: string;
@@ -167,6 +170,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "users_count_insert",
     table: "users",
+    changes: ["user.created"],
     purpose: "users.count: row_counts follows inserted users",
     sqlite:
       "CREATE TRIGGER users_count_insert AFTER INSERT ON users BEGIN UPDATE row_counts SET n = n + 1 WHERE table_name = 'users'; END",
@@ -182,6 +186,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "users_count_delete",
     table: "users",
+    changes: ["user.deleted"],
     purpose: "users.count: row_counts follows deleted users",
     sqlite:
       "CREATE TRIGGER users_count_delete AFTER DELETE ON users BEGIN UPDATE row_counts SET n = n - 1 WHERE table_name = 'users'; END",
@@ -198,6 +203,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "users_name_fts_insert",
     table: "users",
+    changes: ["user.created"],
     purpose: "users.name search index follows inserted users",
     sqlite:
       "CREATE TRIGGER users_name_fts_insert AFTER INSERT ON users BEGIN INSERT INTO users_name_fts(rowid, name) VALUES (new.seq, new.name); END",
@@ -206,6 +212,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "users_name_fts_delete",
     table: "users",
+    changes: ["user.deleted"],
     purpose: "users.name search index follows deleted users",
     sqlite:
       "CREATE TRIGGER users_name_fts_delete AFTER DELETE ON users BEGIN INSERT INTO users_name_fts(users_name_fts, rowid, name) VALUES ('delete', old.seq, old.name); END",
@@ -214,6 +221,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "users_name_fts_update",
     table: "users",
+    changes: ["user.renamed"],
     purpose: "users.name search index follows renamed users",
     sqlite:
       "CREATE TRIGGER users_name_fts_update AFTER UPDATE OF name ON users BEGIN INSERT INTO users_name_fts(users_name_fts, rowid, name) VALUES ('delete', old.seq, old.name); INSERT INTO users_name_fts(rowid, name) VALUES (new.seq, new.name); END",
@@ -223,6 +231,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "users_sub_token_default",
     table: "users",
+    changes: ["user.created"],
     purpose: "a user inserted without sub_token gets a random one",
     sqlite:
       "CREATE TRIGGER users_sub_token_default AFTER INSERT ON users WHEN NEW.sub_token IS NULL BEGIN UPDATE users SET sub_token = lower(hex(randomblob(16))) WHERE id = NEW.id; END",
@@ -233,16 +242,38 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "users_admission_changed",
     table: "users",
+    changes: ["user.status"],
     purpose: "user.admission: the user's active grants become pending (provisioning)",
     sqlite: `CREATE TRIGGER users_admission_changed AFTER UPDATE OF status ON users WHEN ${ADMISSION_SQLITE} BEGIN UPDATE user_access SET sync_state = 'pending', sync_error = NULL, sync_revision = sync_revision + 1 WHERE user_id = NEW.id AND is_active = 1; END`,
     postgres: pgRow("users_admission_changed", "users", ["status"], "users_admission_changed", ADMISSION_PG),
     migration: M,
+  },
+  // A fair-use block starting or ending (0027): the same as an admission change, for
+  // users.fair_use_blocked_until going from null to a time or back (access.repository.ts admits only
+  // users not blocked).
+  {
+    name: "users_fair_use_block_changed",
+    table: "users",
+    changes: ["user.fair_use_block"],
+    purpose:
+      "user.admission: a fair-use block started or ended; the user's active grants become pending (provisioning)",
+    sqlite:
+      "CREATE TRIGGER users_fair_use_block_changed AFTER UPDATE OF fair_use_blocked_until ON users WHEN (OLD.fair_use_blocked_until IS NULL) IS NOT (NEW.fair_use_blocked_until IS NULL) BEGIN UPDATE user_access SET sync_state = 'pending', sync_error = NULL, sync_revision = sync_revision + 1 WHERE user_id = NEW.id AND is_active = 1; END",
+    postgres: pgRow(
+      "users_fair_use_block_changed",
+      "users",
+      ["fair_use_blocked_until"],
+      "users_admission_changed",
+      "(OLD.fair_use_blocked_until IS NULL) IS DISTINCT FROM (NEW.fair_use_blocked_until IS NULL)",
+    ),
+    migration: "0027_fair_use",
   },
   // The subscription change feed (0008 and after): a row in the same transaction as every write that
   // changes what GET /sub shows, whichever process wrote it; each instance's cache drops what changed.
   {
     name: "subscription_changes_user_renamed",
     table: "users",
+    changes: ["user.renamed"],
     purpose: "subscription.user: a renamed user's subscription changes",
     sqlite: `CREATE TRIGGER subscription_changes_user_renamed AFTER UPDATE OF name ON users WHEN ${differs("sqlite", ["name"])} BEGIN ${feedUser("NEW.id")} END`,
     postgres: pgRow("subscription_changes_user_renamed", "users", ["name"], "subscription_changes_row"),
@@ -251,6 +282,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_user_deleted",
     table: "users",
+    changes: ["user.deleted"],
     purpose: "subscription.user: a deleted user's subscription goes",
     sqlite: `CREATE TRIGGER subscription_changes_user_deleted AFTER DELETE ON users BEGIN ${feedUser("OLD.id")} END`,
     postgres: pgStatement(
@@ -265,6 +297,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_user_token",
     table: "users",
+    changes: ["user.token"],
     purpose: "subscription.user: a rotated token drops the record kept under the old one",
     sqlite: `CREATE TRIGGER subscription_changes_user_token AFTER UPDATE OF sub_token ON users WHEN OLD.sub_token IS NOT NULL AND OLD.sub_token IS NOT NEW.sub_token BEGIN ${feedUser("NEW.id")} END`,
     postgres: pgRow("subscription_changes_user_token", "users", ["sub_token"], "subscription_changes_row"),
@@ -274,6 +307,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
     // used_bytes growing (every traffic collection) adds none; going down (a reset) does.
     name: "subscription_changes_user_lifecycle",
     table: "users",
+    changes: ["user.status", "user.lifecycle"],
     purpose: "subscription.user: the lifecycle /sub shows (status, limit, expiry, a reset) changed",
     sqlite: `CREATE TRIGGER subscription_changes_user_lifecycle AFTER UPDATE OF ${[...LIFECYCLE_COLUMNS, "used_bytes"].join(", ")} ON users WHEN ${differs("sqlite", LIFECYCLE_COLUMNS)} OR NEW.used_bytes < OLD.used_bytes BEGIN ${feedUser("NEW.id")} END`,
     postgres: pgRow(
@@ -288,6 +322,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_user_announce",
     table: "users",
+    changes: ["user.announce"],
     purpose: "subscription.user: the user's own Announce header changed",
     sqlite: `CREATE TRIGGER subscription_changes_user_announce AFTER UPDATE OF announce ON users WHEN ${differs("sqlite", ["announce"])} BEGIN ${feedUser("NEW.id")} END`,
     postgres: pgRow("subscription_changes_user_announce", "users", ["announce"], "subscription_changes_row"),
@@ -296,6 +331,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_grant_added",
     table: "user_access",
+    changes: ["grant.added"],
     purpose: "subscription.user: a grant added",
     sqlite: `CREATE TRIGGER subscription_changes_grant_added AFTER INSERT ON user_access BEGIN ${feedUser("NEW.user_id")} END`,
     postgres: pgStatement(
@@ -310,6 +346,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_grant_removed",
     table: "user_access",
+    changes: ["grant.removed"],
     purpose: "subscription.user: a grant removed",
     sqlite: `CREATE TRIGGER subscription_changes_grant_removed AFTER DELETE ON user_access BEGIN ${feedUser("OLD.user_id")} END`,
     postgres: pgStatement(
@@ -324,6 +361,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_grant_changed",
     table: "user_access",
+    changes: ["grant.changed"],
     purpose: "subscription.user: a grant's user, inbound, credential or activity changed",
     sqlite: `CREATE TRIGGER subscription_changes_grant_changed AFTER UPDATE OF ${GRANT_COLUMNS.join(", ")} ON user_access WHEN ${differs("sqlite", GRANT_COLUMNS)} BEGIN ${feedUser("OLD.user_id")} ${feedUser("NEW.user_id")} END`,
     postgres: pgRow(
@@ -337,6 +375,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_inbound_changed",
     table: "server_inbounds",
+    changes: ["inbound.changed"],
     purpose: "subscription.inbound: an inbound's link parameters or activity changed",
     sqlite: `CREATE TRIGGER subscription_changes_inbound_changed AFTER UPDATE OF ${INBOUND_COLUMNS.join(", ")} ON server_inbounds WHEN ${differs("sqlite", INBOUND_COLUMNS)} BEGIN ${feedInbound("NEW.id")} END`,
     postgres: pgRow(
@@ -350,6 +389,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_inbound_deleted",
     table: "server_inbounds",
+    changes: ["inbound.deleted"],
     purpose: "subscription.inbound: an inbound deleted",
     sqlite: `CREATE TRIGGER subscription_changes_inbound_deleted AFTER DELETE ON server_inbounds BEGIN ${feedInbound("OLD.id")} END`,
     postgres: pgStatement(
@@ -365,6 +405,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_host_added",
     table: "inbound_hosts",
+    changes: ["host.added"],
     purpose: "subscription.inbound: a host added to an inbound",
     sqlite: `CREATE TRIGGER subscription_changes_host_added AFTER INSERT ON inbound_hosts BEGIN ${feedInbound("NEW.server_inbound_id")} END`,
     postgres: pgStatement(
@@ -379,6 +420,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_host_changed",
     table: "inbound_hosts",
+    changes: ["host.changed"],
     purpose: "subscription.inbound: a host changed (both inbounds when it moved)",
     sqlite: `CREATE TRIGGER subscription_changes_host_changed AFTER UPDATE ON inbound_hosts BEGIN ${feedInbound("OLD.server_inbound_id")} ${feedInbound("NEW.server_inbound_id")} END`,
     postgres: pgStatement(
@@ -393,6 +435,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_host_removed",
     table: "inbound_hosts",
+    changes: ["host.removed"],
     purpose: "subscription.inbound: a host removed",
     sqlite: `CREATE TRIGGER subscription_changes_host_removed AFTER DELETE ON inbound_hosts BEGIN ${feedInbound("OLD.server_inbound_id")} END`,
     postgres: pgStatement(
@@ -407,6 +450,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_server_health",
     table: "servers",
+    changes: ["server.status"],
     purpose: "subscription.inbound: a server's status changed; its inbounds with health-following hosts",
     sqlite: `CREATE TRIGGER subscription_changes_server_health AFTER UPDATE OF status ON servers WHEN ${differs("sqlite", ["status"])} BEGIN INSERT INTO subscription_changes (inbound_id) ${followingHealth(" = 1")}; END`,
     postgres: pgRow(
@@ -422,6 +466,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "servers_offline_since",
     table: "servers",
+    changes: ["server.status"],
     purpose: "servers.offline_since: a server's status changed to or from offline",
     sqlite: `CREATE TRIGGER servers_offline_since AFTER UPDATE OF status ON servers WHEN ${differs("sqlite", ["status"])} BEGIN ${offlineSince("strftime('%Y-%m-%dT%H:%M:%fZ', 'now')", "0")} END`,
     postgres: pgRow("servers_offline_since", "servers", ["status"], "servers_offline_since"),
@@ -430,6 +475,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_server_left_out",
     table: "servers",
+    changes: ["server.left_out"],
     purpose: "subscription.inbound: a server left out of /sub or back; all its inbounds",
     sqlite: `CREATE TRIGGER subscription_changes_server_left_out AFTER UPDATE OF left_out_of_sub ON servers WHEN ${differs("sqlite", ["left_out_of_sub"])} BEGIN INSERT INTO subscription_changes (inbound_id) ${SERVER_INBOUNDS}; END`,
     postgres: pgRow(
@@ -444,6 +490,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_settings_insert",
     table: "subscription_settings",
+    changes: ["settings.written"],
     purpose: "subscription.settings: the settings written",
     sqlite:
       "CREATE TRIGGER subscription_changes_settings_insert AFTER INSERT ON subscription_settings BEGIN INSERT INTO subscription_changes (user_id, inbound_id) VALUES (NULL, NULL); END",
@@ -452,6 +499,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_settings_update",
     table: "subscription_settings",
+    changes: ["settings.written"],
     purpose: "subscription.settings: the settings written",
     sqlite:
       "CREATE TRIGGER subscription_changes_settings_update AFTER UPDATE ON subscription_settings BEGIN INSERT INTO subscription_changes (user_id, inbound_id) VALUES (NULL, NULL); END",
@@ -460,6 +508,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "subscription_changes_settings",
     table: "subscription_settings",
+    changes: ["settings.written"],
     purpose: "subscription.settings: the settings written",
     postgres:
       "CREATE TRIGGER subscription_changes_settings AFTER INSERT OR UPDATE ON subscription_settings FOR EACH STATEMENT EXECUTE FUNCTION subscription_changes_settings()",

@@ -1,24 +1,9 @@
 // One typed way for a feature to tell the features above it that something changed, without
-// importing them: templates, certificates and servers emit; deps.ts wires the listeners (inbounds,
-// the subscription cache, provisioning) once, after everything is built.
+// importing them. The changes are catalogued in domain/changes.ts; who reacts to each is the table
+// in src/reactions/reactions.ts, which deps.ts wires (wireReactions) once everything is built.
+import type { ChangeEvents } from "../domain/changes.ts";
 
-/** What can change, with its arguments. */
-export type ChangeEvents = {
-  /** A template's definition changed: inbounds made from it get fresh links and are applied again. */
-  templateChanged: [templateId: string];
-  /** A certificate's PEM pair changed (issuance, renewal, PUT): the inbounds using it follow. */
-  certificateChanged: [certificateId: string];
-  /** A server's name or hostname changed: its share links say the new ones. */
-  serverRenamed: [serverId: string];
-  /** A server is about to be deleted: its inbounds come off its core first. */
-  serverDeleting: [serverId: string];
-  /**
-   * These users' status changed (admin write, lifecycle tick, bulk action): provisioning adds or
-   * removes their credentials on the cores at once instead of at the next reconcile; empty = "many,
-   * look at everyone".
-   */
-  userStatusChanged: [userIds: readonly string[]];
-};
+export type { ChangeEvents };
 
 type Listener<Args extends unknown[]> = (...args: Args) => Promise<void>;
 
@@ -35,6 +20,11 @@ export class EventBus<Events extends { [name: string]: unknown[] }> {
    * Runs the listeners one after another, in the order they were added, and resolves when all have
    * run. Every listener runs even when one fails; then the first failure is thrown.
    */
+  /** How many listeners a change has (the reactions test compares this with the table). */
+  listenerCount<K extends keyof Events>(name: K): number {
+    return this.#listeners[name]?.length ?? 0;
+  }
+
   async emit<K extends keyof Events>(name: K, ...args: Events[K]): Promise<void> {
     const failures: unknown[] = [];
     for (const listener of this.#listeners[name] ?? []) {

@@ -53,6 +53,8 @@ export async function startAgentServer(options: {
       rejectUnauthorized: true,
       minVersion: "TLSv1.3",
       maxVersion: "TLSv1.3",
+      // A handshake left half-sent is dropped after 10 s (Node's default holds it for 120 s).
+      handshakeTimeout: 10_000,
       requestTimeout: 60_000,
       headersTimeout: 10_000,
       keepAliveTimeout: 30_000,

@@ -22,6 +22,9 @@ export type Policy = {
 export const POLICY: Policy = {
   featureEdges: [
     "admins -> auth",
+    "groups -> access",
+    "groups -> inbounds",
+    "groups -> users",
     "import -> inbounds",
     "import -> servers",
     "import -> subscriptions",
@@ -31,6 +34,8 @@ export const POLICY: Policy = {
     "access -> servers",
     "access -> sync",
     "access -> users",
+    "fairuse -> audit",
+    "fairuse -> notifications",
     "inbounds -> servers",
     "inbounds -> sync",
     "inbounds -> templates",
@@ -47,6 +52,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "groups",
     "import",
     "subscriptions",
     "traffic",
@@ -58,6 +64,7 @@ export const POLICY: Policy = {
     "nodes",
     "servers",
     "users",
+    "fairuse",
     "admins",
     "auth",
     "audit",
@@ -71,7 +78,8 @@ export const POLICY: Policy = {
     ["cli"],
     ["app.ts"],
     ["deps.ts"],
-    ["jobs"],
+    // The change → reactions table (src/reactions/) reaches the features it wires, as the jobs do.
+    ["jobs", "reactions"],
     // The node agent (src/node/, `portcullis node`) runs on proxy hosts: it shares the foundations
     // (the core client's parts) with the panel's features and knows nothing of them.
     ["features", "node"],

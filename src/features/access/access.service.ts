@@ -1,9 +1,16 @@
 // Access grants: who may use which inbound. A grant gets the user's proxy id on that server and a
 // fresh credential, is stored, then added to the core through CoreSync; revoking takes it off the
 // core first (queued when the core is unreachable). Also the client configurations of grants.
-import { NotFoundError, notFoundAt, UnprocessableError, ValidationError } from "../../lib/errors.ts";
+import {
+  ConflictError,
+  NotFoundError,
+  notFoundAt,
+  UnprocessableError,
+  ValidationError,
+} from "../../lib/errors.ts";
 import { limiter } from "../../lib/limiter.ts";
 import { qrSvgDataUri } from "../../lib/qr.ts";
+import { type UserValues, userValues } from "../../lib/user-values.ts";
 import { isUuid } from "../../lib/uuid.ts";
 import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { ServersService } from "../servers/servers.service.ts";
@@ -20,7 +27,7 @@ import {
 } from "./access.repository.ts";
 import type { AccessRecord, ClientConfig, GrantCreate } from "./access.schemas.ts";
 import { newGrantRow } from "./grant-rows.ts";
-import { linksOf } from "./links.ts";
+import { type EntryLink, entryLinksOf } from "./links.ts";
 
 const CREDENTIAL_ATTEMPTS = 5;
 
@@ -40,8 +47,12 @@ export class AccessService {
     return this.sync.exclusive(inboundId, async () => {
       const inbound = await this.inbounds.getInbound(serverId, inboundId);
       const existing = input.user_id === undefined ? undefined : await this.#existingUser(input.user_id);
-      if (existing !== undefined && (await this.access.findOnInbound(inboundId, { userId: existing.id }))) {
-        throw accessExists(existing.id);
+      const held = existing && (await this.access.findOnInbound(inboundId, { userId: existing.id }));
+      if (held?.is_own) throw accessExists(held.user_id);
+      if (held !== undefined) {
+        // Held through a group only: it becomes the user's own too, and outlives the group.
+        await this.access.markOwn(inboundId, [held.user_id]);
+        return record({ ...held, is_own: true });
       }
       await this.sync.checkCapacity(inbound, 1, { path: "server_inbound_id", message: "holds its one user" });
       const user = existing ?? (await this.users.create(newUserOf(input)));
@@ -59,6 +70,13 @@ export class AccessService {
       const by = isUuid(key) ? { userId: key.toLowerCase() } : { proxyUserId: key };
       const grant = await this.access.findOnInbound(inboundId, by);
       if (grant === undefined) throw new NotFoundError("access grant", key);
+      const groups = await this.access.listGroupCoveredUserIds(inboundId, [grant.user_id]);
+      if (groups.has(grant.user_id)) {
+        // A group still gives this inbound: revoking takes away the direct grant only.
+        if (!grant.is_own) throw grantedByGroup(grant.user_id);
+        await this.access.clearOwn(grant.id);
+        return;
+      }
       await this.sync.removeGrant(grant, inbound);
       await this.access.deleteKeepingTraffic(grant);
     });
@@ -115,10 +133,11 @@ export class AccessService {
     await this.users.get(userId);
     if (!includeUris) return (await this.access.listByUser(userId)).map(record);
     const rows = await this.access.listLinksOfUser(userId);
-    const uris = linksOf(rows);
+    const links = linksByRow(rows);
     return rows.map((row, index) => ({
       ...record(row),
-      ...(uris[index] === undefined ? {} : { uri: uris[index] }),
+      ...(links[index]?.[0] === undefined ? {} : { uri: links[index][0].uri }),
+      links: links[index] ?? [],
       protocol: row.link_params.protocol,
       server_name: row.server_name,
       inbound_tag: row.inbound_tag,
@@ -181,6 +200,13 @@ export class AccessService {
   }
 }
 
+function grantedByGroup(userId: string): ConflictError {
+  return new ConflictError(
+    `user ${userId} holds this inbound through a group only: remove the user from the group, or the inbound from the group`,
+    "granted_by_group",
+  );
+}
+
 /** The new user a grant without user_id creates; name is required then. */
 function newUserOf(input: GrantCreate): UserCreate {
   const name = input.name?.trim() ?? "";
@@ -203,6 +229,7 @@ function record(row: AccessRow): AccessRecord {
     proxy_user_id: row.proxy_user_id,
     level: row.level,
     is_active: row.is_active,
+    is_own: row.is_own,
     sync_state: row.sync_state,
     sync_error: row.sync_error,
     uplink_bytes: row.uplink_bytes,
@@ -211,21 +238,58 @@ function record(row: AccessRow): AccessRecord {
   };
 }
 
-/** `qr_code`: null, or with includeQr an SVG data: URI of the link's QR code. */
-function configsOf(rows: readonly AccessLinkRow[], includeQr = false): ClientConfig[] {
-  const uris = linksOf(rows);
-  return rows.flatMap((row, index) => {
-    const uri = uris[index];
-    if (uri === undefined) return [];
-    return [
-      {
-        user_id: row.user_id,
-        server_name: row.server_name,
-        inbound_tag: row.inbound_tag,
-        protocol: row.link_params.protocol,
-        uri,
-        qr_code: includeQr ? qrSvgDataUri(uri) : null,
-      },
-    ];
+/**
+ * The links of each row as the user's /sub writes them (one per enabled host of the inbound, per-user
+ * remark variables filled, remarks unique within each user's list), in the rows' order.
+ */
+function linksByRow(rows: readonly AccessLinkRow[]): EntryLink[][] {
+  const byUser = new Map<string, number[]>();
+  rows.forEach((row, index) => {
+    const list = byUser.get(row.user_id) ?? [];
+    list.push(index);
+    byUser.set(row.user_id, list);
   });
+  const out: EntryLink[][] = rows.map(() => []);
+  const nowMs = Date.now();
+  for (const indexes of byUser.values()) {
+    const first = rows[indexes[0] as number] as AccessLinkRow;
+    const values = valuesOf(first.user, nowMs);
+    const links = entryLinksOf(
+      indexes.map((index) => rows[index] as AccessLinkRow),
+      values,
+    );
+    indexes.forEach((index, i) => {
+      out[index] = links[i] ?? [];
+    });
+  }
+  return out;
+}
+
+function valuesOf(user: AccessLinkRow["user"], nowMs: number): UserValues {
+  return userValues(
+    {
+      name: user.name,
+      status: user.status,
+      usedBytes: user.usedBytes,
+      totalBytes: user.dataLimitBytes ?? 0,
+      expireS: user.expireAt === null ? 0 : Date.parse(user.expireAt) / 1000,
+    },
+    nowMs,
+  );
+}
+
+/** One per link (`links` of each row); `qr_code`: null, or with includeQr an SVG data: URI of the link's QR code. */
+function configsOf(rows: readonly AccessLinkRow[], includeQr = false): ClientConfig[] {
+  const links = linksByRow(rows);
+  return rows.flatMap((row, index) =>
+    (links[index] ?? []).map(({ remark, uri }) => ({
+      user_id: row.user_id,
+      server_name: row.server_name,
+      inbound_tag: row.inbound_tag,
+      protocol: row.link_params.protocol,
+      remark,
+      uri,
+      qr_code: includeQr ? qrSvgDataUri(uri) : null,
+    })),
+  );
 }

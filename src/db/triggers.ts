@@ -254,6 +254,7 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
   {
     name: "users_fair_use_block_changed",
     table: "users",
+    changes: ["user.fair_use_block"],
     purpose:
       "user.admission: a fair-use block started or ended; the user's active grants become pending (provisioning)",
     sqlite:

@@ -13,6 +13,7 @@ import { pruneAuditJob } from "../jobs/prune-audit.ts";
 import { pruneUsageJob } from "../jobs/prune-usage.ts";
 import { reconcileJob } from "../jobs/reconcile.ts";
 import { renewCertificatesJob } from "../jobs/renew-certificates.ts";
+import { renewNodeCertificatesJob } from "../jobs/renew-node-certificates.ts";
 import { type Job, startJobs } from "../jobs/runner.ts";
 import { subscriptionCacheJob, warmBeforeListening } from "../jobs/subscription-cache.ts";
 import { subscriptionHealthJob } from "../jobs/subscription-health.ts";
@@ -134,6 +135,7 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
   const { reconcileIntervalMs, reconcileConcurrency, trafficIntervalMs } = config.convergence;
   const jobs = [
     renewCertificatesJob(deps.services.certificates, logger),
+    renewNodeCertificatesJob({ nodes: deps.services.nodes, servers: deps.services.servers, leases, logger }),
     pruneAuditJob(deps.services.audit, logger),
     pruneUsageJob(deps.services.usage, logger, config.usagePruneIntervalMs),
     deliverNotificationsJob(deps.services.dispatcher, logger),

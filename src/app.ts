@@ -14,6 +14,8 @@ import { beginAudit, finishAudit, isAudited } from "./features/audit/audit-hooks
 import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
+import { fairUseRoutes } from "./features/fairuse/fairuse.routes.ts";
+import { groupsRoutes } from "./features/groups/groups.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
 import { hostsRoutes } from "./features/inbounds/hosts.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
@@ -237,11 +239,14 @@ export async function buildApp(
     lists: deps.services.userLists,
     bulk: deps.services.userBulkActions,
     enrol: deps.services.enrolment,
+    groups: deps.services.groups,
   });
+  groupsRoutes(app, deps.services.groups);
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);
   nodesRoutes(app, deps.services.nodes);
+  fairUseRoutes(app, deps.services.fairUse);
   inboundsRoutes(app, deps.services.inbounds);
   hostsRoutes(app, deps.services.hosts);
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);

@@ -20,6 +20,7 @@ import { AccessRepository } from "./features/access/access.repository.ts";
 import { AccessService } from "./features/access/access.service.ts";
 import { BulkGrants } from "./features/access/bulk-grant.ts";
 import { Enrolment } from "./features/access/enrolment.ts";
+import { GroupGrants } from "./features/access/group-grants.ts";
 import { AdminsService } from "./features/admins/admins.service.ts";
 import { AuditRepository } from "./features/audit/audit.repository.ts";
 import { AuditService } from "./features/audit/audit.service.ts";
@@ -34,6 +35,10 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { FairUseRepository } from "./features/fairuse/fairuse.repository.ts";
+import { FairUseService } from "./features/fairuse/fairuse.service.ts";
+import { GroupsRepository } from "./features/groups/groups.repository.ts";
+import { GroupsService } from "./features/groups/groups.service.ts";
 import { ImportRepository } from "./features/import/import.repository.ts";
 import { ImportService } from "./features/import/import.service.ts";
 import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
@@ -105,6 +110,7 @@ export type Deps = {
     importer: ImportService;
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
+    groups: GroupsService;
     backups: BackupService;
     subscriptions: SubscriptionsService;
     subscriptionSettings: SubscriptionSettingsService;
@@ -114,6 +120,7 @@ export type Deps = {
     nodes: NodesService;
     usage: UsageService;
     lifecycle: LifecycleService;
+    fairUse: FairUseService;
   };
   /** What changed, for listeners outside the services (jobs, tests). */
   events: Changes;
@@ -260,7 +267,15 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     secretBox,
   );
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
-  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync);
+  const groupGrants = new GroupGrants(accessRepository, inboundsRepository, sync);
+  const groups = new GroupsService(
+    new GroupsRepository(database.db),
+    inboundsRepository,
+    groupGrants,
+    users,
+    userFilters,
+  );
+  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync, groups);
   const leases: ServerLeases =
     database.dialect === "postgres"
       ? new DatabaseLeases(new LeasesRepository(database.db), { ttlMs: config.convergence.leaseTtlMs })
@@ -283,6 +298,15 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     },
     () => new Date(),
     (type, datas) => notifier.emitMany(type, datas),
+    events,
+  );
+  const fairUse = new FairUseService(
+    new FairUseRepository(database.db),
+    () => nodes.fleetOnline(),
+    audit,
+    logger,
+    () => new Date(),
+    notifier.emit,
     events,
   );
   const trafficRepository = new TrafficRepository(database.db, database.dialect);
@@ -353,6 +377,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       importer,
       bulkGrants,
       enrolment,
+      groups,
       backups,
       subscriptions,
       subscriptionSettings,
@@ -362,6 +387,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       nodes,
       usage,
       lifecycle,
+      fairUse,
     },
     events,
     cores,

@@ -7,11 +7,13 @@ import type { Deps } from "../deps.ts";
 import { scheduledBackupJob } from "../jobs/backup.ts";
 import { collectTrafficJob } from "../jobs/collect-traffic.ts";
 import { deliverNotificationsJob } from "../jobs/deliver-notifications.ts";
+import { fairUseJob } from "../jobs/fair-use.ts";
 import { lifecycleJob } from "../jobs/lifecycle.ts";
 import { pruneAuditJob } from "../jobs/prune-audit.ts";
 import { pruneUsageJob } from "../jobs/prune-usage.ts";
 import { reconcileJob } from "../jobs/reconcile.ts";
 import { renewCertificatesJob } from "../jobs/renew-certificates.ts";
+import { renewNodeCertificatesJob } from "../jobs/renew-node-certificates.ts";
 import { type Job, startJobs } from "../jobs/runner.ts";
 import { subscriptionCacheJob, warmBeforeListening } from "../jobs/subscription-cache.ts";
 import { subscriptionHealthJob } from "../jobs/subscription-health.ts";
@@ -133,6 +135,7 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
   const { reconcileIntervalMs, reconcileConcurrency, trafficIntervalMs } = config.convergence;
   const jobs = [
     renewCertificatesJob(deps.services.certificates, logger),
+    renewNodeCertificatesJob({ nodes: deps.services.nodes, servers: deps.services.servers, leases, logger }),
     pruneAuditJob(deps.services.audit, logger),
     pruneUsageJob(deps.services.usage, logger, config.usagePruneIntervalMs),
     deliverNotificationsJob(deps.services.dispatcher, logger),
@@ -147,6 +150,7 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
       afterCollect: () => deps.services.lifecycle.tick(),
     }),
     lifecycleJob(deps.services.lifecycle, logger, config.lifecycle.intervalMs),
+    fairUseJob(deps.services.fairUse, logger, trafficIntervalMs),
     subscriptionHealthJob(deps.services.servers, deps.services.subscriptionSettings, logger),
     subscriptionCacheJob({
       ...{ subscriptions: deps.services.subscriptions, logger, warm: !isWarm },

@@ -34,6 +34,9 @@ export class NodeTransport implements CoreTransport {
   private readonly host: string;
   private readonly port: number;
   private baseChecked: Promise<void> | null = null;
+  /** Requests sent and not settled: close() lets them finish (a renewal swaps the client mid-call). */
+  private inFlight = 0;
+  private closing = false;
 
   constructor(
     readonly address: string,
@@ -112,6 +115,7 @@ export class NodeTransport implements CoreTransport {
     body: Uint8Array | undefined,
     context: { address: string; method: string; secrets: readonly string[] },
   ): Promise<Answer> {
+    this.inFlight += 1;
     return new Promise<Answer>((resolve, reject) => {
       const outgoing = request(
         {
@@ -147,11 +151,19 @@ export class NodeTransport implements CoreTransport {
       outgoing.end(
         body === undefined ? undefined : Buffer.from(body.buffer, body.byteOffset, body.byteLength),
       );
+    }).finally(() => {
+      this.inFlight -= 1;
+      if (this.closing && this.inFlight === 0) this.agent.destroy();
     });
   }
 
+  /**
+   * No more pooled sockets: idle ones go now, a call in flight finishes on its socket first (every
+   * request has its deadline), so replacing the client (a renewal, a re-enrollment) fails no call.
+   */
   close(): void {
-    this.agent.destroy();
+    this.closing = true;
+    if (this.inFlight === 0) this.agent.destroy();
   }
 }
 

@@ -248,6 +248,26 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
     postgres: pgRow("users_admission_changed", "users", ["status"], "users_admission_changed", ADMISSION_PG),
     migration: M,
   },
+  // A fair-use block starting or ending (0027): the same as an admission change, for
+  // users.fair_use_blocked_until going from null to a time or back (access.repository.ts admits only
+  // users not blocked).
+  {
+    name: "users_fair_use_block_changed",
+    table: "users",
+    changes: ["user.fair_use_block"],
+    purpose:
+      "user.admission: a fair-use block started or ended; the user's active grants become pending (provisioning)",
+    sqlite:
+      "CREATE TRIGGER users_fair_use_block_changed AFTER UPDATE OF fair_use_blocked_until ON users WHEN (OLD.fair_use_blocked_until IS NULL) IS NOT (NEW.fair_use_blocked_until IS NULL) BEGIN UPDATE user_access SET sync_state = 'pending', sync_error = NULL, sync_revision = sync_revision + 1 WHERE user_id = NEW.id AND is_active = 1; END",
+    postgres: pgRow(
+      "users_fair_use_block_changed",
+      "users",
+      ["fair_use_blocked_until"],
+      "users_admission_changed",
+      "(OLD.fair_use_blocked_until IS NULL) IS DISTINCT FROM (NEW.fair_use_blocked_until IS NULL)",
+    ),
+    migration: "0027_fair_use",
+  },
   // The subscription change feed (0008 and after): a row in the same transaction as every write that
   // changes what GET /sub shows, whichever process wrote it; each instance's cache drops what changed.
   {

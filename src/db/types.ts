@@ -106,6 +106,10 @@ export interface UsersTable {
   announce: ColumnType<string | null, string | null | undefined, string | null>;
   /** Migration 0021: when the subscription was revoked; from then on /sub/{user_id} is 404 for them. */
   sub_by_id_revoked_at: Timestamp | null;
+  /** Migration 0027: distinct source addresses in the fair-use window (null: the default; 0: unlimited). */
+  ip_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Migration 0027: blocked by the fair-use job until then (not admitted to cores); null: not blocked. */
+  fair_use_blocked_until: Timestamp | null;
 }
 
 export interface SubscriptionSettingsTable {
@@ -113,6 +117,38 @@ export interface SubscriptionSettingsTable {
   /** JSON of the settings (features/subscription-settings). */
   data: string;
   updated_at: Timestamp;
+}
+
+/** Migration 0027: the fair-use settings, one row (id 1) of JSON (features/fairuse). */
+export interface FairUseSettingsTable {
+  id: number;
+  data: string;
+  updated_at: Timestamp;
+}
+
+/** Migration 0027: the fair-use decision's state of a user ever warned or blocked. */
+export interface FairUseStateTable {
+  user_id: string;
+  warned_at: Timestamp | null;
+  strikes: ColumnType<number, number | undefined, number>;
+  last_release_at: Timestamp | null;
+  counted_from: Timestamp | null;
+}
+
+/** Migration 0027: every fair-use block, why and how it ended. */
+export interface FairUseBlocksTable {
+  id: string;
+  user_id: string;
+  started_at: Timestamp;
+  until: Timestamp;
+  ended_at: Timestamp | null;
+  /** "ended" | "limit_lifted" */
+  end_reason: string | null;
+  strike: number;
+  address_count: number;
+  ip_limit: number;
+  /** JSON array of the address keys counted. */
+  addresses: string;
 }
 
 export interface ServersTable {
@@ -281,6 +317,26 @@ export interface UserAccessTable {
   downlink_bytes: ColumnType<number | string, number | undefined, number>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Given to the user directly (not only through a group); migration 0026. */
+  is_own: ColumnType<boolean | number, boolean | undefined, boolean>;
+}
+
+/** Groups of inbounds (migration 0026); members' grants are user_access rows. */
+export interface GroupsTable {
+  id: string;
+  name: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface GroupInboundsTable {
+  group_id: string;
+  server_inbound_id: string;
+}
+
+export interface UserGroupsTable {
+  user_id: string;
+  group_id: string;
 }
 
 /** Removals that could not reach their core; email null means the whole inbound. */
@@ -450,11 +506,17 @@ export interface Database {
   server_inbounds: ServerInboundsTable;
   inbound_hosts: InboundHostsTable;
   user_access: UserAccessTable;
+  groups: GroupsTable;
+  group_inbounds: GroupInboundsTable;
+  user_groups: UserGroupsTable;
   core_removals: CoreRemovalsTable;
   server_sync: ServerSyncTable;
   server_leases: ServerLeasesTable;
   subscription_changes: SubscriptionChangesTable;
   subscription_settings: SubscriptionSettingsTable;
+  fair_use_settings: FairUseSettingsTable;
+  fair_use_state: FairUseStateTable;
+  fair_use_blocks: FairUseBlocksTable;
   user_usage_hourly: UserUsageBucketsTable;
   user_usage_daily: UserUsageBucketsTable;
   server_usage_hourly: ServerUsageBucketsTable;

@@ -38,7 +38,7 @@ export const EVENT_CHANGES: Record<EventChange, { says: string; by: string }> = 
   },
   userStatusChanged: {
     says: "these users' status changed (empty: many, look at everyone); the admission trigger has marked their grants pending",
-    by: "features/users (PUT, bulk actions, lifecycle tick)",
+    by: "features/users (PUT, bulk actions, lifecycle tick), features/fairuse (a block or release)",
   },
 };
 
@@ -51,6 +51,8 @@ export const DATABASE_CHANGES = {
   "user.lifecycle": "a user's limit, reset period, expiry or last reset changed, or used_bytes went down",
   "user.token": "a user's subscription token rotated",
   "user.announce": "a user's own Announce header changed",
+  "user.fair_use_block":
+    "a fair-use block started or ended (users.fair_use_blocked_until null ↔ a time; the fair-use job)",
   "grant.added": "a grant (user_access row) inserted",
   "grant.removed": "a grant deleted",
   "grant.changed": "a grant's user, inbound, credential or is_active changed",

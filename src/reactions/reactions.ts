@@ -125,6 +125,7 @@ export const NOT_SUBSCRIPTION_WRITES: readonly string[] = [
   "/api/admins",
   "/api/webhooks",
   "/api/node-join", // a node agent joining (its server's status changes later, through the feed)
+  "/api/fair-use", // the fair-use settings: the job reads them; a block does not change /sub
 ];
 
 const under = (url: string, prefix: string) => url === prefix || url.startsWith(`${prefix}/`);

@@ -22,6 +22,9 @@ export type Policy = {
 export const POLICY: Policy = {
   featureEdges: [
     "admins -> auth",
+    "groups -> access",
+    "groups -> inbounds",
+    "groups -> users",
     "import -> inbounds",
     "import -> servers",
     "import -> sync",
@@ -30,6 +33,8 @@ export const POLICY: Policy = {
     "access -> servers",
     "access -> sync",
     "access -> users",
+    "fairuse -> audit",
+    "fairuse -> notifications",
     "inbounds -> servers",
     "inbounds -> sync",
     "inbounds -> templates",
@@ -46,6 +51,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "groups",
     "import",
     "subscriptions",
     "traffic",
@@ -57,6 +63,7 @@ export const POLICY: Policy = {
     "nodes",
     "servers",
     "users",
+    "fairuse",
     "admins",
     "auth",
     "audit",

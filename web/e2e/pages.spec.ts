@@ -278,6 +278,53 @@ test("Persian turns the dashboard right-to-left and translates it", async ({ pag
   await expect(page.locator("html")).toHaveAttribute("dir", "ltr");
 });
 
+test("dark scheme on a phone: the users table keeps Expires, and each status keeps its own colour", async ({
+  browser,
+}) => {
+  const context = await browser.newContext({
+    viewport: { width: 390, height: 844 },
+    isMobile: true,
+    hasTouch: true,
+  });
+  await context.addInitScript((t) => {
+    localStorage.setItem("portcullis.color-scheme", "dark");
+    localStorage.setItem("portcullis.language", "en");
+    sessionStorage.setItem("portcullis.token", t);
+  }, token);
+  const page = await context.newPage();
+  await page.goto(`${stack.portcullis.baseUrl}/dashboard/users`);
+  await expect(page.getByTestId("user-row")).toHaveCount(36);
+  await expect(page.locator("html")).toHaveAttribute("data-mantine-color-scheme", "dark");
+  await expect(page.getByRole("columnheader", { name: "Expires" })).toBeVisible();
+  // The badge's own colour, as painted: one per status, and never the grey of a disabled user
+  // for a state that needs attention.
+  const colourOf = async (status: string) => {
+    const badge = page.locator(`[data-testid="user-status"][data-status="${status}"]`).first();
+    await expect(badge).toBeVisible();
+    return badge.evaluate((el) => {
+      const style = getComputedStyle(el);
+      return { background: style.backgroundColor };
+    });
+  };
+  const [active, expired, disabled] = [
+    await colourOf("active"),
+    await colourOf("expired"),
+    await colourOf("disabled"),
+  ];
+  expect(
+    new Set([active.background, expired.background, disabled.background]).size,
+    JSON.stringify({ active, expired, disabled }),
+  ).toBe(3);
+  const rgb = (css: string) => (css.match(/[\d.]+/g) ?? []).map(Number);
+  const [r = 0, g = 0, b = 0] = rgb(expired.background);
+  expect(r, `expired reads red in the dark scheme (${expired.background})`).toBeGreaterThan(
+    Math.max(g, b) + 20,
+  );
+  const [ar = 0, ag = 0] = rgb(active.background);
+  expect(ag, `active reads green/teal in the dark scheme (${active.background})`).toBeGreaterThan(ar + 20);
+  await context.close();
+});
+
 test("the keyboard finds a user: / focuses search, Tab reaches the row, Enter opens it", async ({ page }) => {
   await page.addInitScript((t) => sessionStorage.setItem("portcullis.token", t), token);
   await page.goto(`${stack.portcullis.baseUrl}/dashboard/users`);

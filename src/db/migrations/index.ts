@@ -23,6 +23,8 @@ import * as m0021 from "./0021_sub_by_id_revoked.ts";
 import * as m0022 from "./0022_inbound_hosts.ts";
 import * as m0023 from "./0023_user_announce.ts";
 import * as m0024 from "./0024_offline_servers.ts";
+import * as m0026 from "./0026_groups.ts";
+import * as m0027 from "./0027_fair_use.ts";
 import * as m0028 from "./0028_imports.ts";
 import * as m0029 from "./0029_triggers_from_code.ts";
 
@@ -51,6 +53,8 @@ export const migrations: Record<string, MigrationModule> = {
   "0022_inbound_hosts": m0022,
   "0023_user_announce": m0023,
   "0024_offline_servers": m0024,
+  "0026_groups": m0026,
+  "0027_fair_use": m0027,
   "0028_imports": m0028,
   "0029_triggers_from_code": m0029,
 };

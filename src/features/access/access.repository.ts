@@ -14,6 +14,8 @@ import type { GrantRevision, SyncGrant } from "../sync/stores.ts";
 
 /** A grant row: what provisioning reads and writes (sync's SyncGrant), plus traffic and timestamps. */
 export type AccessRow = SyncGrant & {
+  /** Given to the user directly; false: held only through groups (migration 0026). */
+  is_own: boolean;
   uplink_bytes: number;
   downlink_bytes: number;
   created_at: string;
@@ -37,7 +39,12 @@ export class AccessRepository {
   /** onlyOnCore: active grants of admitted users (active, on_hold): what the inbound's core holds. */
   async listByInbound(inboundId: string, onlyOnCore = false): Promise<AccessRow[]> {
     let query = this.#withAdmission().where("a.server_inbound_id", "=", inboundId);
-    if (onlyOnCore) query = query.where("a.is_active", "=", true).where("u.status", "in", ADMITTED);
+    if (onlyOnCore) {
+      query = query
+        .where("a.is_active", "=", true)
+        .where("u.status", "in", ADMITTED)
+        .where("u.fair_use_blocked_until", "is", null);
+    }
     const rows = await query.orderBy("a.created_at").orderBy("a.id").execute();
     return rows.map(toRow);
   }
@@ -48,7 +55,11 @@ export class AccessRepository {
       .selectFrom("user_access as a")
       .innerJoin("users as u", "u.id", "a.user_id")
       .selectAll("a")
-      .select(sql<boolean | number>`${sql.raw(admittedSql("u.status"))}`.as("is_user_admitted"));
+      .select(
+        sql<boolean | number>`${sql.raw(admittedSql("u.status"))} and u.fair_use_blocked_until is null`.as(
+          "is_user_admitted",
+        ),
+      );
   }
 
   async listOnCoreIds(inboundId: string): Promise<string[]> {
@@ -59,6 +70,7 @@ export class AccessRepository {
       .where("a.server_inbound_id", "=", inboundId)
       .where("a.is_active", "=", true)
       .where("u.status", "in", ADMITTED)
+      .where("u.fair_use_blocked_until", "is", null)
       .execute();
     return rows.map((row) => row.id);
   }
@@ -70,7 +82,9 @@ export class AccessRepository {
         .selectFrom("users")
         .select("id")
         .where("id", "in", part)
-        .where("status", "not in", ADMITTED)
+        .where((eb) =>
+          eb.or([eb("status", "not in", ADMITTED), eb("fair_use_blocked_until", "is not", null)]),
+        )
         .execute();
       for (const row of rows) out.add(row.id);
     }
@@ -293,6 +307,94 @@ export class AccessRepository {
     }
   }
 
+  /** Marks grants on the inbound as given directly (a grant held only through a group becomes own). */
+  async markOwn(inboundId: string, userIds: readonly string[]): Promise<void> {
+    for (const part of chunks(userIds, IDS_PER_STATEMENT)) {
+      await this.db
+        .updateTable("user_access")
+        .set({ is_own: true })
+        .where("server_inbound_id", "=", inboundId)
+        .where("user_id", "in", part)
+        .where("is_own", "=", false)
+        .execute();
+    }
+  }
+
+  /** The grant stays, held by the user's groups only. */
+  async clearOwn(id: string): Promise<void> {
+    await this.db.updateTable("user_access").set({ is_own: false }).where("id", "=", id).execute();
+  }
+
+  /**
+   * The users a group gives this inbound: members of any group holding it; only among `userIds`
+   * when given (a membership change), every member otherwise (an inbound added to or removed from a group).
+   */
+  async listGroupCoveredUserIds(inboundId: string, userIds?: readonly string[]): Promise<Set<string>> {
+    const query = this.db
+      .selectFrom("user_groups as ug")
+      .innerJoin("group_inbounds as gi", "gi.group_id", "ug.group_id")
+      .select("ug.user_id")
+      .distinct()
+      .where("gi.server_inbound_id", "=", inboundId);
+    if (userIds === undefined) return new Set((await query.execute()).map((row) => row.user_id));
+    const out = new Set<string>();
+    for (const part of chunks(userIds, IDS_PER_STATEMENT)) {
+      for (const row of await query.where("ug.user_id", "in", part).execute()) out.add(row.user_id);
+    }
+    return out;
+  }
+
+  /** The inbound's grants, of these users only when given. */
+  async listOnInbound(inboundId: string, userIds?: readonly string[]): Promise<AccessRow[]> {
+    const query = this.db.selectFrom("user_access").selectAll().where("server_inbound_id", "=", inboundId);
+    if (userIds === undefined) return (await query.execute()).map(toRow);
+    const out: AccessRow[] = [];
+    for (const part of chunks(userIds, IDS_PER_STATEMENT)) {
+      out.push(...(await query.where("user_id", "in", part).execute()).map(toRow));
+    }
+    return out;
+  }
+
+  /**
+   * Deletes many revoked grants in one transaction; like deleteKeepingTraffic, the traffic a deleted
+   * grant carried moves to the user's oldest remaining grant on that server.
+   */
+  async deleteManyKeepingTraffic(ids: readonly string[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const carried: { user_id: string; server_id: string; up: number; down: number }[] = [];
+      for (const part of chunks(ids, IDS_PER_STATEMENT)) {
+        const gone = await trx
+          .deleteFrom("user_access")
+          .where("id", "in", part)
+          .returning(["user_id", "server_id", "uplink_bytes", "downlink_bytes"])
+          .execute();
+        for (const row of gone) {
+          const [up, down] = [read.bigint(row.uplink_bytes), read.bigint(row.downlink_bytes)];
+          if (up + down > 0) carried.push({ user_id: row.user_id, server_id: row.server_id, up, down });
+        }
+      }
+      for (const { user_id, server_id, up, down } of carried) {
+        const heir = await trx
+          .selectFrom("user_access")
+          .select("id")
+          .where("user_id", "=", user_id)
+          .where("server_id", "=", server_id)
+          .orderBy("created_at")
+          .orderBy("id")
+          .executeTakeFirst();
+        if (heir === undefined) continue;
+        await trx
+          .updateTable("user_access")
+          .set({
+            uplink_bytes: sql<number>`uplink_bytes + cast(${up} as bigint)`,
+            downlink_bytes: sql<number>`downlink_bytes + cast(${down} as bigint)`,
+          })
+          .where("id", "=", heir.id)
+          .execute();
+      }
+    });
+  }
+
   async listLinksOfUser(userId: string): Promise<AccessLinkRow[]> {
     const rows = await this.#withLinks().where("a.user_id", "=", userId).execute();
     return rows.map(toLinkRow);
@@ -328,7 +430,10 @@ export class AccessRepository {
   }
 }
 
-/** Statuses whose users hold credentials on cores: the one list of domain/users.ts. */
+/**
+ * Statuses whose users hold credentials on cores: the one list of domain/users.ts; unless the
+ * fair-use job blocks them (users.fair_use_blocked_until, docs/FAIR-USE.md).
+ */
 const ADMITTED = ADMITTED_STATUSES;
 
 export function accessExists(userId: string): ConflictError {
@@ -349,6 +454,7 @@ function toRow(row: Selectable<UserAccessTable> & { is_user_admitted?: boolean |
     sync_state: row.sync_state,
     sync_error: row.sync_error,
     sync_revision: Number(row.sync_revision),
+    is_own: read.bool(row.is_own),
     uplink_bytes: read.bigint(row.uplink_bytes),
     downlink_bytes: read.bigint(row.downlink_bytes),
     created_at: read.timestamp(row.created_at),

@@ -81,8 +81,10 @@ export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants):
         tags,
         summary:
           "Revoke a grant ({email}: its proxy_user_id or the user's uuid) and remove the user from the core",
+        description:
+          "A grant a group also gives stays (only its is_own is cleared); one held through a group only is 409 granted_by_group",
         params: GrantParams,
-        response: { 204: Type.Null(), ...problems(404) },
+        response: { 204: Type.Null(), ...problems(404, 409) },
       },
     },
     async (request, reply) => {

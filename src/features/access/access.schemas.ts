@@ -21,6 +21,10 @@ export const AccessRecord = Type.Object({
   }),
   level: Type.Integer(),
   is_active: Type.Boolean(),
+  is_own: Type.Boolean({
+    description:
+      "given to the user directly; false: held only through the user's groups (docs/GROUPS.md), revoked when no group gives it any more",
+  }),
   sync_state: SyncState,
   sync_error: Type.Union([Type.String(), Type.Null()]),
   uplink_bytes: Type.Integer({

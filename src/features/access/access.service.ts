@@ -1,7 +1,13 @@
 // Access grants: who may use which inbound. A grant gets the user's proxy id on that server and a
 // fresh credential, is stored, then added to the core through CoreSync; revoking takes it off the
 // core first (queued when the core is unreachable). Also the client configurations of grants.
-import { NotFoundError, notFoundAt, UnprocessableError, ValidationError } from "../../lib/errors.ts";
+import {
+  ConflictError,
+  NotFoundError,
+  notFoundAt,
+  UnprocessableError,
+  ValidationError,
+} from "../../lib/errors.ts";
 import { limiter } from "../../lib/limiter.ts";
 import { qrSvgDataUri } from "../../lib/qr.ts";
 import { isUuid } from "../../lib/uuid.ts";
@@ -40,8 +46,12 @@ export class AccessService {
     return this.sync.exclusive(inboundId, async () => {
       const inbound = await this.inbounds.getInbound(serverId, inboundId);
       const existing = input.user_id === undefined ? undefined : await this.#existingUser(input.user_id);
-      if (existing !== undefined && (await this.access.findOnInbound(inboundId, { userId: existing.id }))) {
-        throw accessExists(existing.id);
+      const held = existing && (await this.access.findOnInbound(inboundId, { userId: existing.id }));
+      if (held?.is_own) throw accessExists(held.user_id);
+      if (held !== undefined) {
+        // Held through a group only: it becomes the user's own too, and outlives the group.
+        await this.access.markOwn(inboundId, [held.user_id]);
+        return record({ ...held, is_own: true });
       }
       await this.sync.checkCapacity(inbound, 1, { path: "server_inbound_id", message: "holds its one user" });
       const user = existing ?? (await this.users.create(newUserOf(input)));
@@ -59,6 +69,13 @@ export class AccessService {
       const by = isUuid(key) ? { userId: key.toLowerCase() } : { proxyUserId: key };
       const grant = await this.access.findOnInbound(inboundId, by);
       if (grant === undefined) throw new NotFoundError("access grant", key);
+      const groups = await this.access.listGroupCoveredUserIds(inboundId, [grant.user_id]);
+      if (groups.has(grant.user_id)) {
+        // A group still gives this inbound: revoking takes away the direct grant only.
+        if (!grant.is_own) throw grantedByGroup(grant.user_id);
+        await this.access.clearOwn(grant.id);
+        return;
+      }
       await this.sync.removeGrant(grant, inbound);
       await this.access.deleteKeepingTraffic(grant);
     });
@@ -181,6 +198,13 @@ export class AccessService {
   }
 }
 
+function grantedByGroup(userId: string): ConflictError {
+  return new ConflictError(
+    `user ${userId} holds this inbound through a group only: remove the user from the group, or the inbound from the group`,
+    "granted_by_group",
+  );
+}
+
 /** The new user a grant without user_id creates; name is required then. */
 function newUserOf(input: GrantCreate): UserCreate {
   const name = input.name?.trim() ?? "";
@@ -203,6 +227,7 @@ function record(row: AccessRow): AccessRecord {
     proxy_user_id: row.proxy_user_id,
     level: row.level,
     is_active: row.is_active,
+    is_own: row.is_own,
     sync_state: row.sync_state,
     sync_error: row.sync_error,
     uplink_bytes: row.uplink_bytes,

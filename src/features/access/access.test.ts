@@ -82,6 +82,7 @@ describe("granting access", needs, () => {
       "downlink_bytes",
       "id",
       "is_active",
+      "is_own",
       "level",
       "proxy_user_id",
       "server_inbound_id",

@@ -30,6 +30,8 @@ export class BulkGrants {
       const known = await this.users.existingIds(wanted);
       const granted = await this.access.listGrantedUserIds(inboundId, wanted);
       const fresh = wanted.filter((id) => known.has(id) && !granted.has(id));
+      // A grant held through a group only becomes the user's own too (it outlives the group).
+      await this.access.markOwn(inbound.id, [...granted]);
       await this.sync.checkCapacity(inbound, fresh.length, {
         path: "body.user_ids",
         message: "more than one user",

@@ -13,10 +13,18 @@ import type {
   User,
   UserCreate,
   UserCreateRequest,
+  UserUpdateRequest,
 } from "../users/users.schemas.ts";
 import type { UsersService } from "../users/users.service.ts";
 import type { AccessService } from "./access.service.ts";
 import type { BulkGrants } from "./bulk-grant.ts";
+
+/** Joining groups (the groups feature, wired in deps.ts: it sits above access). */
+export interface GroupJoins {
+  /** 400 with the path of a group that does not exist. */
+  checkGroupIds(groupIds: readonly string[]): Promise<void>;
+  setUserGroups(userId: string, groupIds: readonly string[]): Promise<void>;
+}
 
 export class Enrolment {
   constructor(
@@ -25,18 +33,40 @@ export class Enrolment {
     private readonly access: AccessService,
     private readonly bulkGrants: BulkGrants,
     private readonly sync: CoreSync,
+    private readonly groups?: GroupJoins,
   ) {}
 
   async createUser(request: UserCreateRequest, role: Role): Promise<User> {
-    const { inbound_ids, ...input } = request;
+    const { inbound_ids, group_ids, ...input } = request;
     const inbounds = await this.#inbounds(inbound_ids ?? [], 1, role);
+    const groupIds = group_ids?.length ? await this.#groupIds(group_ids, role) : [];
     const user = await this.users.create(input);
     await this.#undoOnFailure([user.id], async () => {
       for (const inbound of inbounds) {
         await this.access.grant(inbound.server_id, inbound.id, { user_id: user.id });
       }
+      if (groupIds.length > 0) await this.groups?.setUserGroups(user.id, groupIds);
     });
     return user;
+  }
+
+  /** PUT /api/users/{id}: the fields, then group_ids (when given) as the whole new set of groups. */
+  async updateUser(id: string, request: UserUpdateRequest, role: Role): Promise<User> {
+    const { group_ids, ...fields } = request;
+    const groupIds = group_ids === undefined ? undefined : await this.#groupIds(group_ids, role);
+    await this.users.get(id);
+    const user = await this.users.update(id, fields);
+    if (groupIds !== undefined) await this.groups?.setUserGroups(id, groupIds);
+    return user;
+  }
+
+  async #groupIds(ids: readonly string[], role: Role): Promise<string[]> {
+    if (!can(role, "access.write")) {
+      throw new ForbiddenError(`the ${role} role may not change groups (access.write)`);
+    }
+    const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+    if (unique.length > 0) await this.groups?.checkGroupIds(unique);
+    return unique;
   }
 
   async createMany(request: BulkUserCreate, role: Role): Promise<BulkUserResult> {

@@ -1,5 +1,6 @@
 // New grant rows, for the single and the bulk grant alike: the user's id on the core, a fresh
-// credential drawn once through sync's drawCredential, and 'pending' until the core has it.
+// credential drawn once through sync's drawCredential, and 'pending' until the core has it; own
+// (given directly) unless a group gives it.
 import { randomUUID } from "node:crypto";
 import type { InboundRow } from "../inbounds/inbounds.repository.ts";
 import { drawCredential, proxyUserIdFor } from "../sync/credentials.ts";
@@ -12,6 +13,7 @@ export function newGrantRow(
   level: number,
   now: string,
   taken: Set<string>,
+  isOwn = true,
 ): AccessRow {
   const { protocol, shadowsocksMethod } = inbound.link_params;
   return {
@@ -26,6 +28,7 @@ export function newGrantRow(
     sync_state: "pending",
     sync_error: null,
     sync_revision: 0,
+    is_own: isOwn,
     uplink_bytes: 0,
     downlink_bytes: 0,
     created_at: now,

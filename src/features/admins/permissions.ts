@@ -25,6 +25,18 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "DELETE /api/admins/:id/api-keys/:key_id": "admins.manage",
   "GET /api/audit": "audit.read",
 
+  // Groups: read as inbounds are read; changing one grants or revokes, so access.write.
+  "GET /api/groups": "inbounds.read",
+  "GET /api/groups/:id": "inbounds.read",
+  "POST /api/groups": "access.write",
+  "PUT /api/groups/:id": "access.write",
+  "DELETE /api/groups/:id": "access.write",
+  "POST /api/groups/:id/inbounds": "access.write",
+  "DELETE /api/groups/:id/inbounds/:inbound_id": "access.write",
+  "GET /api/groups/:id/members": "users.read",
+  "POST /api/groups/:id/members": "access.write",
+  "POST /api/groups/:id/members/remove": "access.write",
+  "DELETE /api/groups/:id/members/:user_id": "access.write",
   "GET /api/users": "users.read",
   "POST /api/users": "users.write",
   "POST /api/users/bulk": "users.write",
@@ -67,6 +79,9 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "GET /api/servers/:id/node-base": "servers.read",
   "GET /api/servers/:id/online": "servers.read",
   "GET /api/users/:id/online": "users.read",
+  "GET /api/users/:id/fair-use": "users.read",
+  "GET /api/fair-use/settings": "settings.read",
+  "PUT /api/fair-use/settings": "settings.write",
   "PUT /api/servers/:id/node-base": "servers.write",
 
   "GET /api/servers/:server_id/inbounds": "inbounds.read",

@@ -27,7 +27,10 @@ export const AuditEntryView = Type.Object({
   id: Uuid,
   at: Timestamp,
   actor: Type.Object({
-    kind: Type.String({ description: "session | api_key | cli | anonymous" }),
+    kind: Type.String({
+      description:
+        "session | api_key | cli | anonymous | system (a job: the fair-use job's blocks and releases)",
+    }),
     id: Type.Union([Uuid, Type.Null()]),
     name: Type.String(),
     token_id: Type.Union([Uuid, Type.Null()]),

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { AuditEntry, AuditFilter, AuditRepository } from "./audit.repository.ts";
 
 export type Actor = {
-  kind: "session" | "api_key" | "cli" | "anonymous";
+  kind: "session" | "api_key" | "cli" | "anonymous" | "system";
   id: string | null;
   name: string;
   tokenId: string | null;

@@ -186,6 +186,12 @@ export class NodeAccessLookup {
     return row !== undefined;
   }
 
+  /** Every `node` server's id (the fair-use job asks each agent). */
+  async nodeServerIds(): Promise<string[]> {
+    const rows = await this.db.selectFrom("servers").select("id").where("connection", "=", "node").execute();
+    return rows.map((row) => row.id);
+  }
+
   /** The user's proxy ids on `node` servers, by server. */
   async nodeGrantsOf(userId: string): Promise<Map<string, Set<string>>> {
     const rows = await this.db

@@ -78,6 +78,39 @@ export class NodesService {
     };
   }
 
+  /**
+   * Every node server's online report with emails resolved to users (the fair-use job's input); a
+   * server whose agent cannot be asked is listed in `unreachable` and contributes nothing.
+   */
+  async fleetOnline(): Promise<{
+    sightings: { user_id: string; ip: string; last_seen: string; server_id: string }[];
+    unreachable: string[];
+  }> {
+    const sightings: { user_id: string; ip: string; last_seen: string; server_id: string }[] = [];
+    const unreachable: string[] = [];
+    await Promise.all(
+      (await this.access.nodeServerIds()).map(async (serverId) => {
+        try {
+          const online = await this.serverOnline(serverId);
+          for (const user of online.users) {
+            if (user.user_id === null) continue;
+            for (const address of user.addresses) {
+              sightings.push({
+                user_id: user.user_id,
+                ip: address.ip,
+                last_seen: address.last_seen,
+                server_id: serverId,
+              });
+            }
+          }
+        } catch {
+          unreachable.push(serverId);
+        }
+      }),
+    );
+    return { sightings, unreachable: unreachable.sort() };
+  }
+
   /** A user's source addresses on every node server they have access to; an agent that cannot be asked is named. */
   async userOnline(userId: string): Promise<UserOnline> {
     if (!(await this.access.userExists(userId))) throw new NotFoundError("user", userId);

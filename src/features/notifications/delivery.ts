@@ -24,7 +24,12 @@ export type TelegramLanguage = (typeof TELEGRAM_LANGUAGES)[number];
 type Texts = Record<
   Exclude<
     EventType,
-    "user.created" | "user.updated" | "user.deleted" | "user.activated" | "user.usage_threshold"
+    | "user.created"
+    | "user.updated"
+    | "user.deleted"
+    | "user.activated"
+    | "user.usage_threshold"
+    | "user.ip_released"
   >,
   (d: Data) => string
 >;
@@ -34,12 +39,19 @@ const name = (d: Data) => String((d.user as { name?: unknown } | undefined)?.nam
 const server = (d: Data) => String((d.server as { name?: unknown } | undefined)?.name ?? "?");
 const status = (d: Data) => String((d.server as { status?: unknown } | undefined)?.status ?? "?");
 const days = (d: Data) => String(d.days_left ?? "?");
+const ips = (d: Data) => `${String(d.addresses ?? "?")}/${String(d.ip_limit ?? "?")}`;
+const until = (d: Data) =>
+  String(d.until ?? "?")
+    .replace("T", " ")
+    .slice(0, 16);
 
 const MESSAGES: Record<TelegramLanguage, Texts> = {
   en: {
     "user.limited": (d) => `⛔ ${name(d)} reached their data limit.`,
     "user.expired": (d) => `⌛ ${name(d)} has expired.`,
     "user.expiring": (d) => `⏳ ${name(d)} expires in ${days(d)} day(s).`,
+    "user.ip_limit_warning": (d) => `⚠️ ${name(d)} is connecting from ${ips(d)} addresses.`,
+    "user.ip_blocked": (d) => `🚫 ${name(d)} is blocked until ${until(d)} UTC: ${ips(d)} addresses.`,
     "server.status_changed": (d) => `🖥 Server ${server(d)} is now ${status(d)}.`,
     "webhook.test": () => "✅ Portcullis notifications reach this chat.",
   },
@@ -47,6 +59,8 @@ const MESSAGES: Record<TelegramLanguage, Texts> = {
     "user.limited": (d) => `⛔ ${name(d)}: лимит трафика исчерпан.`,
     "user.expired": (d) => `⌛ ${name(d)}: срок действия истёк.`,
     "user.expiring": (d) => `⏳ ${name(d)}: срок действия истекает через ${days(d)} дн.`,
+    "user.ip_limit_warning": (d) => `⚠️ ${name(d)}: подключения с ${ips(d)} адресов.`,
+    "user.ip_blocked": (d) => `🚫 ${name(d)}: заблокирован до ${until(d)} UTC, адресов ${ips(d)}.`,
     "server.status_changed": (d) => `🖥 Сервер ${server(d)}: теперь ${status(d)}.`,
     "webhook.test": () => "✅ Уведомления Portcullis приходят в этот чат.",
   },
@@ -54,6 +68,8 @@ const MESSAGES: Record<TelegramLanguage, Texts> = {
     "user.limited": (d) => `⛔ ${name(d)} به سقف حجم رسید.`,
     "user.expired": (d) => `⌛ اعتبار ${name(d)} تمام شد.`,
     "user.expiring": (d) => `⏳ اعتبار ${name(d)} تا ${days(d)} روز دیگر تمام می‌شود.`,
+    "user.ip_limit_warning": (d) => `⚠️ ${name(d)} از ${ips(d)} نشانی وصل می‌شود.`,
+    "user.ip_blocked": (d) => `🚫 ${name(d)} تا ${until(d)} UTC مسدود شد: ${ips(d)} نشانی.`,
     "server.status_changed": (d) => `🖥 وضعیت سرور ${server(d)}: ${status(d)}.`,
     "webhook.test": () => "✅ اعلان‌های Portcullis به این گفتگو می‌رسد.",
   },
@@ -61,6 +77,8 @@ const MESSAGES: Record<TelegramLanguage, Texts> = {
     "user.limited": (d) => `⛔ ${name(d)} 已达到流量上限。`,
     "user.expired": (d) => `⌛ ${name(d)} 已过期。`,
     "user.expiring": (d) => `⏳ ${name(d)} 将在 ${days(d)} 天后过期。`,
+    "user.ip_limit_warning": (d) => `⚠️ ${name(d)} 正从 ${ips(d)} 个地址连接。`,
+    "user.ip_blocked": (d) => `🚫 ${name(d)} 已被封禁至 ${until(d)} UTC：${ips(d)} 个地址。`,
     "server.status_changed": (d) => `🖥 服务器 ${server(d)} 当前状态：${status(d)}。`,
     "webhook.test": () => "✅ Portcullis 通知可以送达此聊天。",
   },

@@ -10,6 +10,9 @@ export const EVENT_TYPES = [
   "user.activated",
   "user.usage_threshold",
   "user.expiring",
+  "user.ip_limit_warning",
+  "user.ip_blocked",
+  "user.ip_released",
   "server.status_changed",
   "webhook.test",
 ] as const;
@@ -20,6 +23,8 @@ export const TELEGRAM_EVENT_TYPES = [
   "user.limited",
   "user.expired",
   "user.expiring",
+  "user.ip_limit_warning",
+  "user.ip_blocked",
   "server.status_changed",
 ] as const satisfies readonly EventType[];
 

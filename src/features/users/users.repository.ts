@@ -13,6 +13,8 @@ export const COLUMNS = [
   "name",
   "comment",
   "announce",
+  "ip_limit",
+  "fair_use_blocked_until",
   "telegram_id",
   "created_at",
   "updated_at",
@@ -41,6 +43,7 @@ export type UserPatch = Partial<
     | "name"
     | "comment"
     | "announce"
+    | "ip_limit"
     | "telegram_id"
     | "status"
     | "data_limit_bytes"
@@ -178,6 +181,7 @@ export class UsersRepository {
         name: user.name,
         comment: user.comment,
         announce: user.announce,
+        ip_limit: user.ip_limit,
         telegram_id: user.telegram_id,
         created_at: user.created_at,
         updated_at: user.updated_at,
@@ -270,6 +274,8 @@ export function toUser(row: UserRow): User {
     name: row.name,
     comment: row.comment,
     announce: row.announce,
+    ip_limit: row.ip_limit,
+    fair_use_blocked_until: read.optionalTimestamp(row.fair_use_blocked_until),
     telegram_id: read.optionalBigint(row.telegram_id),
     created_at: read.timestamp(row.created_at),
     updated_at: read.timestamp(row.updated_at),

@@ -16,7 +16,7 @@ import {
   User,
   UserCreateRequest,
   UserPage,
-  UserUpdate,
+  UserUpdateRequest,
 } from "./users.schemas.ts";
 import type { UsersService } from "./users.service.ts";
 
@@ -24,14 +24,25 @@ import type { UsersService } from "./users.service.ts";
 export interface UserEnrolment {
   createUser(request: UserCreateRequest, role: Role): Promise<User>;
   createMany(request: BulkUserCreate, role: Role): Promise<BulkUserResult>;
+  updateUser(id: string, request: UserUpdateRequest, role: Role): Promise<User>;
+}
+
+/** The groups of users, shown as group_ids (the groups feature; wired in app.ts). */
+export interface UserGroupIds {
+  groupIdsOf(userIds: readonly string[]): Promise<Map<string, string[]>>;
 }
 
 export function usersRoutes(
   app: App,
   users: UsersService,
-  tools: { lists: UserListService; bulk: UserBulkActions; enrol: UserEnrolment },
+  tools: { lists: UserListService; bulk: UserBulkActions; enrol: UserEnrolment; groups: UserGroupIds },
 ): void {
   const tags = ["users"];
+  const withGroups = async <T extends User>(list: T[]): Promise<T[]> => {
+    const groups = await tools.groups.groupIdsOf(list.map((user) => user.id));
+    return list.map((user) => ({ ...user, group_ids: groups.get(user.id) ?? [] }));
+  };
+  const withGroupsOne = async (user: User): Promise<User> => (await withGroups([user]))[0] ?? user;
 
   app.get(
     "/api/users",
@@ -44,8 +55,12 @@ export function usersRoutes(
         response: { 200: UserPage, ...problems() },
       },
     },
-    async (request) =>
-      isFilteredList(request.query) ? tools.lists.list(request.query) : users.list(request.query),
+    async (request) => {
+      const page = isFilteredList(request.query)
+        ? await tools.lists.list(request.query)
+        : await users.list(request.query);
+      return { ...page, items: await withGroups(page.items) };
+    },
   );
 
   app.post(
@@ -81,7 +96,7 @@ export function usersRoutes(
         response: { 200: Type.Array(User), ...problems() },
       },
     },
-    async (request) => users.search(request.query.q),
+    async (request) => withGroups(await users.search(request.query.q)),
   );
 
   app.get(
@@ -89,7 +104,7 @@ export function usersRoutes(
     {
       schema: { tags, summary: "Get one user", params: IdParams, response: { 200: User, ...problems(404) } },
     },
-    async (request) => users.get(request.params.id),
+    async (request) => withGroupsOne(await users.get(request.params.id)),
   );
 
   app.post(
@@ -104,8 +119,10 @@ export function usersRoutes(
         response: { 201: User, ...problems(403, 422) },
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(await tools.enrol.createUser(request.body, principalOf(request).role)),
+    async (request, reply) => {
+      const user = await tools.enrol.createUser(request.body, principalOf(request).role);
+      return reply.code(201).send(await withGroupsOne(user));
+    },
   );
 
   app.post(
@@ -133,13 +150,15 @@ export function usersRoutes(
     {
       schema: {
         tags,
-        summary: "Update the fields present; null clears comment or telegram_id",
+        summary:
+          "Update the fields present; null clears comment or telegram_id; group_ids sets the user's groups (granting and revoking their inbounds)",
         params: IdParams,
-        body: UserUpdate,
-        response: { 200: User, ...problems(404) },
+        body: UserUpdateRequest,
+        response: { 200: User, ...problems(403, 404, 422) },
       },
     },
-    async (request) => users.update(request.params.id, request.body),
+    async (request) =>
+      withGroupsOne(await tools.enrol.updateUser(request.params.id, request.body, principalOf(request).role)),
   );
 
   app.delete(

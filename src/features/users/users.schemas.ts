@@ -16,6 +16,10 @@ const Announce = Type.Union([Type.String({ maxLength: 500, format: "text" }), Ty
   description:
     "the user's own Announce header (Happ, v2RayTun; sent as base64:), instead of the subscription settings' announce; null: theirs",
 });
+const IpLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 1000 }), Type.Null()], {
+  description:
+    "distinct source addresses allowed within the fair-use window (docs/FAIR-USE.md); null: the settings' default_ip_limit; 0: unlimited",
+});
 const TelegramId = Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]);
 
 const Bytes = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
@@ -64,6 +68,10 @@ export const User = Type.Object({
   name: Type.String(),
   comment: Type.Union([Type.String(), Type.Null()]),
   announce: Type.Union([Type.String(), Type.Null()]),
+  ip_limit: Type.Union([Type.Integer(), Type.Null()]),
+  fair_use_blocked_until: Type.Union([Timestamp, Type.Null()], {
+    description: "blocked by the IP limit until then (credentials off every core); null: not blocked",
+  }),
   telegram_id: Type.Union([Type.Integer(), Type.Null()]),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -91,6 +99,12 @@ export const User = Type.Object({
   sub_last_user_agent: Type.Union([Type.String(), Type.Null()], {
     description: "User-Agent of the last /sub fetch",
   }),
+  group_ids: Type.Optional(
+    Type.Array(Uuid, {
+      description:
+        "the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads",
+    }),
+  ),
 });
 export type User = Static<typeof User>;
 
@@ -99,6 +113,7 @@ export const UserCreate = Type.Object(
     name: Name,
     comment: Type.Optional(Comment),
     announce: Type.Optional(Announce),
+    ip_limit: Type.Optional(IpLimit),
     telegram_id: Type.Optional(TelegramId),
     ...LifecycleInput,
   },
@@ -112,9 +127,16 @@ const InboundIds = Type.Array(Uuid, {
     "inbounds (server_inbounds ids, any server) to grant at once; every one is checked before anything is created, and if a grant fails the new user is deleted again (all or nothing). Needs access.write too",
 });
 
-/** POST /api/users: the seed's fields, the lifecycle, and optionally the inbounds to grant. */
+const GroupIds = Type.Array(Uuid, {
+  maxItems: 100,
+  uniqueItems: true,
+  description:
+    "the groups the user belongs to (their inbounds are granted as the user joins, revoked as the user leaves unless held otherwise); on update the whole new set. Needs access.write too",
+});
+
+/** POST /api/users: the seed's fields, the lifecycle, and optionally the inbounds and groups. */
 export const UserCreateRequest = Type.Object(
-  { ...UserCreate.properties, inbound_ids: Type.Optional(InboundIds) },
+  { ...UserCreate.properties, inbound_ids: Type.Optional(InboundIds), group_ids: Type.Optional(GroupIds) },
   { additionalProperties: false },
 );
 export type UserCreateRequest = Static<typeof UserCreateRequest>;
@@ -170,12 +192,20 @@ export const UserUpdate = Type.Object(
     name: Type.Optional(Name),
     comment: Type.Optional(Comment),
     announce: Type.Optional(Announce),
+    ip_limit: Type.Optional(IpLimit),
     telegram_id: Type.Optional(TelegramId),
     ...LifecycleInput,
   },
   { additionalProperties: false },
 );
 export type UserUpdate = Static<typeof UserUpdate>;
+
+/** PUT /api/users/{id}: the fields, and optionally the whole set of groups. */
+export const UserUpdateRequest = Type.Object(
+  { ...UserUpdate.properties, group_ids: Type.Optional(GroupIds) },
+  { additionalProperties: false },
+);
+export type UserUpdateRequest = Static<typeof UserUpdateRequest>;
 
 export const SearchQuery = Type.Object(
   {

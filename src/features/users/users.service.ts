@@ -102,6 +102,8 @@ export class UsersService {
       name: trimName(input.name),
       comment: input.comment ?? null,
       announce: input.announce ?? null,
+      ip_limit: input.ip_limit ?? null,
+      fair_use_blocked_until: null,
       telegram_id: input.telegram_id ?? null,
       created_at: now,
       updated_at: now,
@@ -133,6 +135,7 @@ export class UsersService {
     if (input.name !== undefined) patch.name = trimName(input.name);
     if (input.comment !== undefined) patch.comment = input.comment;
     if (input.announce !== undefined) patch.announce = input.announce;
+    if (input.ip_limit !== undefined) patch.ip_limit = input.ip_limit;
     if (input.telegram_id !== undefined) patch.telegram_id = input.telegram_id;
     if (input.data_limit_bytes !== undefined) patch.data_limit_bytes = input.data_limit_bytes;
     if (input.data_limit_reset !== undefined) patch.data_limit_reset = input.data_limit_reset;

@@ -10,6 +10,9 @@ export const EVENT_TYPES = [
   "user.activated",
   "user.usage_threshold",
   "user.expiring",
+  "user.ip_limit_warning",
+  "user.ip_blocked",
+  "user.ip_released",
   "server.status_changed",
   "webhook.test",
 ] as const;
@@ -19,6 +22,8 @@ export const TELEGRAM_EVENT_TYPES = [
   "user.limited",
   "user.expired",
   "user.expiring",
+  "user.ip_limit_warning",
+  "user.ip_blocked",
   "server.status_changed",
 ] as const;
 
@@ -62,6 +67,8 @@ export const AUDIT_ACTIONS = [
   "telegram.update",
   "telegram.delete",
   "telegram.test",
+  "users.fair_use_block",
+  "users.fair_use_release",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -1459,7 +1459,7 @@ export type paths = {
                                  */
                                 at: string;
                                 actor: {
-                                    /** @description session | api_key | cli | anonymous */
+                                    /** @description session | api_key | cli | anonymous | system (a job: the fair-use job's blocks and releases) */
                                     kind: string;
                                     id: string | null;
                                     name: string;
@@ -1556,7 +1556,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1618,7 +1618,7 @@ export type paths = {
                         url: string;
                         /** @description generated when absent */
                         secret?: string;
-                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                         is_active?: boolean;
                     };
                 };
@@ -1639,7 +1639,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1735,7 +1735,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1808,7 +1808,7 @@ export type paths = {
                         url?: string;
                         /** @description generated when absent */
                         secret?: string;
-                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                         is_active?: boolean;
                     };
                 };
@@ -1829,7 +1829,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -2178,7 +2178,7 @@ export type paths = {
                         "application/json": {
                             chat_ids: string[];
                             language: string;
-                            events: ("user.limited" | "user.expired" | "user.expiring" | "server.status_changed")[];
+                            events: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "server.status_changed")[];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -2222,7 +2222,7 @@ export type paths = {
                         bot_token?: string;
                         chat_ids: string[];
                         language?: "en" | "ru" | "fa" | "zh";
-                        events?: ("user.limited" | "user.expired" | "user.expiring" | "server.status_changed")[];
+                        events?: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "server.status_changed")[];
                     };
                 };
             };
@@ -2236,7 +2236,7 @@ export type paths = {
                         "application/json": {
                             chat_ids: string[];
                             language: string;
-                            events: ("user.limited" | "user.expired" | "user.expiring" | "server.status_changed")[];
+                            events: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "server.status_changed")[];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -2512,6 +2512,9 @@ export type paths = {
                                 name: string;
                                 comment: string | null;
                                 announce: string | null;
+                                ip_limit: number | null;
+                                /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                                fair_use_blocked_until: string | null;
                                 telegram_id: number | null;
                                 /**
                                  * Format: date-time
@@ -2549,6 +2552,8 @@ export type paths = {
                                 sub_updated_at: string | null;
                                 /** @description User-Agent of the last /sub fetch */
                                 sub_last_user_agent: string | null;
+                                /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                                group_ids?: string[];
                             }[];
                             /** @description every user without filters; with filters the users matching them, counted when the first page was asked for (the cursor carries it on) */
                             total: number;
@@ -2602,6 +2607,8 @@ export type paths = {
                         comment?: string | null;
                         /** @description the user's own Announce header (Happ, v2RayTun; sent as base64:), instead of the subscription settings' announce; null: theirs */
                         announce?: string | null;
+                        /** @description distinct source addresses allowed within the fair-use window (docs/FAIR-USE.md); null: the settings' default_ip_limit; 0: unlimited */
+                        ip_limit?: number | null;
                         telegram_id?: number | null;
                         /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
                         status?: "active" | "disabled" | "on_hold";
@@ -2617,6 +2624,8 @@ export type paths = {
                         on_hold_timeout_at?: string | null;
                         /** @description inbounds (server_inbounds ids, any server) to grant at once; every one is checked before anything is created, and if a grant fails the new user is deleted again (all or nothing). Needs access.write too */
                         inbound_ids?: string[];
+                        /** @description the groups the user belongs to (their inbounds are granted as the user joins, revoked as the user leaves unless held otherwise); on update the whole new set. Needs access.write too */
+                        group_ids?: string[];
                     };
                 };
             };
@@ -2636,6 +2645,9 @@ export type paths = {
                             name: string;
                             comment: string | null;
                             announce: string | null;
+                            ip_limit: number | null;
+                            /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                            fair_use_blocked_until: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -2673,6 +2685,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                            group_ids?: string[];
                         };
                     };
                 };
@@ -2868,6 +2882,9 @@ export type paths = {
                             name: string;
                             comment: string | null;
                             announce: string | null;
+                            ip_limit: number | null;
+                            /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                            fair_use_blocked_until: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -2905,6 +2922,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                            group_ids?: string[];
                         }[];
                     };
                 };
@@ -2971,6 +2990,9 @@ export type paths = {
                             name: string;
                             comment: string | null;
                             announce: string | null;
+                            ip_limit: number | null;
+                            /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                            fair_use_blocked_until: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -3008,6 +3030,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                            group_ids?: string[];
                         };
                     };
                 };
@@ -3040,7 +3064,7 @@ export type paths = {
                 };
             };
         };
-        /** Update the fields present; null clears comment or telegram_id */
+        /** Update the fields present; null clears comment or telegram_id; group_ids sets the user's groups (granting and revoking their inbounds) */
         put: {
             parameters: {
                 query?: never;
@@ -3062,6 +3086,8 @@ export type paths = {
                         comment?: string | null;
                         /** @description the user's own Announce header (Happ, v2RayTun; sent as base64:), instead of the subscription settings' announce; null: theirs */
                         announce?: string | null;
+                        /** @description distinct source addresses allowed within the fair-use window (docs/FAIR-USE.md); null: the settings' default_ip_limit; 0: unlimited */
+                        ip_limit?: number | null;
                         telegram_id?: number | null;
                         /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
                         status?: "active" | "disabled" | "on_hold";
@@ -3075,6 +3101,8 @@ export type paths = {
                         on_hold_duration_seconds?: number | null;
                         /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
                         on_hold_timeout_at?: string | null;
+                        /** @description the groups the user belongs to (their inbounds are granted as the user joins, revoked as the user leaves unless held otherwise); on update the whole new set. Needs access.write too */
+                        group_ids?: string[];
                     };
                 };
             };
@@ -3094,6 +3122,9 @@ export type paths = {
                             name: string;
                             comment: string | null;
                             announce: string | null;
+                            ip_limit: number | null;
+                            /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                            fair_use_blocked_until: string | null;
                             telegram_id: number | null;
                             /**
                              * Format: date-time
@@ -3131,6 +3162,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                            group_ids?: string[];
                         };
                     };
                 };
@@ -3153,7 +3186,25 @@ export type paths = {
                     };
                 };
                 /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3343,6 +3394,1037 @@ export type paths = {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List groups by name, with their inbounds and member counts */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            /** @description the group's inbounds, in the order they were added */
+                            inbound_ids: string[];
+                            member_count: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a group of inbounds (any servers); users join it through members or group_ids */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: line
+                         * @description 1-64 characters, trimmed, unique; one line: no control characters, line breaks or bidi overrides
+                         */
+                        name: string;
+                        /** @description server_inbounds ids, on any servers */
+                        inbound_ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            /** @description the group's inbounds, in the order they were added */
+                            inbound_ids: string[];
+                            member_count: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one group */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            /** @description the group's inbounds, in the order they were added */
+                            inbound_ids: string[];
+                            member_count: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Rename, or set the whole set of inbounds: added ones are granted to every member, left-out ones revoked (unless a member holds them directly or through another group) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: line
+                         * @description 1-64 characters, trimmed, unique; one line: no control characters, line breaks or bidi overrides
+                         */
+                        name?: string;
+                        /** @description the whole new set: inbounds left out are revoked from every member (unless held otherwise) */
+                        inbound_ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            group: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                                /** @description the group's inbounds, in the order they were added */
+                                inbound_ids: string[];
+                                member_count: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                updated_at: string;
+                            };
+                            /** @description one per inbound added or removed */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete a group: its members lose its inbounds unless they hold them directly or through another group */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}/inbounds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add inbounds (a new server's, say) to the group: every member gets them on the cores */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description server_inbounds ids, on any servers */
+                        inbound_ids: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            group: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                                /** @description the group's inbounds, in the order they were added */
+                                inbound_ids: string[];
+                                member_count: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                updated_at: string;
+                            };
+                            /** @description one per inbound added or removed */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}/inbounds/{inbound_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove an inbound from the group: revoked from the members who hold it only through this group */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    inbound_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            group: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                                /** @description the group's inbounds, in the order they were added */
+                                inbound_ids: string[];
+                                member_count: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                updated_at: string;
+                            };
+                            /** @description one per inbound added or removed */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The group's members by user id, after a cursor */
+        get: {
+            parameters: {
+                query: {
+                    limit: number;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    after?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description by user id */
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                                /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock) */
+                                status: "active" | "disabled" | "limited" | "expired" | "on_hold";
+                            }[];
+                            total: number;
+                            /** @description pass as after for the next page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Add users, by ids (up to 10,000) or by the user list's filters: they get the group's inbounds on the cores */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description user_ids or filter, exactly one of the two */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description unknown ids are skipped */
+                        user_ids?: string[];
+                        /** @description at least one filter: never every user by accident */
+                        filter?: {
+                            status?: ("active" | "disabled" | "limited" | "expired" | "on_hold")[];
+                            /**
+                             * Format: date-time
+                             * @description users whose expire_at is before this moment (ISO 8601); users who never expire never match
+                             */
+                            expires_before?: string;
+                            /** @description users with a data limit whose used_bytes is at least this percentage of data_limit_bytes (0-1000; 100 = at or over the limit); unlimited users never match */
+                            used_over_percent?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description existing users selected */
+                            matched: number;
+                            /** @description memberships added or removed */
+                            changed: number;
+                            /** @description one per inbound of the group */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}/members/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove users, by ids or by the user list's filters: they lose what they held only through this group */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description user_ids or filter, exactly one of the two */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description unknown ids are skipped */
+                        user_ids?: string[];
+                        /** @description at least one filter: never every user by accident */
+                        filter?: {
+                            status?: ("active" | "disabled" | "limited" | "expired" | "on_hold")[];
+                            /**
+                             * Format: date-time
+                             * @description users whose expire_at is before this moment (ISO 8601); users who never expire never match
+                             */
+                            expires_before?: string;
+                            /** @description users with a data limit whose used_bytes is at least this percentage of data_limit_bytes (0-1000; 100 = at or over the limit); unlimited users never match */
+                            used_over_percent?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description existing users selected */
+                            matched: number;
+                            /** @description memberships added or removed */
+                            changed: number;
+                            /** @description one per inbound of the group */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one user from the group */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    user_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description existing users selected */
+                            matched: number;
+                            /** @description memberships added or removed */
+                            changed: number;
+                            /** @description one per inbound of the group */
+                            inbounds: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_inbound_id: string;
+                                /** @description grants made */
+                                granted: number;
+                                /** @description grants taken away (held through groups only) */
+                                revoked: number;
+                                sync: {
+                                    synced: number;
+                                    pending: number;
+                                    error: number;
+                                };
+                            }[];
+                            duration_ms: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -5808,6 +6890,276 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/fair-use/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** IP limits: the default limit, the window, the /24 tolerance, the allow-list and the block periods */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the ip_limit of users whose own is null; 0: unlimited (the default) */
+                            default_ip_limit: number;
+                            /** @description the sliding window: distinct addresses seen within it count (default 600) */
+                            window_seconds: number;
+                            /** @description count IPv4 addresses per /24 (carrier NAT); IPv6 always counts per /64 (default false) */
+                            ipv4_per_24: boolean;
+                            /** @description IPv4/IPv6 addresses or CIDRs never counted */
+                            allow_list: string[];
+                            /** @description block periods by repeat, in seconds: the first block lasts the first, the next the second…, the last repeats (default 600, 3600, 86400) */
+                            block_seconds: number[];
+                            /** @description a block this long after the last one ended starts from the first period again (default 168) */
+                            forget_hours: number;
+                            /** @description how long a warning stands before the block, if the user stays over the limit (default 60; 0: warn and block at once) */
+                            warn_grace_seconds: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Change the fields given; every allow-list entry must be an address or a CIDR (422 with its path) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the ip_limit of users whose own is null; 0: unlimited (the default) */
+                        default_ip_limit?: number;
+                        /** @description the sliding window: distinct addresses seen within it count (default 600) */
+                        window_seconds?: number;
+                        /** @description count IPv4 addresses per /24 (carrier NAT); IPv6 always counts per /64 (default false) */
+                        ipv4_per_24?: boolean;
+                        /** @description IPv4/IPv6 addresses or CIDRs never counted */
+                        allow_list?: string[];
+                        /** @description block periods by repeat, in seconds: the first block lasts the first, the next the second…, the last repeats (default 600, 3600, 86400) */
+                        block_seconds?: number[];
+                        /** @description a block this long after the last one ended starts from the first period again (default 168) */
+                        forget_hours?: number;
+                        /** @description how long a warning stands before the block, if the user stays over the limit (default 60; 0: warn and block at once) */
+                        warn_grace_seconds?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the ip_limit of users whose own is null; 0: unlimited (the default) */
+                            default_ip_limit: number;
+                            /** @description the sliding window: distinct addresses seen within it count (default 600) */
+                            window_seconds: number;
+                            /** @description count IPv4 addresses per /24 (carrier NAT); IPv6 always counts per /64 (default false) */
+                            ipv4_per_24: boolean;
+                            /** @description IPv4/IPv6 addresses or CIDRs never counted */
+                            allow_list: string[];
+                            /** @description block periods by repeat, in seconds: the first block lasts the first, the next the second…, the last repeats (default 600, 3600, 86400) */
+                            block_seconds: number[];
+                            /** @description a block this long after the last one ended starts from the first period again (default 168) */
+                            forget_hours: number;
+                            /** @description how long a warning stands before the block, if the user stays over the limit (default 60; 0: warn and block at once) */
+                            warn_grace_seconds: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/fair-use": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's IP limit, block, the addresses seen in the window (where, when) and the block history */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            user_id: string;
+                            /** @description the user's own (null: the default) */
+                            ip_limit: number | null;
+                            /** @description the limit applied; 0: unlimited */
+                            effective_ip_limit: number;
+                            /** @description blocked until then; null: not blocked */
+                            blocked_until: string | null;
+                            /** @description source addresses in the window, newest first, as this panel instance gathered them from the agents */
+                            addresses: {
+                                ip: string;
+                                /** @description what it counts as (the address, its /24, its IPv6 /64); null: allow-listed, not counted */
+                                key: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                server_id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                last_seen: string;
+                            }[];
+                            /** @description the last 50 blocks, newest first */
+                            blocks: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                started_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                until: string;
+                                ended_at: string | null;
+                                /** @description ended | limit_lifted; null: still blocked */
+                                end_reason: string | null;
+                                strike: number;
+                                address_count: number;
+                                ip_limit: number;
+                                /** @description the address keys that were counted */
+                                addresses: string[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/servers/{server_id}/inbounds": {
         parameters: {
             query?: never;
@@ -7182,6 +8534,9 @@ export type paths = {
                                 name: string;
                                 comment: string | null;
                                 announce: string | null;
+                                ip_limit: number | null;
+                                /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                                fair_use_blocked_until: string | null;
                                 telegram_id: number | null;
                                 /**
                                  * Format: date-time
@@ -7219,6 +8574,8 @@ export type paths = {
                                 sub_updated_at: string | null;
                                 /** @description User-Agent of the last /sub fetch */
                                 sub_last_user_agent: string | null;
+                                /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                                group_ids?: string[];
                             };
                             grants: {
                                 /**
@@ -7240,6 +8597,8 @@ export type paths = {
                                 proxy_user_id: string;
                                 level: number;
                                 is_active: boolean;
+                                /** @description given to the user directly; false: held only through the user's groups (docs/GROUPS.md), revoked when no group gives it any more */
+                                is_own: boolean;
                                 /** @description synced: the core holds what the database says; pending: the core was unreachable, the change waits; error: the core refused it (sync_error says why) */
                                 sync_state: "pending" | "synced" | "error";
                                 sync_error: string | null;
@@ -7365,6 +8724,8 @@ export type paths = {
                             proxy_user_id: string;
                             level: number;
                             is_active: boolean;
+                            /** @description given to the user directly; false: held only through the user's groups (docs/GROUPS.md), revoked when no group gives it any more */
+                            is_own: boolean;
                             /** @description synced: the core holds what the database says; pending: the core was unreachable, the change waits; error: the core refused it (sync_error says why) */
                             sync_state: "pending" | "synced" | "error";
                             sync_error: string | null;
@@ -7568,7 +8929,10 @@ export type paths = {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a grant ({email}: its proxy_user_id or the user's uuid) and remove the user from the core */
+        /**
+         * Revoke a grant ({email}: its proxy_user_id or the user's uuid) and remove the user from the core
+         * @description A grant a group also gives stays (only its is_own is cleared); one held through a group only is 409 granted_by_group
+         */
         delete: {
             parameters: {
                 query?: never;
@@ -7612,6 +8976,15 @@ export type paths = {
                 };
                 /** @description problem+json */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7674,6 +9047,8 @@ export type paths = {
                             proxy_user_id: string;
                             level: number;
                             is_active: boolean;
+                            /** @description given to the user directly; false: held only through the user's groups (docs/GROUPS.md), revoked when no group gives it any more */
+                            is_own: boolean;
                             /** @description synced: the core holds what the database says; pending: the core was unreachable, the change waits; error: the core refused it (sync_error says why) */
                             sync_state: "pending" | "synced" | "error";
                             sync_error: string | null;

@@ -9,6 +9,7 @@ import type { SyncState } from "../../domain/sync.ts";
 import { ADMITTED_STATUSES } from "../../domain/users.ts";
 import { ConflictError } from "../../lib/errors.ts";
 import { chunks } from "../../lib/limiter.ts";
+import { type HostRow, hostSpecOf } from "../inbounds/hosts.repository.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
 import type { GrantRevision, SyncGrant } from "../sync/stores.ts";
 
@@ -26,8 +27,18 @@ export type AccessRow = SyncGrant & {
 export type AccessLinkRow = AccessRow & {
   inbound_tag: string;
   inbound_is_active: boolean;
+  /** With the inbound's hosts attached when it has any (host-entries.ts). */
   link_params: LinkParams;
   server_name: string;
+  server_status: string;
+  /** What the per-user remark variables read (lib/user-values.ts). */
+  user: {
+    name: string;
+    status: string;
+    dataLimitBytes: number | null;
+    usedBytes: number;
+    expireAt: string | null;
+  };
 };
 
 /** Thrown when the new grant's credential is taken on the inbound; the service draws another. */
@@ -397,12 +408,12 @@ export class AccessRepository {
 
   async listLinksOfUser(userId: string): Promise<AccessLinkRow[]> {
     const rows = await this.#withLinks().where("a.user_id", "=", userId).execute();
-    return rows.map(toLinkRow);
+    return this.#withHosts(rows.map(toLinkRow));
   }
 
   async listLinksOfInbound(inboundId: string): Promise<AccessLinkRow[]> {
     const rows = await this.#withLinks().where("a.server_inbound_id", "=", inboundId).execute();
-    return rows.map(toLinkRow);
+    return this.#withHosts(rows.map(toLinkRow));
   }
 
   async findLink(userId: string, inboundId: string): Promise<AccessLinkRow | undefined> {
@@ -410,7 +421,43 @@ export class AccessRepository {
       .where("a.user_id", "=", userId)
       .where("a.server_inbound_id", "=", inboundId)
       .executeTakeFirst();
-    return row && toLinkRow(row);
+    return row && (await this.#withHosts([toLinkRow(row)]))[0];
+  }
+
+  /**
+   * Each row's link parameters with its inbound's hosts attached, as subscriptions read them
+   * (subscriptions.repository.ts listInbounds): the enabled ones in position order, the server's
+   * name and health. An inbound without hosts keeps its parameters (the one implicit host).
+   */
+  async #withHosts(rows: AccessLinkRow[]): Promise<AccessLinkRow[]> {
+    const ids = [...new Set(rows.map((row) => row.server_inbound_id))];
+    if (ids.length === 0) return rows;
+    const hostsOf = new Map<string, HostRow[]>();
+    for (const part of chunks(ids, IDS_PER_STATEMENT)) {
+      const hostRows = await this.db
+        .selectFrom("inbound_hosts")
+        .selectAll()
+        .where("server_inbound_id", "in", part)
+        .orderBy("server_inbound_id")
+        .orderBy("position")
+        .orderBy("id")
+        .execute();
+      for (const host of hostRows) {
+        const list = hostsOf.get(host.server_inbound_id) ?? [];
+        list.push(host);
+        hostsOf.set(host.server_inbound_id, list);
+      }
+    }
+    for (const row of rows) {
+      const hosts = hostsOf.get(row.server_inbound_id);
+      if (hosts === undefined) continue;
+      row.link_params.hosts = {
+        serverName: row.server_name,
+        serverHealthy: row.server_status !== "offline" && row.server_status !== "error",
+        hosts: hosts.filter((host) => !read.bool(host.is_disabled)).map(hostSpecOf),
+      };
+    }
+    return rows;
   }
 
   #withLinks() {
@@ -418,12 +465,19 @@ export class AccessRepository {
       .selectFrom("user_access as a")
       .innerJoin("server_inbounds as i", "i.id", "a.server_inbound_id")
       .innerJoin("servers as s", "s.id", "a.server_id")
+      .innerJoin("users as u", "u.id", "a.user_id")
       .selectAll("a")
       .select([
+        "u.name as user_name",
+        "u.status as user_status",
+        "u.data_limit_bytes as user_data_limit_bytes",
+        "u.used_bytes as user_used_bytes",
+        "u.expire_at as user_expire_at",
         "i.tag as inbound_tag",
         "i.is_active as inbound_is_active",
         "i.link_params",
         "s.name as server_name",
+        "s.status as server_status",
       ])
       .orderBy("a.created_at")
       .orderBy("a.id");
@@ -467,6 +521,12 @@ type LinkColumns = {
   inbound_is_active: boolean | number;
   link_params: string;
   server_name: string;
+  server_status: string;
+  user_name: string;
+  user_status: string;
+  user_data_limit_bytes: number | string | null;
+  user_used_bytes: number | string;
+  user_expire_at: string | Date | null;
 };
 
 function toLinkRow(row: Selectable<UserAccessTable> & LinkColumns): AccessLinkRow {
@@ -476,5 +536,13 @@ function toLinkRow(row: Selectable<UserAccessTable> & LinkColumns): AccessLinkRo
     inbound_is_active: read.bool(row.inbound_is_active),
     link_params: JSON.parse(row.link_params) as LinkParams,
     server_name: row.server_name,
+    server_status: row.server_status,
+    user: {
+      name: row.user_name,
+      status: row.user_status,
+      dataLimitBytes: read.optionalBigint(row.user_data_limit_bytes),
+      usedBytes: read.bigint(row.user_used_bytes),
+      expireAt: read.optionalTimestamp(row.user_expire_at),
+    },
   };
 }

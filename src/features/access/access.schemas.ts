@@ -32,7 +32,17 @@ export const AccessRecord = Type.Object({
   }),
   downlink_bytes: Type.Integer(),
   created_at: Timestamp,
-  uri: Type.Optional(Type.String({ description: "only with include_uris=true" })),
+  uri: Type.Optional(
+    Type.String({
+      description: "only with include_uris=true: the first of `links` (absent when it is empty)",
+    }),
+  ),
+  links: Type.Optional(
+    Type.Array(Type.Object({ remark: Type.String(), uri: Type.String({ description: "protocol://…" }) }), {
+      description:
+        "only with include_uris=true: the grant's links as the user's /sub writes them, one per enabled host of the inbound (one without hosts)",
+    }),
+  ),
   protocol: Type.Optional(Protocol),
   server_name: Type.Optional(Type.String()),
   inbound_tag: Type.Optional(Type.String()),
@@ -93,6 +103,9 @@ export const ClientConfig = Type.Object({
   server_name: Type.String(),
   inbound_tag: Type.String(),
   protocol: Protocol,
+  remark: Type.String({
+    description: "the link's name, as in the user's /sub (unique within the user's links)",
+  }),
   uri: Type.String({ description: "protocol://…" }),
   qr_code: Type.Union([Type.String({ description: "data:image/svg+xml;base64,…" }), Type.Null()], {
     description: "null unless ?include_qr=true: then the link's QR code as an SVG data: URI",

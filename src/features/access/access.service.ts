@@ -10,6 +10,7 @@ import {
 } from "../../lib/errors.ts";
 import { limiter } from "../../lib/limiter.ts";
 import { qrSvgDataUri } from "../../lib/qr.ts";
+import { type UserValues, userValues } from "../../lib/user-values.ts";
 import { isUuid } from "../../lib/uuid.ts";
 import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { ServersService } from "../servers/servers.service.ts";
@@ -26,7 +27,7 @@ import {
 } from "./access.repository.ts";
 import type { AccessRecord, ClientConfig, GrantCreate } from "./access.schemas.ts";
 import { newGrantRow } from "./grant-rows.ts";
-import { linksOf } from "./links.ts";
+import { type EntryLink, entryLinksOf } from "./links.ts";
 
 const CREDENTIAL_ATTEMPTS = 5;
 
@@ -132,10 +133,11 @@ export class AccessService {
     await this.users.get(userId);
     if (!includeUris) return (await this.access.listByUser(userId)).map(record);
     const rows = await this.access.listLinksOfUser(userId);
-    const uris = linksOf(rows);
+    const links = linksByRow(rows);
     return rows.map((row, index) => ({
       ...record(row),
-      ...(uris[index] === undefined ? {} : { uri: uris[index] }),
+      ...(links[index]?.[0] === undefined ? {} : { uri: links[index][0].uri }),
+      links: links[index] ?? [],
       protocol: row.link_params.protocol,
       server_name: row.server_name,
       inbound_tag: row.inbound_tag,
@@ -236,21 +238,58 @@ function record(row: AccessRow): AccessRecord {
   };
 }
 
-/** `qr_code`: null, or with includeQr an SVG data: URI of the link's QR code. */
-function configsOf(rows: readonly AccessLinkRow[], includeQr = false): ClientConfig[] {
-  const uris = linksOf(rows);
-  return rows.flatMap((row, index) => {
-    const uri = uris[index];
-    if (uri === undefined) return [];
-    return [
-      {
-        user_id: row.user_id,
-        server_name: row.server_name,
-        inbound_tag: row.inbound_tag,
-        protocol: row.link_params.protocol,
-        uri,
-        qr_code: includeQr ? qrSvgDataUri(uri) : null,
-      },
-    ];
+/**
+ * The links of each row as the user's /sub writes them (one per enabled host of the inbound, per-user
+ * remark variables filled, remarks unique within each user's list), in the rows' order.
+ */
+function linksByRow(rows: readonly AccessLinkRow[]): EntryLink[][] {
+  const byUser = new Map<string, number[]>();
+  rows.forEach((row, index) => {
+    const list = byUser.get(row.user_id) ?? [];
+    list.push(index);
+    byUser.set(row.user_id, list);
   });
+  const out: EntryLink[][] = rows.map(() => []);
+  const nowMs = Date.now();
+  for (const indexes of byUser.values()) {
+    const first = rows[indexes[0] as number] as AccessLinkRow;
+    const values = valuesOf(first.user, nowMs);
+    const links = entryLinksOf(
+      indexes.map((index) => rows[index] as AccessLinkRow),
+      values,
+    );
+    indexes.forEach((index, i) => {
+      out[index] = links[i] ?? [];
+    });
+  }
+  return out;
+}
+
+function valuesOf(user: AccessLinkRow["user"], nowMs: number): UserValues {
+  return userValues(
+    {
+      name: user.name,
+      status: user.status,
+      usedBytes: user.usedBytes,
+      totalBytes: user.dataLimitBytes ?? 0,
+      expireS: user.expireAt === null ? 0 : Date.parse(user.expireAt) / 1000,
+    },
+    nowMs,
+  );
+}
+
+/** One per link (`links` of each row); `qr_code`: null, or with includeQr an SVG data: URI of the link's QR code. */
+function configsOf(rows: readonly AccessLinkRow[], includeQr = false): ClientConfig[] {
+  const links = linksByRow(rows);
+  return rows.flatMap((row, index) =>
+    (links[index] ?? []).map(({ remark, uri }) => ({
+      user_id: row.user_id,
+      server_name: row.server_name,
+      inbound_tag: row.inbound_tag,
+      protocol: row.link_params.protocol,
+      remark,
+      uri,
+      qr_code: includeQr ? qrSvgDataUri(uri) : null,
+    })),
+  );
 }

@@ -262,7 +262,7 @@ describe("access records and client configurations", needs, () => {
     );
   });
 
-  test("the three configs endpoints return {user_id, server_name, inbound_tag, protocol, uri, qr_code: null}", async () => {
+  test("the three configs endpoints return {user_id, server_name, inbound_tag, protocol, remark, uri, qr_code: null}", async () => {
     const inbound = await inboundOn(downServer);
     const one = await grant(t, downServer, inbound.id, { name: "Config One" });
     const two = await grant(t, downServer, inbound.id, { name: "Config Two" });
@@ -272,10 +272,12 @@ describe("access records and client configurations", needs, () => {
       "inbound_tag",
       "protocol",
       "qr_code",
+      "remark",
       "server_name",
       "uri",
       "user_id",
     ]);
+    assert.equal(mine[0].remark, `access down ${inbound.tag}`);
     assert.deepEqual(
       [mine[0].user_id, mine[0].server_name, mine[0].inbound_tag, mine[0].protocol, mine[0].qr_code],
       [one.user_id, "access down", inbound.tag, "vless", null],

@@ -6,6 +6,7 @@
 // a fetch picks a variant, where variant v takes item v mod the list's length. Pure and memoised per
 // parameters object: the subscription index shares one object per inbound, so a layout's hosts are
 // expanded once, when its templates are compiled, never per request.
+import { fillTemplate, type UserValues } from "../../lib/user-values.ts";
 import type { Fingerprint, Security, Transport } from "../../links/types.ts";
 import { FINGERPRINTS } from "../../links/types.ts";
 import type { HostFormat, HostSpec, InboundHosts } from "./host-spec.ts";
@@ -80,6 +81,13 @@ function applyHost(params: LinkParams, host: HostSpec, hosts: InboundHosts, vari
   if (host.fragment !== null) entry.fragment = host.fragment;
   if (host.noise !== null) entry.noise = host.noise;
   return entry;
+}
+
+/** The entry with its remark's per-user variables filled (a new object: nothing cached per user). */
+export function withRemarkValues(params: LinkParams, values: UserValues | undefined): LinkParams {
+  return params.userRemark === true && values !== undefined
+    ? { ...params, remark: fillTemplate(params.remark, values) }
+    : params;
 }
 
 /** The variables every user of the entry shares, filled once. */

@@ -234,6 +234,47 @@ describe("hosts", () => {
     }
   });
 
+  test("the admin API lists the user's links as /sub writes them: one per enabled host, per-user remarks filled", async () => {
+    const fromSub = (await sub("links")).split("\n").filter((line) => line !== "" && !line.startsWith("#"));
+    assert.equal(fromSub.length, 2);
+    const access = (await request(t, "GET", `/api/users/${user.id}/access?include_uris=true`)).json() as {
+      uri?: string;
+      links: { remark: string; uri: string }[];
+    }[];
+    assert.equal(access.length, 1);
+    assert.deepEqual(
+      access[0]?.links.map((link) => link.uri),
+      fromSub,
+    );
+    assert.equal(access[0]?.uri, fromSub[0]);
+    assert.deepEqual(
+      access[0]?.links.map((link) => link.remark),
+      fromSub.map((line) => decodeLink(line).remark),
+    );
+    assert.equal(access[0]?.links[1]?.remark, "alice 10 GB ∞ active");
+    const configs = (await request(t, "GET", `/api/users/${user.id}/configs`)).json() as {
+      remark: string;
+      uri: string;
+    }[];
+    assert.deepEqual(
+      configs.map((config) => config.uri),
+      fromSub,
+    );
+    const byInbound = (
+      await request(t, "GET", `/api/servers/${serverId}/inbounds/${inboundId}/configs`)
+    ).json() as {
+      uri: string;
+    }[];
+    assert.deepEqual(
+      byInbound.map((config) => config.uri),
+      fromSub,
+    );
+    const one = (await request(t, "GET", `/api/users/${user.id}/access/${inboundId}/config`)).json() as {
+      uri: string;
+    };
+    assert.equal(one.uri, fromSub[0]);
+  });
+
   test("mux, fragment and noise reach xray-json and sing-box's TLS fragment; links and mihomo are unchanged", async () => {
     const before = { links: await sub("links"), mihomo: await sub("mihomo") };
     const fragment = { packets: "tlshello", length: "100-200", interval: "10-20" };

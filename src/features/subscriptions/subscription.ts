@@ -4,9 +4,9 @@
 // writers do not handle.
 import { encodeSubscription } from "../../links/subscription.ts";
 import { type LinkSource, linksOf } from "../access/links.ts";
-import { hostEntries } from "../inbounds/host-entries.ts";
+import { hostEntries, withRemarkValues } from "../inbounds/host-entries.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
-import { fillTemplate, type UserValues } from "./user-values.ts";
+import type { UserValues } from "./user-values.ts";
 
 export type SubscriptionGrant = {
   credential: string;
@@ -81,11 +81,7 @@ export function renderLinks(
 }
 
 /** The entry with its remark's per-user variables filled (a new object: nothing cached per user). */
-export function withUserRemark(params: LinkParams, user: UserValues | undefined): LinkParams {
-  return params.userRemark === true && user !== undefined
-    ? { ...params, remark: fillTemplate(params.remark, user) }
-    : params;
-}
+export const withUserRemark = withRemarkValues;
 
 /** What Profile-Title says before the user's name. */
 export const TITLE_PREFIX = "Portcullis – ";

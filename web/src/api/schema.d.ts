@@ -8610,8 +8610,14 @@ export type paths = {
                                  * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
                                  */
                                 created_at: string;
-                                /** @description only with include_uris=true */
+                                /** @description only with include_uris=true: the first of `links` (absent when it is empty) */
                                 uri?: string;
+                                /** @description only with include_uris=true: the grant's links as the user's /sub writes them, one per enabled host of the inbound (one without hosts) */
+                                links?: {
+                                    remark: string;
+                                    /** @description protocol://… */
+                                    uri: string;
+                                }[];
                                 protocol?: "vmess" | "vless" | "trojan" | "shadowsocks";
                                 server_name?: string;
                                 inbound_tag?: string;
@@ -8737,8 +8743,14 @@ export type paths = {
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
                              */
                             created_at: string;
-                            /** @description only with include_uris=true */
+                            /** @description only with include_uris=true: the first of `links` (absent when it is empty) */
                             uri?: string;
+                            /** @description only with include_uris=true: the grant's links as the user's /sub writes them, one per enabled host of the inbound (one without hosts) */
+                            links?: {
+                                remark: string;
+                                /** @description protocol://… */
+                                uri: string;
+                            }[];
                             protocol?: "vmess" | "vless" | "trojan" | "shadowsocks";
                             server_name?: string;
                             inbound_tag?: string;
@@ -9060,8 +9072,14 @@ export type paths = {
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
                              */
                             created_at: string;
-                            /** @description only with include_uris=true */
+                            /** @description only with include_uris=true: the first of `links` (absent when it is empty) */
                             uri?: string;
+                            /** @description only with include_uris=true: the grant's links as the user's /sub writes them, one per enabled host of the inbound (one without hosts) */
+                            links?: {
+                                remark: string;
+                                /** @description protocol://… */
+                                uri: string;
+                            }[];
                             protocol?: "vmess" | "vless" | "trojan" | "shadowsocks";
                             server_name?: string;
                             inbound_tag?: string;
@@ -9143,6 +9161,8 @@ export type paths = {
                             server_name: string;
                             inbound_tag: string;
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
+                            /** @description the link's name, as in the user's /sub (unique within the user's links) */
+                            remark: string;
                             /** @description protocol://… */
                             uri: string;
                             /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */
@@ -9227,6 +9247,8 @@ export type paths = {
                             server_name: string;
                             inbound_tag: string;
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
+                            /** @description the link's name, as in the user's /sub (unique within the user's links) */
+                            remark: string;
                             /** @description protocol://… */
                             uri: string;
                             /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */
@@ -9320,6 +9342,8 @@ export type paths = {
                             server_name: string;
                             inbound_tag: string;
                             protocol: "vmess" | "vless" | "trojan" | "shadowsocks";
+                            /** @description the link's name, as in the user's /sub (unique within the user's links) */
+                            remark: string;
                             /** @description protocol://… */
                             uri: string;
                             /** @description null unless ?include_qr=true: then the link's QR code as an SVG data: URI */

@@ -145,6 +145,9 @@ function GrantCard({
   const serverId = server?.id;
   const isDead = !ON_CORE.has(user.status);
   const title = `${access.server_name ?? "?"} · ${access.inbound_tag ?? access.server_inbound_id}`;
+  // One link per enabled host of the inbound (one without hosts), as the user's /sub writes them.
+  const links = access.links ?? (access.uri === undefined ? [] : [{ remark: title, uri: access.uri }]);
+  const single = links.length === 1 ? links[0] : undefined;
   return (
     <Card withBorder padding="sm" data-testid="grant">
       <Stack gap={6}>
@@ -162,8 +165,8 @@ function GrantCard({
             {!access.is_active && <Badge color="gray">{t("common.inactive")}</Badge>}
           </Group>
           <Group gap={2} wrap="nowrap">
-            {access.uri !== undefined && <Copy value={access.uri} label={t("links.copy")} />}
-            {access.uri !== undefined && <QrButton value={access.uri} title={title} />}
+            {single !== undefined && <Copy value={single.uri} label={t("links.copy")} />}
+            {single !== undefined && <QrButton value={single.uri} title={title} />}
             {onRevoke !== undefined && (
               <Tooltip label={t("grants.revoke")}>
                 <ActionIcon variant="subtle" color="red" aria-label={t("grants.revoke")} onClick={onRevoke}>
@@ -178,14 +181,27 @@ function GrantCard({
             {t("grants.linkDead", { status: t(`userStatus.${user.status}`) })}
           </Text>
         )}
-        {access.uri !== undefined && (
-          <Code
-            data-testid="share-link"
-            style={{ wordBreak: "break-all", whiteSpace: "pre-wrap", opacity: isDead ? 0.55 : undefined }}
-          >
-            {access.uri}
-          </Code>
-        )}
+        {links.map((link) => (
+          <Stack key={link.uri} gap={2}>
+            {single === undefined && (
+              <Group justify="space-between" wrap="nowrap">
+                <Text size="sm" fw={500} data-testid="share-link-remark">
+                  {link.remark}
+                </Text>
+                <Group gap={2} wrap="nowrap">
+                  <Copy value={link.uri} label={t("links.copy")} />
+                  <QrButton value={link.uri} title={link.remark} />
+                </Group>
+              </Group>
+            )}
+            <Code
+              data-testid="share-link"
+              style={{ wordBreak: "break-all", whiteSpace: "pre-wrap", opacity: isDead ? 0.55 : undefined }}
+            >
+              {link.uri}
+            </Code>
+          </Stack>
+        ))}
         <Text size="xs" c="dimmed">
           <UpDown up={access.uplink_bytes} down={access.downlink_bytes} /> · {access.proxy_user_id}
         </Text>

@@ -10,6 +10,8 @@ import { createInbound, registerServer, templateFor } from "../../../test/suppor
 import { requires } from "../../../test/support/requires.ts";
 import { request } from "../../../test/support/templates.ts";
 import { CleanupStack, startV2rayServer, type V2rayServer } from "../../../test/support/v2ray.ts";
+import { ConflictError } from "../../lib/errors.ts";
+import { GroupsRepository } from "./groups.repository.ts";
 
 const needs = requires("v2ray");
 const stack = new CleanupStack();
@@ -124,5 +126,17 @@ describe("groups under concurrency and roles", needs, () => {
       payload: { user_ids: [userId] },
     });
     assert.equal(joined.statusCode, 200, joined.body);
+  });
+
+  test("a write racing a delete (the group gone before its members are written) is a 409 conflict, not a 500", async () => {
+    const repo = new GroupsRepository(t.deps.database.db);
+    const [userId = ""] = await createUsers(t.deps, 1, "late");
+    const gone = "00000000-0000-4000-8000-0000000000ff";
+    await assert.rejects(repo.addMembers(gone, [userId]), (error: unknown) => {
+      assert.ok(error instanceof ConflictError, String(error));
+      return true;
+    });
+    const inbound = await newInbound();
+    await assert.rejects(repo.addInbounds(gone, [inbound.id]), ConflictError);
   });
 });

@@ -1,11 +1,8 @@
 // The `limit` target of the subscription benchmark: a raw node:http server answering every request
 // with the bytes the real endpoint sent for one sampled user, prepared once: no routing, no lookup,
 // no rendering, through node:http's public API (writeHead's checked fields, end(body)): the limit /sub
-// is measured against. Since session 26 /sub's fast path writes its head and body as text into the
-// head Node keeps (src/features/subscriptions/head-text.ts), which skips two costs this server pays,
-// and since session 28 it marks a request without a body as read (Node then does not dump it after the
-// answer), a third; so /sub may cost less than it. Fastify's keep-alive timeout, so even the
-// Keep-Alive header is the same.
+// is measured against. /sub's fast path answers through the same public API (issue 46 removed the
+// Node internals it used). Fastify's keep-alive timeout, so even the Keep-Alive header is the same.
 //   HOST=127.0.0.1 PORT=… BENCH_BODY_FILE=… BENCH_HEADERS='{"name":"value"}' node --import tsx bench/sub/limit-server.ts
 // First, as in the service (src/main.ts): without it a full collection while the server idles between
 // its rounds sends every later nextTick through V8's runtime, and the reference costs more than it should.

@@ -29,6 +29,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     load: () => import("./import.ts"),
   },
   access: { summary: "grant one inbound to many users at once", load: () => import("./access.ts") },
+  groups: {
+    summary: "groups of inbounds: list, create, add inbounds, list or change members",
+    load: () => import("./groups.ts"),
+  },
   backup: {
     summary: "write a consistent backup of the database to a file, while the service runs",
     load: () => import("./backup.ts"),

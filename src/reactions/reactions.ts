@@ -116,6 +116,7 @@ export const READ_YOUR_WRITES: readonly string[] = [
   "/api/templates", // an inbound's links follow its template
   "/api/certificates", // an inbound's links follow its certificate
   "/api/subscription-settings",
+  "/api/groups", // a group's inbounds and members are its members' grants
 ];
 
 /** Write routes that change nothing GET /sub shows: their answers do not wait for the cache. */

@@ -28,6 +28,7 @@ import {
   startV2rayServer,
   type V2rayServer,
 } from "../../../test/support/v2ray.ts";
+import { run as runCli } from "../../cli/groups.ts";
 import { GrpcCoreClient } from "../../cores/grpc-core-client.ts";
 import { buildUser } from "../../cores/inbound-builder/build.ts";
 import { limiter, settleAll } from "../../lib/limiter.ts";
@@ -260,5 +261,39 @@ describe("groups on a real core", needs, () => {
     expectProblem(await request(t, "DELETE", `${missing}/members/${active}`), 404, "not_found");
     expectProblem(await request(t, "GET", "/api/groups/not-a-uuid"), 400, "validation_failed");
     expectProblem(await request(t, "GET", "/api/groups/%2e%2e"), 404, "route_not_found");
+  });
+});
+
+describe("portcullis groups", needs, () => {
+  test("create, add-inbound, members --add/--remove and list go through the service; bad usage exits 2", async () => {
+    const inbound = await newInbound();
+    const [first, second] = await createUsers(t.deps, 2, "cli-member");
+    assert.ok(first !== undefined && second !== undefined);
+    const out: string[] = [];
+    const context = {
+      deps: t.deps,
+      write: (text: string) => out.push(text),
+      writeError: (text: string) => out.push(text),
+    };
+    assert.equal(await runCli(["create", "cli-group"], context), 0);
+    assert.equal(await runCli(["members", "cli-group", "--add", first, "--add", second], context), 0);
+    assert.equal(await runCli(["add-inbound", "cli-group", inbound.id], context), 0);
+    assert.match(
+      out.join(""),
+      /added 2 of 2 users; granted 0\n.*: granted 2 \(synced 2, pending 0, error 0\)\n$/s,
+    );
+    assert.equal((await onCore(inbound.tag, [first, second])).present.length, 2);
+    out.length = 0;
+    assert.equal(await runCli(["members", "cli-group", "--remove", second], context), 0);
+    assert.equal(out.join(""), "removed 1 of 1 users; revoked 1\n");
+    out.length = 0;
+    assert.equal(await runCli(["members", "cli-group"], context), 0);
+    assert.match(out.join(""), new RegExp(`^ID\tNAME\tSTATUS\n${first}\tcli-member 0\tactive\n$`));
+    out.length = 0;
+    assert.equal(await runCli(["list"], context), 0);
+    assert.match(out.join(""), /\ncli-group\t1\t1\t[0-9a-f-]{36}\n/);
+    assert.equal(await runCli(["members", "no-such-group"], context), 1);
+    assert.equal(await runCli(["add-inbound", "cli-group", "not-an-id"], context), 2);
+    assert.equal(await runCli(["frobnicate"], context), 2);
   });
 });

@@ -229,7 +229,7 @@ export type AnswerSettings = {
 /**
  * body: the bytes to send as a latin1 string (a character per byte: base64 is ASCII, the links text
  * and a document their UTF-8 bytes), so `body.length` is the byte count and the fast path sends it
- * with its head in one write (head-text.ts). bodyBytes() gives a Buffer.
+ * as it is (`end(body, "latin1")`). bodyBytes() gives a Buffer.
  */
 export type FormatResponse = { status: 200 | 304; headers: string[]; body: string | undefined };
 

@@ -4,25 +4,15 @@
 // X-Request-Id) goes on to the Fastify route unchanged, which answers the same bytes (answer.ts).
 // Per request it allocates only the answer's strings: the header lists are reused (their text is
 // copied into the response's head before it returns), the request's headers are scanned in their raw
-// form (IncomingMessage#headers builds an object on first use), request ids count up. The plain
-// base64 answers' heads skip writeHead's per-field checks (their values need none), and every body
-// sent as a string goes out with its head in one write (head-text.ts). A request without a body is
-// marked as read, so Node does not read it to its end after the answer (marksRead).
+// form (IncomingMessage#headers builds an object on first use), request ids count up. It relies on
+// no Node.js internal: the head goes through writeHead, the body through end(body) (issue 46: the
+// internals that skipped those saved under 5 % of /sub's CPU a request on Node 24, docs/benchmarks/sub.md).
 import { randomUUID } from "node:crypto";
-import { IncomingMessage, type RequestListener, type ServerResponse } from "node:http";
-import { Socket } from "node:net";
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { SECURITY_HEADERS } from "../../lib/security-headers.ts";
 import { type Format, isFormat } from "../../lib/subscription-formats.ts";
-import {
-  NOT_MODIFIED_HEADERS,
-  NOT_MODIFIED_VALUES,
-  notModifiedHeaders,
-  OK_HEADERS,
-  OK_VALUES,
-  okHeaders,
-} from "./answer.ts";
+import { NOT_MODIFIED_HEADERS, notModifiedHeaders, OK_HEADERS, okHeaders } from "./answer.ts";
 import { isBrowser } from "./formats.ts";
-import { endWith, HeadFields } from "./head-text.ts";
 import type { SubscriptionsService } from "./subscriptions.service.ts";
 
 const PREFIX = "/sub/";
@@ -37,14 +27,12 @@ OK.splice(OK_HEADERS + 4, SECURITY_HEADERS.length, ...SECURITY_HEADERS);
 const NOT_MODIFIED = notModifiedHeaders(1 + SECURITY_PAIRS);
 NOT_MODIFIED[NOT_MODIFIED_HEADERS] = "x-request-id";
 NOT_MODIFIED.splice(NOT_MODIFIED_HEADERS + 2, SECURITY_HEADERS.length, ...SECURITY_HEADERS);
-/** The two lists as heads: what answerInto() fills and the request id change per answer (and the length). */
-const OK_HEAD = new HeadFields(200, OK, [...Object.values(OK_VALUES), OK_HEADERS + 1], OK_HEADERS + 2);
-const NOT_MODIFIED_HEAD = new HeadFields(
-  304,
-  NOT_MODIFIED,
-  [...Object.values(NOT_MODIFIED_VALUES), NOT_MODIFIED_HEADERS + 1],
-  -1,
-);
+
+/** Ends a response whose head is written, with `body` (undefined: none, as for HEAD and 304). */
+function endWith(response: ServerResponse, body: string | undefined): void {
+  if (body === undefined) response.end();
+  else response.end(body, "latin1");
+}
 
 const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 /**
@@ -75,31 +63,6 @@ export class RequestIds {
   }
 }
 const requestIds = new RequestIds();
-
-type Consuming = { _consuming: boolean };
-/**
- * Whether this Node.js lets the fast path mark its answered requests without a body as read. Once a
- * response finishes, Node's server "dumps" the request unless something reads it (`_consuming`):
- * IncomingMessage#_dump() resumes the stream, reads it, emits 'end', destroys it and emits 'close',
- * over three ticks, so that a body's bytes come off the wire. A GET or HEAD without Content-Length
- * or Transfer-Encoding has no body (RFC 9112 §6.3): for it that work pulls nothing, and it is
- * skipped. A request with a body is dumped as ever (fast-path.test.ts sends 100 KB bodies on GETs
- * and a request after each, on one connection). Undocumented, like the head (head-text.ts): only
- * when this Node.js has both the flag (false on a fresh request) and the dump, as Node 20 to 24 do;
- * elsewhere nothing is set and Node dumps every request as it does by default.
- */
-export function requestsCanBeMarkedRead(): boolean {
-  try {
-    const probe = new IncomingMessage(new Socket()) as unknown as Partial<Consuming>;
-    const prototype = IncomingMessage.prototype as unknown as { _dump?: unknown };
-    return probe._consuming === false && typeof prototype._dump === "function";
-  } catch {
-    return false;
-  }
-}
-
-/** Whether the fast path marks bodiless requests read (tests turn it off to check the other way). */
-export const marksRead = { on: requestsCanBeMarkedRead() };
 
 const UUID_ALONE = { length: 36, format: null } as const;
 const TOKEN_ALONE = { length: 32, format: null } as const;
@@ -146,8 +109,6 @@ export function answerFromMemory(
   let ifNoneMatch: string | undefined;
   let userAgent: string | undefined;
   let accept: string | undefined;
-  /** Whether the request says it has a body (Content-Length or Transfer-Encoding). */
-  let framed = false;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
     if (name.length === 12 && name.toLowerCase() === "x-request-id") return false; // Fastify echoes (and checks) it
@@ -156,8 +117,6 @@ export function answerFromMemory(
       ifNoneMatch = ifNoneMatch === undefined ? raw[i + 1] : `${ifNoneMatch}, ${raw[i + 1]}`;
     } else if (name.length === 10 && name.toLowerCase() === "user-agent") userAgent = raw[i + 1];
     else if (name.length === 6 && name.toLowerCase() === "accept") accept = raw[i + 1];
-    else if (name.length === 14 && name.toLowerCase() === "content-length") framed = true;
-    else if (name.length === 17 && name.toLowerCase() === "transfer-encoding") framed = true;
   }
   const settings = subscriptions.settings;
   let format = shape.format;
@@ -167,7 +126,6 @@ export function answerFromMemory(
   }
   const address = subscriptions.findKey(url, PREFIX.length, shape.length);
   if (address < 0) return false;
-  if (!framed && marksRead.on) (request as unknown as Consuming)._consuming = true; // no body: nothing to dump
   subscriptions.noteFetch(address, userAgent); // into preallocated typed arrays: written in batches (fetch-log.ts)
   if (format !== "base64" || !settings.isPlain || subscriptions.hasOwnHeaders(address)) {
     const key = url.slice(PREFIX.length, PREFIX.length + shape.length);
@@ -182,12 +140,14 @@ export function answerFromMemory(
   const body = subscriptions.answerInto(address, ifNoneMatch, OK, NOT_MODIFIED);
   if (body === undefined) {
     NOT_MODIFIED[NOT_MODIFIED_HEADERS + 1] = requestIds.next();
-    NOT_MODIFIED_HEAD.answer(response, undefined);
+    response.writeHead(304, NOT_MODIFIED);
+    response.end();
     return true;
   }
   OK[OK_HEADERS + 1] = requestIds.next();
   OK[OK_HEADERS + 3] = String(body.length); // base64: ASCII
-  OK_HEAD.answer(response, method === "GET" ? body : undefined);
+  response.writeHead(200, OK);
+  endWith(response, method === "GET" ? body : undefined);
   return true;
 }
 

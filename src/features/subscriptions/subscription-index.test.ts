@@ -129,7 +129,7 @@ const userName = fc.oneof(
   fc.stringMatching(/^[A-Za-z0-9._-]{1,30}$/),
   fc.string({ minLength: 1, maxLength: 30 }),
   fc.constantFrom("Пользователь 7", "Zoë Ünïcode", 'quote " and \\', "ユーザー"),
-  // What would break a head written as text (head-text.ts) if it reached a value as it is.
+  // What would break a header if it reached a value as it is.
   fc.constantFrom("a\r\nSet-Cookie: x=1", "line\nfeed", "tab\there", "nul\u0000", "del\u007f"),
   // Up to the longest name the API takes, in 4-byte characters: past the reused buffers' first size.
   fc.string({ unit: "binary", minLength: 100, maxLength: 128 }),
@@ -212,8 +212,7 @@ describe("answers from the index", () => {
           [userinfo, expected.headers.title, expected.headers.disposition],
         );
         assert.match(String(ok[11]), /^"[A-Za-z0-9_-]{22}"$/);
-        // The fast path writes these values into the head without writeHead's checks (head-text.ts):
-        // each must pass them, whatever the name.
+        // Each value passes writeHead's checks, whatever the name (else the fast path would throw).
         for (const i of Object.values(OK_VALUES)) validateHeaderValue(String(ok[i - 1]), ok[i] as string);
         const { notModified } = answerOf(index, address, String(ok[OK_VALUES.etag]));
         for (const i of Object.values(NOT_MODIFIED_VALUES))

@@ -17,6 +17,7 @@ import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
 import { fairUseRoutes } from "./features/fairuse/fairuse.routes.ts";
 import { groupsRoutes } from "./features/groups/groups.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
+import { legacySubscriptionRoutes } from "./features/import/legacy.routes.ts";
 import { hostsRoutes } from "./features/inbounds/hosts.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
@@ -73,7 +74,8 @@ export async function buildApp(
     // Fastify also takes a hop count here; its types list only the other forms.
     trustProxy: deps.config.trustProxy as boolean | string[],
     bodyLimit: 1024 * 1024,
-    routerOptions: { ignoreTrailingSlash: true },
+    // maxParamLength: Marzban subscription tokens (JWTs of about 250 characters) are path parameters.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // Errors raised before a route is chosen (bad percent-escape, over-long parameter) and before
     // Fastify sees the request at all (unparsable HTTP) are problem+json too.
     frameworkErrors: (error, request, reply) => {
@@ -252,7 +254,10 @@ export async function buildApp(
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);
   syncRoutes(app, deps.services.reconciler);
   trafficRoutes(app, deps.services.traffic, deps.services.usage);
-  subscriptionsRoutes(app, deps.services.subscriptions); // public: /sub/* has config auth: false
+  // public: /sub/* has config auth: false; keys not ours may be another panel's (features/import)
+  const legacy = deps.services.legacySubscriptions;
+  subscriptionsRoutes(app, deps.services.subscriptions, async (key) => (await legacy.resolve(key))?.subToken);
+  legacySubscriptionRoutes(app, legacy, deps.services.subscriptions);
   subscriptionCacheRoutes(app, deps.services.subscriptions);
   subscriptionSettingsRoutes(app, deps.services.subscriptionSettings);
   if (deps.config.metricsToken !== undefined) {

@@ -41,6 +41,7 @@ import { GroupsRepository } from "./features/groups/groups.repository.ts";
 import { GroupsService } from "./features/groups/groups.service.ts";
 import { ImportRepository } from "./features/import/import.repository.ts";
 import { ImportService } from "./features/import/import.service.ts";
+import { LegacySubscriptions } from "./features/import/legacy.service.ts";
 import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
 import { HostsService } from "./features/inbounds/hosts.service.ts";
 import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
@@ -108,6 +109,7 @@ export type Deps = {
     hosts: HostsService;
     access: AccessService;
     importer: ImportService;
+    legacySubscriptions: LegacySubscriptions;
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
     groups: GroupsService;
@@ -256,8 +258,10 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
+  const importRepository = new ImportRepository(database.db);
+  const legacySubscriptions = new LegacySubscriptions(importRepository, secretBox);
   const importer = new ImportService(
-    new ImportRepository(database.db),
+    importRepository,
     templates,
     inbounds,
     inboundsRepository,
@@ -375,6 +379,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       hosts,
       access,
       importer,
+      legacySubscriptions,
       bulkGrants,
       enrolment,
       groups,

@@ -27,6 +27,7 @@ export const POLICY: Policy = {
     "groups -> users",
     "import -> inbounds",
     "import -> servers",
+    "import -> subscriptions",
     "import -> sync",
     "import -> templates",
     "access -> inbounds",

@@ -2,7 +2,7 @@
 // URL keys) is one transaction, every row keyed so that a second insert of it does nothing. A run
 // killed between batches keeps the batches it committed; run again, it inserts only the rest.
 import type { Insertable, Kysely } from "kysely";
-import { ROWS_PER_INSERT } from "../../db/dialect.ts";
+import { ROWS_PER_INSERT, read } from "../../db/dialect.ts";
 import type { Database, ImportLinksTable, UserAccessTable, UsersTable } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
 
@@ -124,20 +124,49 @@ export class ImportRepository {
     return row?.secret_sealed;
   }
 
-  /** The user an old URL names, and when its tokens stopped counting. */
+  /** The user an old URL names: their current sub_token, whether Portcullis revoked it, when the peer's tokens stopped counting. */
   async findLink(
     source: string,
     key: string,
-  ): Promise<{ user_id: string; revoked_at: string | null } | undefined> {
+  ): Promise<
+    { user_id: string; sub_token: string; revoked_here: boolean; revoked_at: string | null } | undefined
+  > {
     const row = await this.db
-      .selectFrom("import_links")
-      .select(["user_id", "revoked_at"])
-      .where("source", "=", source)
-      .where("key", "=", key)
+      .selectFrom("import_links as l")
+      .innerJoin("users as u", "u.id", "l.user_id")
+      .select(["l.user_id", "l.revoked_at", "u.sub_token", "u.sub_by_id_revoked_at"])
+      .where("l.source", "=", source)
+      .where("l.key", "=", key)
       .executeTakeFirst();
     if (row === undefined) return undefined;
-    const revoked = row.revoked_at;
-    return { user_id: row.user_id, revoked_at: revoked instanceof Date ? revoked.toISOString() : revoked };
+    return {
+      user_id: row.user_id,
+      sub_token: row.sub_token,
+      revoked_here: row.sub_by_id_revoked_at !== null,
+      revoked_at: row.revoked_at === null ? null : read.timestamp(row.revoked_at),
+    };
+  }
+
+  /** What Marzban's /sub/{token}/info shows of a user. */
+  async userInfo(id: string) {
+    return this.db
+      .selectFrom("users")
+      .select([
+        "name",
+        "status",
+        "used_bytes",
+        "lifetime_used_bytes",
+        "data_limit_bytes",
+        "data_limit_reset",
+        "expire_at",
+        "on_hold_duration_seconds",
+        "on_hold_timeout_at",
+        "created_at",
+        "online_at",
+        "sub_updated_at",
+      ])
+      .where("id", "=", id)
+      .executeTakeFirst();
   }
 }
 

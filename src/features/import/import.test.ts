@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { grantsOf, probeCore, startConvergence } from "../../../test/support/convergence.ts";
+import { decodeLink } from "../../../test/support/link-decoder.ts";
 import {
   MARZBAN_INBOUNDS,
   marzbanXrayConfig,
@@ -16,14 +17,21 @@ import {
 } from "../../../test/support/peer-fixtures.ts";
 import { waitFor } from "../../../test/support/poll.ts";
 import { freePort } from "../../../test/support/ports.ts";
-import { registerServer } from "../../../test/support/provisioning.ts";
+import { expectCarries, registerServer, startClient } from "../../../test/support/provisioning.ts";
 import { requires } from "../../../test/support/requires.ts";
-import { CleanupStack, startV2rayServer, tempDir, type V2rayServer } from "../../../test/support/v2ray.ts";
+import {
+  CleanupStack,
+  startHttpServer,
+  startV2rayServer,
+  tempDir,
+  type V2rayServer,
+} from "../../../test/support/v2ray.ts";
 import { run } from "../../cli/import.ts";
 import { loadSqlite } from "../../db/connection.ts";
 import { read } from "../../db/dialect.ts";
 import { NO_PASSWORD } from "./import.repository.ts";
 import type { ImportReport } from "./import.service.ts";
+import { signMarzbanJwt, signMarzbanLegacy } from "./legacy-tokens.ts";
 import { isoOf } from "./peer.ts";
 
 const needs = requires("v2ray");
@@ -33,6 +41,9 @@ let t: TestApp;
 let core: V2rayServer;
 let serverId: string;
 let dbPath: string;
+let secret: string;
+let httpPort: number;
+const BODY = Buffer.from("carried through the imported grant\n");
 
 type SourceUser = Record<string, string | number | null>;
 let source: {
@@ -48,7 +59,8 @@ needs.before(async () => {
   serverId = (await registerServer(t, core.apiPort)).id;
   const dir = tempDir(stack.add);
   dbPath = join(dir, "db.sqlite3");
-  writeMarzbanSqlite(dbPath, N);
+  secret = writeMarzbanSqlite(dbPath, N).secret;
+  httpPort = await startHttpServer(stack.add, BODY);
   const ports: Record<string, number> = {};
   for (const inbound of MARZBAN_INBOUNDS) ports[inbound.tag] = await freePort();
   writeFileSync(join(dir, "xray_config.json"), JSON.stringify(marzbanXrayConfig(ports)));
@@ -296,5 +308,63 @@ describe("portcullis import marzban", needs, () => {
     } finally {
       await running.stop();
     }
+  });
+
+  test("old Marzban URLs answer the imported users and their links carry traffic; void, badly signed and unknown tokens are 404", async () => {
+    const get = (url: string) =>
+      t.app.inject({ method: "GET", url, headers: { "user-agent": "v2rayNG/1.8.5" } });
+    const nowS = Math.floor(Date.now() / 1000);
+    const row = source.users.find((u) => u.status === "active" && u.sub_revoked_at === null);
+    assert.ok(row !== undefined);
+    const name = String(row.username);
+    const vless = source.proxies.find((p) => p.user_id === row.id && p.type === "vless");
+    const uuid = (JSON.parse(String(vless?.settings)) as { id: string }).id;
+    for (const token of [signMarzbanJwt(name, nowS, secret), signMarzbanLegacy(name, nowS, secret)]) {
+      const res = await get(`/sub/${token}/links`);
+      assert.equal(res.statusCode, 200, res.body);
+      const link = res.body.split("\n").find((line) => line.startsWith("vless://"));
+      assert.ok(link?.includes(uuid), "the VLESS link carries the user's Marzban UUID");
+      const base64 = await get(`/sub/${token}/v2ray`);
+      assert.equal(base64.statusCode, 200);
+      assert.ok(Buffer.from(base64.body, "base64").toString("utf8").includes(uuid));
+      assert.equal((await get(`/sub/${token}`)).statusCode, 200);
+      const info = await get(`/sub/${token}/info`);
+      assert.equal(info.statusCode, 200, info.body);
+      assert.equal(info.json().username, name);
+      assert.equal(info.json().used_traffic, Number(row.used_traffic));
+    }
+    const links = (await get(`/sub/${signMarzbanJwt(name, nowS, secret)}/links`)).body.split("\n");
+    const socksPort = await startClient(
+      stack.add,
+      "v2ray",
+      decodeLink(links.find((l) => l.startsWith("vless://")) ?? ""),
+    );
+    await expectCarries(socksPort, httpPort, BODY, "the link from the old Marzban URL");
+
+    const revoked = source.users.find((u) => u.status === "active" && u.sub_revoked_at !== null);
+    assert.ok(revoked !== undefined);
+    const revokedS = Math.floor(Date.parse(isoOf(revoked.sub_revoked_at) ?? "") / 1000);
+    const before = signMarzbanJwt(String(revoked.username), revokedS - 60, secret);
+    const after = signMarzbanJwt(String(revoked.username), nowS, secret);
+    const forged = signMarzbanJwt(name, nowS, "not the secret");
+    const good = signMarzbanJwt(name, nowS, secret);
+    const tampered = `${good.slice(0, -2)}${good.endsWith("AA") ? "BB" : "AA"}`;
+    for (const [what, url] of [
+      ["issued before sub_revoked_at", `/sub/${before}`],
+      ["issued before sub_revoked_at (info)", `/sub/${before}/info`],
+      [
+        "older form, issued before sub_revoked_at",
+        `/sub/${signMarzbanLegacy(String(revoked.username), revokedS - 60, secret)}`,
+      ],
+      ["signed with another secret", `/sub/${forged}`],
+      ["older form signed with another secret", `/sub/${signMarzbanLegacy(name, nowS, "nope")}`],
+      ["a changed signature", `/sub/${tampered}/links`],
+      ["an unknown user", `/sub/${signMarzbanJwt("nobody_here", nowS, secret)}`],
+      ["an unknown client type", `/sub/${good}/outline`],
+      ["not a token", "/sub/not-a-token-at-all"],
+    ] as const) {
+      assert.equal((await get(url)).statusCode, 404, what);
+    }
+    assert.equal((await get(`/sub/${after}`)).statusCode, 200, "a token issued after sub_revoked_at");
   });
 });

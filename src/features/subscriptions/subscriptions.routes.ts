@@ -9,7 +9,7 @@ import { Type } from "typebox";
 import { NotFoundError } from "../../lib/errors.ts";
 import type { App } from "../../lib/http.ts";
 import { problems } from "../../lib/schemas.ts";
-import { isFormat } from "../../lib/subscription-formats.ts";
+import { type Format, isFormat } from "../../lib/subscription-formats.ts";
 import { bodyBytes } from "./answer.ts";
 import { isBrowser } from "./formats.ts";
 import { pageLanguage, pagePolicy, renderPage } from "./page.ts";
@@ -24,7 +24,28 @@ const FormatParams = Type.Object(
 );
 const Query = Type.Object({ format: Type.Optional(Type.String()) });
 
-export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsService): void {
+/**
+ * Another panel's subscription key (features/import: a Marzban/PasarGuard token, a 3x-ui subId) → the
+ * user's sub_token, or undefined (404). Asked only for keys that are not ours: 32 hex characters or a
+ * uuid are always our own keys, never another panel's (docs/SUBSCRIPTIONS.md).
+ */
+export type LegacyKeys = (key: string) => Promise<string | undefined>;
+
+const OWN_KEY = /^(?:[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+/** Marzban's client types in /sub/{token}/{client_type}, as our formats. */
+const CLIENT_TYPES: Record<string, Format> = {
+  v2ray: "base64",
+  clash: "mihomo",
+  "clash-meta": "mihomo",
+  "sing-box": "sing-box",
+  "v2ray-json": "xray-json",
+};
+
+export function subscriptionsRoutes(
+  app: App,
+  subscriptions: SubscriptionsService,
+  legacy?: LegacyKeys,
+): void {
   const logger = quietLogger(app.log);
   const description =
     "key: the user's sub_token (32 hex characters) or, while the by-id URL is on, their uuid. The format is " +
@@ -55,7 +76,7 @@ export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsServic
         response: responses,
       },
     },
-    (request, reply) => answer(request, reply, request.params.key, request.query.format),
+    async (request, reply) => answer(request, reply, await ownKey(request.params.key), request.query.format),
   );
   app.get(
     "/sub/:key/:format",
@@ -73,11 +94,29 @@ export function subscriptionsRoutes(app: App, subscriptions: SubscriptionsServic
         response: responses,
       },
     },
-    (request, reply) => {
-      if (!isFormat(request.params.format)) throw new NotFoundError("subscription format");
-      return answer(request, reply, request.params.key, request.params.format);
+    async (request, reply) => {
+      const { key, format } = request.params;
+      if (OWN_KEY.test(key) || legacy === undefined) {
+        if (!isFormat(format)) throw new NotFoundError("subscription format");
+        return answer(request, reply, key, format);
+      }
+      const mapped = isFormat(format)
+        ? format
+        : Object.hasOwn(CLIENT_TYPES, format)
+          ? CLIENT_TYPES[format]
+          : undefined;
+      if (mapped === undefined) throw new NotFoundError("subscription format");
+      return answer(request, reply, await ownKey(key), mapped);
     },
   );
+
+  /** Our key as it is; another panel's key as the sub_token it names (404 when it names none). */
+  async function ownKey(key: string): Promise<string> {
+    if (OWN_KEY.test(key) || legacy === undefined) return key;
+    const token = await legacy(key);
+    if (token === undefined) throw new NotFoundError("subscription");
+    return token;
+  }
 
   async function answer(
     request: FastifyRequest,

@@ -1,0 +1,77 @@
+// `npm run bench:import [-- --users 100000 --dialect sqlite|postgres|both]` (issue 51): a Marzban
+// fixture of N users (test/support/peer-fixtures.ts) imported into a scratch database, with a real
+// V2Ray core registered as the server the four inbounds go to (the grants are stored pending; pushing
+// them is the reconciler's, measured by bench:convergence). Times reading the fixture and the whole
+// import (inbounds, hosts, users, grants, old URL keys, admins); the acceptance is < 60 s at 100,000.
+// Writes the run between markers in docs/benchmarks/import.md.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { readMarzban } from "../src/features/import/marzban.repository.ts";
+import { openSource } from "../src/features/import/source.repository.ts";
+import { MARZBAN_INBOUNDS, marzbanXrayConfig, writeMarzbanSqlite } from "../test/support/peer-fixtures.ts";
+import { freePort } from "../test/support/ports.ts";
+import { CleanupStack, startV2rayServer, tempDir } from "../test/support/v2ray.ts";
+import { openBenchDeps } from "./lib/bench-deps.ts";
+import { describeCode, describeMachine } from "./lib/machine.ts";
+import { writeBetweenMarkers } from "./lib/markers.ts";
+
+const { values } = parseArgs({
+  options: { users: { type: "string", default: "100000" }, dialect: { type: "string", default: "both" } },
+});
+const n = Number(values.users);
+const dialects =
+  values.dialect === "both" ? (["sqlite", "postgres"] as const) : [values.dialect as "sqlite" | "postgres"];
+
+const stack = new CleanupStack();
+const lines: string[] = [];
+try {
+  const dir = tempDir(stack.add);
+  const dbPath = join(dir, "db.sqlite3");
+  let started = performance.now();
+  const fixture = writeMarzbanSqlite(dbPath, n);
+  const ports: Record<string, number> = {};
+  for (const inbound of MARZBAN_INBOUNDS) ports[inbound.tag] = await freePort();
+  writeFileSync(join(dir, "xray_config.json"), JSON.stringify(marzbanXrayConfig(ports)));
+  console.error(
+    `fixture: ${n} users, ${fixture.proxies} proxies in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  const core = await startV2rayServer(stack.add);
+  for (const dialect of dialects) {
+    const bench = await openBenchDeps(dialect);
+    try {
+      const { services } = bench.deps;
+      const server = await services.servers.create({
+        name: "bench",
+        hostname: "127.0.0.1",
+        grpc_port: core.apiPort,
+      });
+      started = performance.now();
+      const source = await openSource(dbPath);
+      const snapshot = await readMarzban(source, marzbanXrayConfig(ports)).finally(() => source.close());
+      const readS = (performance.now() - started) / 1000;
+      const report = await services.importer.run(snapshot, { dryRun: false, serverId: server.id });
+      const totalS = (performance.now() - started) / 1000;
+      // The imported inbounds are removed from the shared core before the next dialect adds its own.
+      for (const inbound of await services.inbounds.list(server.id))
+        await services.inbounds.delete(server.id, inbound.id);
+      const line = `| ${dialect} | ${n.toLocaleString("en")} | ${report.users.created.toLocaleString("en")} | ${report.grants.created.toLocaleString("en")} | ${readS.toFixed(1)} s | ${totalS.toFixed(1)} s | ${totalS < 60 ? "yes" : "no"} |`;
+      console.error(line);
+      lines.push(line);
+    } finally {
+      await bench.close();
+    }
+  }
+  const markdown = [
+    ...describeMachine([describeCode(process.cwd())]).map((line) => `- ${line}`),
+    "",
+    "| dialect | users | users imported | grants imported | read | whole import | < 60 s |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ...lines,
+  ].join("\n");
+  if (n >= 100_000 && dialects.length === 2)
+    writeBetweenMarkers("docs/benchmarks/import.md", "import-run", markdown);
+  console.log(markdown);
+} finally {
+  await stack.run();
+}

@@ -29,7 +29,10 @@ const start = (
   (JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts.start ?? ""
 ).split(" ");
 const dockerfile = read("deploy/Dockerfile");
-const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1] ?? "[]") as string[];
+// The panel's stage is the file's last (the default target); the node agent's stage comes before it.
+const entrypoint = JSON.parse(
+  [...dockerfile.matchAll(/^ENTRYPOINT (\[.*\])$/gm)].at(-1)?.[1] ?? "[]",
+) as string[];
 // ENV's continuation lines: `    NAME=value \`
 const dockerEnv = [...dockerfile.matchAll(/^\s+(\w+=\S+)(?: \\)?$/gm)].map((m) => m[1] as string);
 const unit = read("deploy/portcullis.service");

@@ -76,7 +76,10 @@ export class GroupsRepository {
       .insertInto("group_inbounds")
       .values(fresh.map((server_inbound_id) => ({ group_id: groupId, server_inbound_id })))
       .onConflict((oc) => oc.doNothing())
-      .execute();
+      .execute()
+      .catch((error: unknown) => {
+        throw goneMeanwhile(error);
+      });
     return fresh;
   }
 
@@ -98,7 +101,10 @@ export class GroupsRepository {
         .insertInto("user_groups")
         .values(part.map((user_id) => ({ group_id: groupId, user_id })))
         .onConflict((oc) => oc.doNothing())
-        .executeTakeFirst();
+        .executeTakeFirst()
+        .catch((error: unknown) => {
+          throw goneMeanwhile(error);
+        });
       added += Number(result.numInsertedOrUpdatedRows ?? 0);
     }
     return added;
@@ -211,4 +217,14 @@ function nameTaken(error: unknown, name: string): unknown {
     return new ConflictError(`a group named ${JSON.stringify(name)} exists`, "group_name_taken");
   }
   return error;
+}
+
+/**
+ * The group, a user or an inbound was deleted between the checks and this write (a race with a
+ * delete): a 409 to retry, not a 500. PostgreSQL's foreign_key_violation and SQLite's code for it.
+ */
+function goneMeanwhile(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== "23503" && code !== "SQLITE_CONSTRAINT_FOREIGNKEY") return error;
+  return new ConflictError("the group, a user or an inbound was deleted meanwhile; try again", "conflict");
 }

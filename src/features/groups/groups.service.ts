@@ -173,9 +173,8 @@ export class GroupsService {
     const startedMs = performance.now();
     await this.repo.getGroup(id);
     const userIds = await this.#selected(change);
-    const inboundIds = await this.repo.listInboundIds(id);
     if (how === "add") {
-      for (const inboundId of inboundIds) {
+      for (const inboundId of await this.repo.listInboundIds(id)) {
         const inbound = await this.inbounds.findInboundById(inboundId);
         if (inbound !== undefined) {
           await this.grants.checkRoom(inbound, userIds.length, "body.user_ids");
@@ -184,6 +183,8 @@ export class GroupsService {
     }
     const changed =
       how === "add" ? await this.repo.addMembers(id, userIds) : await this.repo.removeMembers(id, userIds);
+    // Read after the write: an inbound added meanwhile is either seen here or sees these members.
+    const inboundIds = await this.repo.listInboundIds(id);
     const results: ConvergeResult[] = [];
     for (const inboundId of inboundIds) results.push(await this.grants.converge(inboundId, userIds));
     return { matched: userIds.length, changed, inbounds: results, duration_ms: since(startedMs) };

@@ -178,6 +178,8 @@ export class ImportService {
     const { tag: _tag, port: _port, settings, ...rest } = inbound.config;
     const own = { ...((settings ?? {}) as Record<string, unknown>) };
     delete own.clients;
+    // 3x-ui writes an empty fallbacks list on every VLESS/Trojan inbound: it means none.
+    if (Array.isArray(own.fallbacks) && own.fallbacks.length === 0) delete own.fallbacks;
     const users = snapshot.users.flatMap((user) => user.credentials.filter((c) => c.tag === inbound.tag));
     if (inbound.protocol === "shadowsocks") {
       own.method =

@@ -6,6 +6,7 @@
 
 import type { Format } from "../../lib/subscription-formats.ts";
 import { headerSafe } from "../../lib/text.ts";
+import { fillTemplate } from "../../lib/user-values.ts";
 import { base64Of, encodeFinal, latin1Of, STANDARD, TextBuffer } from "./base64.ts";
 import type { DocumentBases } from "./document-template.ts";
 import { CONTENT_TYPES } from "./formats.ts";
@@ -26,7 +27,7 @@ import {
   TOTAL,
   UPLOAD,
 } from "./user-record.ts";
-import { fillTemplate, userValuesAt } from "./user-values.ts";
+import { userValuesAt } from "./user-values.ts";
 
 const CONTENT_TYPE = "text/plain; charset=utf-8";
 const UPDATE_INTERVAL = String(UPDATE_INTERVAL_HOURS);

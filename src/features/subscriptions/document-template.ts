@@ -7,6 +7,7 @@
 // of another kind, or a layout whose compiled template disagrees with the renderer on a probe, is
 // rendered by the renderer itself.
 import { createHash, randomBytes } from "node:crypto";
+import type { UserValues } from "../../lib/user-values.ts";
 import { packageVersion } from "../../lib/version.ts";
 import type { LeftOut, SubscriptionEntry } from "../../links/formats/entries.ts";
 import { renderMihomo } from "../../links/formats/mihomo.ts";
@@ -25,7 +26,7 @@ import {
   KIND_UUID,
   writeUuidText,
 } from "./user-record.ts";
-import { type UserValues, userValuesAt } from "./user-values.ts";
+import { userValuesAt } from "./user-values.ts";
 
 export type DocumentFormat = "mihomo" | "sing-box" | "xray-json";
 

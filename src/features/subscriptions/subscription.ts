@@ -2,11 +2,12 @@
 // the headers client apps read (share-links.md §5). No I/O. The reference the subscription index's
 // own renderer (links-template.ts) is tested against, and what it falls back to for a credential its
 // writers do not handle.
+
+import type { UserValues } from "../../lib/user-values.ts";
 import { encodeSubscription } from "../../links/subscription.ts";
 import { type LinkSource, linksOf } from "../access/links.ts";
 import { hostEntries, withRemarkValues } from "../inbounds/host-entries.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
-import type { UserValues } from "./user-values.ts";
 
 export type SubscriptionGrant = {
   credential: string;

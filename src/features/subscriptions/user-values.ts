@@ -16,9 +16,6 @@ import {
   UPLOAD,
 } from "./user-record.ts";
 
-export type { UserValues } from "../../lib/user-values.ts";
-export { fillTemplate, readableBytes, UNLIMITED } from "../../lib/user-values.ts";
-
 /** The values of the user whose record is at `at`, as of `nowMs`. */
 export function userValuesAt(page: Buffer, at: number, nowMs: number): UserValues {
   const nameLength = readU16(page, at + NAME_LENGTH);

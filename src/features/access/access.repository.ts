@@ -187,23 +187,7 @@ export class AccessRepository {
         .executeTakeFirst();
       const [up, down] = [read.bigint(gone?.uplink_bytes ?? 0), read.bigint(gone?.downlink_bytes ?? 0)];
       if (up + down === 0) return;
-      const heir = await trx
-        .selectFrom("user_access")
-        .select("id")
-        .where("user_id", "=", grant.user_id)
-        .where("server_id", "=", grant.server_id)
-        .orderBy("created_at")
-        .orderBy("id")
-        .executeTakeFirst();
-      if (heir === undefined) return;
-      await trx
-        .updateTable("user_access")
-        .set({
-          uplink_bytes: sql<number>`uplink_bytes + cast(${up} as bigint)`,
-          downlink_bytes: sql<number>`downlink_bytes + cast(${down} as bigint)`,
-        })
-        .where("id", "=", heir.id)
-        .execute();
+      await carryToHeir(trx, { user_id: grant.user_id, server_id: grant.server_id, up, down });
     });
   }
 
@@ -384,25 +368,7 @@ export class AccessRepository {
           if (up + down > 0) carried.push({ user_id: row.user_id, server_id: row.server_id, up, down });
         }
       }
-      for (const { user_id, server_id, up, down } of carried) {
-        const heir = await trx
-          .selectFrom("user_access")
-          .select("id")
-          .where("user_id", "=", user_id)
-          .where("server_id", "=", server_id)
-          .orderBy("created_at")
-          .orderBy("id")
-          .executeTakeFirst();
-        if (heir === undefined) continue;
-        await trx
-          .updateTable("user_access")
-          .set({
-            uplink_bytes: sql<number>`uplink_bytes + cast(${up} as bigint)`,
-            downlink_bytes: sql<number>`downlink_bytes + cast(${down} as bigint)`,
-          })
-          .where("id", "=", heir.id)
-          .execute();
-      }
+      for (const traffic of carried) await carryToHeir(trx, traffic);
     });
   }
 
@@ -545,4 +511,28 @@ function toLinkRow(row: Selectable<UserAccessTable> & LinkColumns): AccessLinkRo
       expireAt: read.optionalTimestamp(row.user_expire_at),
     },
   };
+}
+
+/** Adds a deleted grant's bytes to the user's oldest remaining grant on that server, if any. */
+async function carryToHeir(
+  trx: Kysely<Database>,
+  traffic: { user_id: string; server_id: string; up: number; down: number },
+): Promise<void> {
+  const heir = await trx
+    .selectFrom("user_access")
+    .select("id")
+    .where("user_id", "=", traffic.user_id)
+    .where("server_id", "=", traffic.server_id)
+    .orderBy("created_at")
+    .orderBy("id")
+    .executeTakeFirst();
+  if (heir === undefined) return;
+  await trx
+    .updateTable("user_access")
+    .set({
+      uplink_bytes: sql<number>`uplink_bytes + cast(${traffic.up} as bigint)`,
+      downlink_bytes: sql<number>`downlink_bytes + cast(${traffic.down} as bigint)`,
+    })
+    .where("id", "=", heir.id)
+    .execute();
 }

@@ -103,8 +103,9 @@ export async function startPortcullis(
         () => false,
       ),
     {
-      // A cold start through tsx on a loaded 2-core machine takes tens of seconds.
-      timeoutMs: 120_000,
+      // A cold start through tsx on a loaded 2-core machine takes tens of seconds; at load 40 (eight
+      // engineers' tests and benchmarks) it once took over two minutes.
+      timeoutMs: 300_000,
       what: `portcullis serve on ${port} (stderr: ${stderr.slice(-500)})`,
     },
   );

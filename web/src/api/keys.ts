@@ -21,6 +21,7 @@ export const keys = {
     stats: (id: string) => ["servers", "one", id, "stats"] as const,
     usage: (id: string) => ["servers", "one", id, "usage"] as const,
     inbounds: (id: string) => ["servers", "one", id, "inbounds"] as const,
+    hosts: (id: string, inboundId: string) => ["servers", "one", id, "inbounds", inboundId, "hosts"] as const,
   },
   templates: {
     all: ["templates"] as const,

@@ -1,5 +1,6 @@
 // One server: status and actions, what its core reports now (uptime, memory, traffic per inbound),
-// its traffic over time (the usage history), and its inbounds (made from templates; activate, deactivate, delete).
+// its traffic over time (the usage history), and its inbounds (made from templates; activate, deactivate, delete)
+// with each inbound's hosts opened under its row.
 
 import {
   Badge,
@@ -42,6 +43,7 @@ import { DataTable, DetailHeader, ListState, SectionHeader } from "../ui/Scaffol
 import { ServerStatusBadge, SyncBadge } from "../ui/StatusBadge.tsx";
 import { ServerActions } from "./ServersPage.tsx";
 import { InboundFormModal } from "./servers/InboundForm.tsx";
+import { InboundHosts } from "./servers/InboundHosts.tsx";
 import { ServerFormModal } from "./servers/ServerForm.tsx";
 
 function Stat({ label, value }: { label: string; value: React.ReactNode }) {
@@ -115,54 +117,77 @@ function InboundRow({ server, inbound, canWrite }: { server: Server; inbound: In
   });
   const remove = useChange(() => inboundsApi.remove(path), { invalidates, done: t("inbound.deleted") });
   const [isEditing, setEditing] = useState(false);
+  const [showsHosts, setShowsHosts] = useState(false);
+  const hostsId = `hosts-${inbound.id}`;
   return (
-    <Table.Tr data-testid="inbound-row">
-      <Table.Td ff="monospace">{inbound.tag}</Table.Td>
-      <Table.Td>{inbound.template_name}</Table.Td>
-      <Table.Td>{inbound.port_override}</Table.Td>
-      <Table.Td>
-        <SyncBadge state={inbound.sync_state} error={inbound.sync_error} />
-      </Table.Td>
-      <Table.Td>
-        {canWrite ? (
-          <Switch
-            aria-label={t("inbound.active", { tag: inbound.tag })}
-            checked={inbound.is_active}
-            disabled={setActive.isPending}
-            onChange={(e) => setActive.mutate(e.currentTarget.checked)}
-          />
-        ) : (
-          <Badge color={inbound.is_active ? "teal" : "gray"} variant="light">
-            {inbound.is_active ? t("common.active") : t("common.inactive")}
-          </Badge>
-        )}
-      </Table.Td>
-      {canWrite && (
+    <>
+      <Table.Tr data-testid="inbound-row">
+        <Table.Td ff="monospace">{inbound.tag}</Table.Td>
+        <Table.Td>{inbound.template_name}</Table.Td>
+        <Table.Td>{inbound.port_override}</Table.Td>
         <Table.Td>
-          <Group gap={4} wrap="nowrap">
-            <Button
-              size="xs"
-              variant="subtle"
-              onClick={() => setEditing(true)}
-              aria-label={t("inbound.edit", { tag: inbound.tag })}
-            >
-              {t("common.edit")}
-            </Button>
-            <ConfirmButton
-              size="xs"
-              variant="subtle"
-              change={remove}
-              question={t("inbound.deleteConfirm", { tag: inbound.tag })}
-            >
-              {t("common.delete")}
-            </ConfirmButton>
-          </Group>
-          {isEditing && (
-            <InboundFormModal server={server} inbound={inbound} onClose={() => setEditing(false)} />
+          <Button
+            size="xs"
+            variant="subtle"
+            aria-expanded={showsHosts}
+            aria-controls={showsHosts ? hostsId : undefined}
+            aria-label={t("hosts.toggle", { tag: inbound.tag })}
+            onClick={() => setShowsHosts((shown) => !shown)}
+          >
+            {t("hosts.title")}
+          </Button>
+        </Table.Td>
+        <Table.Td>
+          <SyncBadge state={inbound.sync_state} error={inbound.sync_error} />
+        </Table.Td>
+        <Table.Td>
+          {canWrite ? (
+            <Switch
+              aria-label={t("inbound.active", { tag: inbound.tag })}
+              checked={inbound.is_active}
+              disabled={setActive.isPending}
+              onChange={(e) => setActive.mutate(e.currentTarget.checked)}
+            />
+          ) : (
+            <Badge color={inbound.is_active ? "teal" : "gray"} variant="light">
+              {inbound.is_active ? t("common.active") : t("common.inactive")}
+            </Badge>
           )}
         </Table.Td>
+        {canWrite && (
+          <Table.Td>
+            <Group gap={4} wrap="nowrap">
+              <Button
+                size="xs"
+                variant="subtle"
+                onClick={() => setEditing(true)}
+                aria-label={t("inbound.edit", { tag: inbound.tag })}
+              >
+                {t("common.edit")}
+              </Button>
+              <ConfirmButton
+                size="xs"
+                variant="subtle"
+                change={remove}
+                question={t("inbound.deleteConfirm", { tag: inbound.tag })}
+              >
+                {t("common.delete")}
+              </ConfirmButton>
+            </Group>
+            {isEditing && (
+              <InboundFormModal server={server} inbound={inbound} onClose={() => setEditing(false)} />
+            )}
+          </Table.Td>
+        )}
+      </Table.Tr>
+      {showsHosts && (
+        <Table.Tr id={hostsId}>
+          <Table.Td colSpan={canWrite ? 7 : 6}>
+            <InboundHosts server={server} inbound={inbound} canWrite={canWrite} />
+          </Table.Td>
+        </Table.Tr>
       )}
-    </Table.Tr>
+    </>
   );
 }
 
@@ -186,8 +211,15 @@ function Inbounds({ server }: { server: Server }) {
         <ListState query={inbounds} empty={<Text c="dimmed">{t("inbound.empty")}</Text>} skeleton={60}>
           {(list) => (
             <DataTable
-              minWidth={520}
-              columns={["inbound.tag", "inbound.template", "inbound.port", "inbound.sync", "common.active"]}
+              minWidth={600}
+              columns={[
+                "inbound.tag",
+                "inbound.template",
+                "inbound.port",
+                "hosts.title",
+                "inbound.sync",
+                "common.active",
+              ]}
               actions={canWrite}
             >
               {list.map((inbound) => (

@@ -1,8 +1,9 @@
 // Subscription settings (settings.read; changed with settings.write): how /sub answers — the public
-// URL and the headers apps read, the subscription page's texts, the User-Agent rules that pick each
-// app's format, and the mihomo and sing-box base documents, whose validation errors are shown at
-// their path and line. Only the fields that changed are sent. The API has no "restore defaults".
-
+// URL and the headers apps read (support, profile page, announcements, Happ's routing and
+// hide-settings, the operator's own templated headers), the subscription page's texts, the
+// User-Agent rules that pick each app's format, and the mihomo and sing-box base documents, whose
+// validation errors are shown at their path and line. Only the fields that changed are sent. The API
+// has no "restore defaults".
 import {
   Alert,
   Button,
@@ -33,6 +34,7 @@ import { locateError, locatePaths } from "../json/locate.ts";
 import { locateYaml, yamlSyntaxError } from "../json/yaml.ts";
 import { CodeField, jsonSyntax, type LocatedError } from "../ui/CodeField.tsx";
 import { ErrorAlert } from "../ui/errors.tsx";
+import { CustomHeaders } from "./settings/CustomHeaders.tsx";
 import { UaRules } from "./settings/UaRules.tsx";
 import { changesOf, PLACEHOLDER_FIELDS, type Values, valuesOf } from "./settings/values.ts";
 
@@ -196,6 +198,39 @@ function SettingsForm({ settings }: { settings: SubscriptionSettings }) {
             disabled={readOnly}
             {...form.getInputProps("allow_by_id", { type: "checkbox" })}
           />
+        </Section>
+        <Section title={t("subSettings.appHeaders")} hint={t("subSettings.appHeadersHint")}>
+          <SimpleGrid cols={{ base: 1, sm: 2 }}>
+            <TextInput
+              label={t("subSettings.profileWebPageUrl")}
+              description={t("subSettings.profileWebPageUrlHint")}
+              placeholder="https://example.com/account"
+              inputMode="url"
+              {...text("profile_web_page_url")}
+            />
+            <TextInput
+              label={t("subSettings.announceUrl")}
+              description={t("subSettings.announceUrlHint")}
+              placeholder="https://t.me/channel"
+              inputMode="url"
+              {...text("announce_url")}
+            />
+          </SimpleGrid>
+          <TextInput
+            label={t("subSettings.routing")}
+            description={t("subSettings.routingHint")}
+            placeholder="happ://routing/…"
+            spellCheck={false}
+            maxLength={8192}
+            {...text("routing")}
+          />
+          <Switch
+            label={t("subSettings.hideSettings")}
+            description={t("subSettings.hideSettingsHint")}
+            disabled={readOnly}
+            {...form.getInputProps("hide_settings", { type: "checkbox" })}
+          />
+          <CustomHeaders form={form} readOnly={readOnly} />
         </Section>
         <Section title={t("subSettings.rules")} hint={t("subSettings.rulesHint")}>
           <UaRules form={form} readOnly={readOnly} />

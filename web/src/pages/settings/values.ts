@@ -8,9 +8,10 @@ import type {
 } from "../../api/types.ts";
 
 export type RuleDraft = { key: number; pattern: string; format: SubscriptionFormat };
+export type HeaderDraft = { key: number; name: string; value: string };
 
 let lastKey = 0;
-/** React's key for a rule row (not crypto.randomUUID: it is missing outside secure contexts). */
+/** React's key for a rule or header row (not crypto.randomUUID: it is missing outside secure contexts). */
 export function ruleKey(): number {
   lastKey += 1;
   return lastKey;
@@ -31,20 +32,17 @@ export type Values = {
   placeholder_expired: string;
   placeholder_limited: string;
   placeholder_limited_until: string;
-  /** The headers apps read: kept as stored (this page does not edit them yet; the API does). */
-  app_headers: AppHeaders;
+  profile_web_page_url: string;
+  announce_url: string;
+  routing: string;
+  hide_settings: boolean;
+  custom_headers: HeaderDraft[];
   /** Health in subscriptions: kept as stored (this page does not edit it yet; the API does). */
   health: Health;
 };
 
 /** Whether /sub leaves out servers offline for longer than N minutes, edited through the API only for now. */
 type Health = Pick<SubscriptionSettings, "leave_out_offline_servers" | "offline_minutes">;
-
-/** The settings of the headers client apps read, edited through the API only for now. */
-type AppHeaders = Pick<
-  SubscriptionSettings,
-  "profile_web_page_url" | "announce_url" | "routing" | "hide_settings" | "custom_headers"
->;
 
 /** The names of the entry a user who may not connect gets instead of links. */
 export const PLACEHOLDER_FIELDS = [
@@ -70,13 +68,11 @@ export function valuesOf(settings: SubscriptionSettings): Values {
     placeholder_expired: settings.placeholder_expired,
     placeholder_limited: settings.placeholder_limited,
     placeholder_limited_until: settings.placeholder_limited_until,
-    app_headers: {
-      profile_web_page_url: settings.profile_web_page_url,
-      announce_url: settings.announce_url,
-      routing: settings.routing,
-      hide_settings: settings.hide_settings,
-      custom_headers: settings.custom_headers,
-    },
+    profile_web_page_url: settings.profile_web_page_url ?? "",
+    announce_url: settings.announce_url ?? "",
+    routing: settings.routing ?? "",
+    hide_settings: settings.hide_settings,
+    custom_headers: settings.custom_headers.map((header) => ({ key: ruleKey(), ...header })),
     health: {
       leave_out_offline_servers: settings.leave_out_offline_servers,
       offline_minutes: settings.offline_minutes,
@@ -118,7 +114,12 @@ export function changesOf(values: Values, stored: SubscriptionSettings): Subscri
     placeholder_expired: values.placeholder_expired.trim(),
     placeholder_limited: values.placeholder_limited.trim(),
     placeholder_limited_until: values.placeholder_limited_until.trim(),
-    ...values.app_headers,
+    profile_web_page_url: orNull(values.profile_web_page_url),
+    announce_url: orNull(values.announce_url),
+    routing: orNull(values.routing),
+    hide_settings: values.hide_settings,
+    // Sent as typed: the API says on the field what it refuses (an empty name, a line break).
+    custom_headers: values.custom_headers.map(({ name, value }) => ({ name: name.trim(), value })),
     ...values.health,
   } satisfies Required<SubscriptionSettingsUpdate>;
   const body: Record<string, unknown> = {};

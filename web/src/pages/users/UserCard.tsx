@@ -13,7 +13,7 @@ import { useI18n } from "../../i18n/i18n.tsx";
 import { applyFieldErrors } from "../../ui/errors.tsx";
 import { FormButtons } from "../../ui/Scaffold.tsx";
 import { ExpiryCell, UsageCell, UserStatusBadge } from "./lifecycle.tsx";
-import { bodyOf, LimitFields, UserFields, type UserValues, valuesOf } from "./userForm.tsx";
+import { AnnounceField, bodyOf, LimitFields, UserFields, type UserValues, valuesOf } from "./userForm.tsx";
 
 export function UserCard({ user, canEdit }: { user: User; canEdit: boolean }) {
   const { t } = useI18n();
@@ -39,6 +39,7 @@ export function UserCard({ user, canEdit }: { user: User; canEdit: boolean }) {
       <form onSubmit={form.onSubmit((values) => save.mutate(bodyOf(values, valuesOf(user))))}>
         <Stack>
           <UserFields form={form} readOnly={!canEdit} />
+          <AnnounceField form={form} readOnly={!canEdit} />
           <Divider />
           <Group justify="space-between">
             <Title order={3}>{t("limits.title")}</Title>

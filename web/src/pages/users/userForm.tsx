@@ -1,4 +1,5 @@
-// A user's form, the same in "New user" and on the user page: name, Telegram ID, comment, the data
+// A user's form, the same in "New user" and on the user page: name, Telegram ID, comment (and on the
+// user page the user's own announcement), the data
 // limit in GiB or MiB (empty = unlimited), when usage starts over, the expiry (empty = never) or on
 // hold with its duration. Values are named after the API's fields, so a problem's `body.<field>`
 // lands on its input; the page sends only what changed, the dialog what was filled in.
@@ -16,6 +17,8 @@ export type Settable = "active" | "disabled" | "on_hold";
 export type UserValues = {
   name: string;
   comment: string;
+  /** the user's own Announce header (user page only); "" = the subscription settings' */
+  announce: string;
   telegram_id: string | number;
   /** what an admin may set; a limited or expired user shows that status until one is chosen */
   status: Settable | "limited" | "expired";
@@ -31,6 +34,7 @@ export type UserValues = {
 export const NEW_USER: UserValues = {
   name: "",
   comment: "",
+  announce: "",
   telegram_id: "",
   status: "active",
   data_limit_bytes: "",
@@ -53,6 +57,7 @@ export function valuesOf(user: User): UserValues {
   return {
     name: user.name,
     comment: user.comment ?? "",
+    announce: user.announce ?? "",
     telegram_id: user.telegram_id ?? "",
     status: user.status,
     data_limit_bytes: limit === null ? "" : Number((limit / UNITS[unit]).toFixed(3)),
@@ -68,6 +73,7 @@ type Field = Exclude<keyof UserValues, "unit">;
 const CONVERT: { [K in Field]: (v: UserValues) => unknown } = {
   name: (v) => v.name,
   comment: (v) => (v.comment.trim() === "" ? null : v.comment),
+  announce: (v) => (v.announce.trim() === "" ? null : v.announce),
   telegram_id: (v) => (v.telegram_id === "" ? null : Number(v.telegram_id)),
   status: (v) => v.status,
   data_limit_bytes: (v) =>
@@ -124,6 +130,23 @@ export function UserFields({
         {...form.getInputProps("comment")}
       />
     </>
+  );
+}
+
+/** The user's own announcement, instead of the subscription settings' one (the user page only). */
+export function AnnounceField({ form, readOnly = false }: FormProps) {
+  const t = useT();
+  return (
+    <Textarea
+      label={t("users.announce")}
+      description={t("users.announceHint")}
+      autosize
+      minRows={1}
+      maxLength={500}
+      readOnly={readOnly}
+      data-testid="user-announce"
+      {...form.getInputProps("announce")}
+    />
   );
 }
 

@@ -32,14 +32,28 @@ export function userValues(
   user: { name: string; usedBytes: number; totalBytes: number; expireS: number; status: string },
   nowMs: number,
 ): UserValues {
-  const { totalBytes: total, expireS } = user;
   return {
     USERNAME: user.name,
-    DATA_LEFT: total === 0 ? UNLIMITED : readableBytes(total - user.usedBytes),
-    DAYS_LEFT: expireS === 0 ? UNLIMITED : String(Math.max(0, Math.ceil((expireS - nowMs / 1000) / DAY_S))),
-    EXPIRE_DATE: expireS === 0 ? UNLIMITED : new Date(expireS * 1000).toISOString().slice(0, 10),
+    DATA_LEFT: dataLeft(user.totalBytes, user.usedBytes),
+    DAYS_LEFT: daysLeft(user.expireS, nowMs),
+    EXPIRE_DATE: expireDate(user.expireS),
     STATUS: user.status,
   };
+}
+
+/** {DATA_LEFT}: `totalBytes` 0 is no limit. */
+export function dataLeft(totalBytes: number, usedBytes: number): string {
+  return totalBytes === 0 ? UNLIMITED : readableBytes(totalBytes - usedBytes);
+}
+
+/** {DAYS_LEFT}: whole days to `expireS` rounded up (0 once past); `expireS` 0 is never. */
+export function daysLeft(expireS: number, nowMs: number): string {
+  return expireS === 0 ? UNLIMITED : String(Math.max(0, Math.ceil((expireS - nowMs / 1000) / DAY_S)));
+}
+
+/** {EXPIRE_DATE}: the UTC day, YYYY-MM-DD; `expireS` 0 is never. */
+export function expireDate(expireS: number): string {
+  return expireS === 0 ? UNLIMITED : new Date(expireS * 1000).toISOString().slice(0, 10);
 }
 
 const VARIABLE = /\{([A-Z_]+)\}/g;

@@ -5,11 +5,10 @@
 // construction. No I/O.
 
 import type { Format } from "../../lib/subscription-formats.ts";
-import { headerSafe } from "../../lib/text.ts";
-import { fillTemplate } from "../../lib/user-values.ts";
 import { base64Of, encodeFinal, latin1Of, STANDARD, TextBuffer } from "./base64.ts";
 import type { DocumentBases } from "./document-template.ts";
 import { CONTENT_TYPES } from "./formats.ts";
+import type { HeaderTemplates } from "./header-templates.ts";
 import type { Layout } from "./layouts.ts";
 import { NO_TRAFFIC, TITLE_PREFIX, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
 import {
@@ -27,7 +26,6 @@ import {
   TOTAL,
   UPLOAD,
 } from "./user-record.ts";
-import { userValuesAt } from "./user-values.ts";
 
 const CONTENT_TYPE = "text/plain; charset=utf-8";
 const UPDATE_INTERVAL = String(UPDATE_INTERVAL_HOURS);
@@ -223,8 +221,8 @@ export type AnswerSettings = {
   publicUrl: string | null;
   /** Profile-Web-Page-Url as the operator set it (header-safe), or null. */
   webPageUrl: string | null;
-  /** The operator's headers whose values are templates (user-values.ts), names in lower case. */
-  templated: readonly { name: string; value: string }[];
+  /** The operator's headers whose values are templates, compiled (header-templates.ts), names in lower case. */
+  templated: HeaderTemplates;
 };
 
 /**
@@ -293,10 +291,7 @@ export function formatAnswer(
   const subscriptionUrl = `${settings.publicUrl ?? ""}/sub/${key}`;
   if (settings.webPageUrl !== null) headers.push("profile-web-page-url", settings.webPageUrl);
   else if (settings.publicUrl !== null) headers.push("profile-web-page-url", subscriptionUrl);
-  if (settings.templated.length > 0) {
-    const values = { ...userValuesAt(page, at, Date.now()), SUBSCRIPTION_URL: subscriptionUrl };
-    for (const { name, value } of settings.templated)
-      headers.push(name, headerSafe(fillTemplate(value, values)));
-  }
+  if (settings.templated.length > 0)
+    settings.templated.pushInto(headers, page, at, Date.now(), subscriptionUrl);
   return { status: 200, headers, body };
 }

@@ -25,6 +25,7 @@ import {
 import { type Change, ChangeFeed } from "./change-feed.ts";
 import { FetchLog, markFetch } from "./fetch-log.ts";
 import { compileRules, FormatChooser } from "./formats.ts";
+import { HeaderTemplates } from "./header-templates.ts";
 import type { InboundRef, Layout } from "./layouts.ts";
 import {
   DEFAULT_PLACEHOLDER_TEXTS,
@@ -161,7 +162,7 @@ export class SubscriptionsService {
         extras: [],
         publicUrl: null,
         webPageUrl: null,
-        templated: [],
+        templated: new HeaderTemplates([]),
       },
       isPlain: true,
       page: { title: null, note: null, publicUrl: null },
@@ -249,7 +250,7 @@ export class SubscriptionsService {
         extras,
         publicUrl,
         webPageUrl,
-        templated,
+        templated: new HeaderTemplates(templated),
       },
       isPlain:
         extras.length === 0 &&

@@ -237,7 +237,8 @@ describe("the node agent's listener and the join, attacked", needs, () => {
       .execute();
     assert.equal(certificates.length, 1, "one certificate on record for the server");
     const winner = answers.find((answer) => answer.status === 200);
-    const { cert } = (await winner?.json()) as { cert: string };
+    assert.ok(winner !== undefined);
+    const { cert } = (await winner.json()) as { cert: string };
     assert.equal(certificates[0]?.fingerprint, fingerprintOf(cert), "the one on record is the winner's");
   });
 

@@ -12,6 +12,8 @@ import { DatabaseUnavailableError, NotFoundError } from "../../lib/errors.ts";
 import type { Format } from "../../lib/subscription-formats.ts";
 import { headerSafe } from "../../lib/text.ts";
 import { isUuid } from "../../lib/uuid.ts";
+import type { DeviceGate } from "../devices/devices.service.ts";
+import { type DeviceClaim, type DeviceRefusal, hwidHeaders } from "../devices/hwid.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
 import type { SubscriptionSettings } from "../subscription-settings/subscription-settings.schemas.ts";
 import {
@@ -27,7 +29,7 @@ import {
 import { type EngineStats, type Entry, missingInbound, SubscriptionEngine } from "./engine/engine.ts";
 import type { FetchLog } from "./engine/fetch-log.ts";
 import { NOT_BY_ID } from "./engine/subscription-index.ts";
-import { splitUsage } from "./engine/user-record.ts";
+import { checksDevicesAt, splitUsage, userOf } from "./engine/user-record.ts";
 import { compileRules, FormatChooser } from "./formats.ts";
 import type { InboundRef, Layout, LayoutTemplates, SubscriptionIndex } from "./layout-templates.ts";
 import {
@@ -53,6 +55,12 @@ export type RuntimeSettings = {
   page: { title: string | null; note: string | null; publicUrl: string | null };
   /** The names of the entries a user who may not connect gets instead of links. */
   placeholders: PlaceholderTexts;
+  /** Device limits at fetch time: the default limit, whether an HWID is required, the refusals' entry names. */
+  devices: {
+    defaultLimit: number;
+    requireHwid: boolean;
+    texts: Record<DeviceRefusal, string>;
+  };
 };
 
 const TOKEN_PATTERN = /^[0-9a-f]{32}$/;
@@ -68,8 +76,11 @@ export type SubscriptionsOptions = {
   now?: () => number;
 };
 
-/** How a request fetched the subscription, for sub_updated_at / sub_last_user_agent (undefined: not recorded). */
-export type Fetch = { userAgent: string | undefined };
+/**
+ * How a request fetched the subscription, for sub_updated_at / sub_last_user_agent (undefined: not
+ * recorded), and the device its app described (checked for users with a device limit; omitted: none).
+ */
+export type Fetch = { userAgent: string | undefined; device?: DeviceClaim };
 
 export type SubscriptionStats = EngineStats;
 
@@ -102,6 +113,8 @@ export class SubscriptionsService {
     private readonly logger: Logger,
     options: SubscriptionsOptions,
     private readonly settingsSource?: SettingsSource,
+    /** Judges fetches of users whose devices are checked (features/devices); absent: none are. */
+    private readonly devices?: DeviceGate,
   ) {
     this.#settings = {
       chooser: new FormatChooser(compileRules([])),
@@ -117,6 +130,11 @@ export class SubscriptionsService {
       isPlain: true,
       page: { title: null, note: null, publicUrl: null },
       placeholders: DEFAULT_PLACEHOLDER_TEXTS,
+      devices: {
+        defaultLimit: 0,
+        requireHwid: false,
+        texts: { device_limit: "device limit reached", hwid_required: "no device id (HWID)" },
+      },
     };
     this.#now = options.now ?? Date.now;
     this.#engine = new SubscriptionEngine(subscriptions, index, logger, {
@@ -190,6 +208,7 @@ export class SubscriptionsService {
       limitedUntil: s.placeholder_limited_until,
     };
     const previous = this.#settings.placeholders;
+    const previousDefaultLimit = this.#settings.devices.defaultLimit;
     const rules = compileRules(s.ua_rules);
     if (rules.skipped.length > 0) {
       this.logger.warn(
@@ -220,12 +239,18 @@ export class SubscriptionsService {
         webPageUrl === null,
       page: { title: s.page_title, note: s.page_note, publicUrl },
       placeholders,
+      devices: {
+        defaultLimit: s.default_device_limit,
+        requireHwid: s.require_hwid,
+        texts: { device_limit: s.placeholder_device_limit, hwid_required: s.placeholder_hwid_required },
+      },
     };
     // Records of users who get a placeholder hold its text (in their layout): other texts, read again.
     const textsChanged = (Object.keys(placeholders) as (keyof PlaceholderTexts)[]).some(
       (key) => placeholders[key] !== previous[key],
     );
-    if (textsChanged) {
+    // Records say whether the user's devices are checked, which the default limit decides for most.
+    if (textsChanged || this.#settings.devices.defaultLimit !== previousDefaultLimit) {
       this.#engine.clear();
       this.#placeholders.clear();
     }
@@ -279,6 +304,11 @@ export class SubscriptionsService {
     if (hit === NOT_BY_ID) throw new NotFoundError("subscription");
     if (hit >= 0) {
       if (fetch !== undefined) this.noteFetch(hit, fetch.userAgent);
+      if (fetch !== undefined && this.checksDevices(hit)) {
+        const { page, at } = this.#engine.view(hit);
+        const { userId, userName } = userOf(page, at);
+        return this.#judged(userId, userName, lower, format, ifNoneMatch, fetch);
+      }
       return this.answerFormat(hit, lower, format, ifNoneMatch);
     }
     try {
@@ -320,6 +350,9 @@ export class SubscriptionsService {
     if (loaded === undefined) throw new NotFoundError("subscription");
     const rows = loaded.user;
     if (fetch !== undefined) this.fetches.note(rows.userId, fetch.userAgent);
+    if (fetch !== undefined && loaded.entry.input.checksDevices === true && !(isId && rows.isByIdRevoked)) {
+      return this.#judged(rows.userId, rows.userName, lower, format, ifNoneMatch, fetch);
+    }
     // Kept (the token answers from memory, the id is refused without a read), but not by id.
     if (isId && rows.isByIdRevoked) throw new NotFoundError("subscription");
     const { page, at, layout } = loaded.view;
@@ -333,6 +366,52 @@ export class SubscriptionsService {
       }
     }
     return formatAnswer(format, lower, layout, page, at, ifNoneMatch, this.#settings.answer);
+  }
+
+  /** Whether the record at `address` is of a user whose devices are checked (the fast path leaves those to the route). */
+  checksDevices(address: number): boolean {
+    return (
+      this.devices !== undefined &&
+      checksDevicesAt(this.#engine.index.page(address), this.#engine.index.offset(address))
+    );
+  }
+
+  /**
+   * The answer to a fetch by a user whose devices are checked: the device is judged (recorded, or
+   * refused over the limit or without an HWID), then the links as for anyone (read again: the record
+   * may have changed meanwhile) or one placeholder entry saying why; x-hwid-* headers either way.
+   */
+  async #judged(
+    userId: string,
+    userName: string,
+    lower: string,
+    format: Format,
+    ifNoneMatch: string | undefined,
+    fetch: Fetch,
+  ): Promise<FormatResponse> {
+    const policy = this.#settings.devices;
+    const verdict = await (this.devices as DeviceGate).judge(
+      userId,
+      userName,
+      fetch.device ?? { kind: "none" },
+      policy,
+    );
+    const extra = hwidHeaders(verdict.refusal);
+    let response: FormatResponse;
+    if (verdict.refusal === undefined) {
+      response = await this.respondFormat(lower, format, ifNoneMatch);
+    } else {
+      const rows = await this.#subscriptions.findSubscription(userId);
+      if (rows === undefined) throw new NotFoundError("subscription");
+      const { input } = this.#entry(rows, new Map());
+      const text = policy.texts[verdict.refusal];
+      const { page, at, layout } = this.#engine.index.transient({ ...input, credentials: [NIL_UUID] }, [
+        this.#placeholders.ref(text),
+      ]);
+      response = formatAnswer(format, lower, layout, page, at, ifNoneMatch, this.#settings.answer);
+    }
+    response.headers.push(...extra);
+    return response;
   }
 
   /** What the subscription page shows of a user (their links and totals), or 404. */
@@ -475,9 +554,12 @@ export class SubscriptionsService {
       totalBytes: lifecycle.dataLimitBytes ?? 0,
       expireS: Number.isFinite(expireMs) ? Math.max(0, Math.floor(expireMs / 1000)) : 0,
       loadedAtS: Math.floor(nowMs / 1000),
+      checksDevices: (user.deviceLimit ?? this.#settings.devices.defaultLimit) > 0,
     };
     const text = placeholderText(lifecycle, this.#settings.placeholders, new Date(nowMs));
     if (text !== undefined) {
+      // No links to guard: the placeholder goes to every device.
+      input.checksDevices = false;
       return { input: { ...input, credentials: [NIL_UUID] }, grantRefs: [this.#placeholders.ref(text)] };
     }
     const grantRefs = user.grants.map(

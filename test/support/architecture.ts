@@ -40,6 +40,7 @@ export const POLICY: Policy = {
     "inbounds -> sync",
     "inbounds -> templates",
     "nodes -> servers",
+    "overview -> nodes",
     "subscriptions -> access",
     "subscriptions -> inbounds",
     "subscriptions -> subscription-settings",
@@ -52,6 +53,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "overview",
     "groups",
     "import",
     "subscriptions",

@@ -98,6 +98,8 @@ export const POLICY: Policy = {
       "loads the SQLite driver picked by the running Node (better-sqlite3 12 or 13), by name",
     "db/checkpointer.ts: require":
       "the checkpoint worker's CommonJS source (eval worker) loads node:worker_threads and that driver",
+    "features/import/source.repository.ts: import()":
+      "the MySQL driver (mysql2), loaded only when `import --db mysql://` is given, so nothing else needs it",
   },
 };
 

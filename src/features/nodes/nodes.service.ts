@@ -167,16 +167,19 @@ export class NodesService {
     };
   }
 
-  /** The agent's join: the token is spent whether or not the request then verifies. */
+  /**
+   * The agent's join. The token is checked first (unknown, used or expired: 401), the request is
+   * signed next (one that does not verify: 400, and the token stays usable), and only then is the
+   * token spent, in the transaction that records the certificate: of two joins racing with one
+   * token, exactly one is answered with a certificate, the other 401 like any replay.
+   */
   async join(token: string, csrPem: string): Promise<Joined> {
     const now = this.now();
-    const serverId = await this.nodes.consumeEnrollment(hashToken(token), now.toISOString());
-    if (serverId === undefined) {
-      throw new UnauthorizedError(
-        "the join string is unknown, already used or expired",
-        "join_token_invalid",
-      );
-    }
+    const tokenHash = hashToken(token);
+    const refused = () =>
+      new UnauthorizedError("the join string is unknown, already used or expired", "join_token_invalid");
+    const serverId = await this.nodes.openEnrollment(tokenHash, now.toISOString());
+    if (serverId === undefined) throw refused();
     const { ca } = await this.authority();
     let cert: string;
     try {
@@ -192,16 +195,14 @@ export class NodesService {
       throw new ValidationError(message, [{ path: "body.csr", message }], "csr_invalid");
     }
     const facts = certificateFacts(cert);
-    await this.nodes.replaceCertificates(
-      serverId,
-      {
-        fingerprint: fingerprintOf(cert),
-        serial: facts.serial,
-        state: "current",
-        notAfter: facts.notAfter.toISOString(),
-      },
-      now.toISOString(),
-    );
+    const spent = await this.nodes.spendEnrollment(tokenHash, now.toISOString(), {
+      fingerprint: fingerprintOf(cert),
+      serial: facts.serial,
+      state: "current",
+      notAfter: facts.notAfter.toISOString(),
+    });
+    // Another join spent the token meanwhile (or it expired): this certificate is never accepted.
+    if (spent !== serverId) throw refused();
     await this.servers.dropClient(serverId);
     return { server_id: serverId, ca_cert: ca.certPem, cert };
   }

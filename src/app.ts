@@ -14,6 +14,7 @@ import { beginAudit, finishAudit, isAudited } from "./features/audit/audit-hooks
 import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
+import { devicesRoutes } from "./features/devices/devices.routes.ts";
 import { fairUseRoutes } from "./features/fairuse/fairuse.routes.ts";
 import { groupsRoutes } from "./features/groups/groups.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
@@ -251,6 +252,7 @@ export async function buildApp(
   nodesRoutes(app, deps.services.nodes);
   overviewRoutes(app, deps.services.overview);
   fairUseRoutes(app, deps.services.fairUse);
+  devicesRoutes(app, deps.services.devices);
   inboundsRoutes(app, deps.services.inbounds);
   hostsRoutes(app, deps.services.hosts);
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);

@@ -35,6 +35,8 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { DevicesRepository } from "./features/devices/devices.repository.ts";
+import { DevicesService } from "./features/devices/devices.service.ts";
 import { FairUseRepository } from "./features/fairuse/fairuse.repository.ts";
 import { FairUseService } from "./features/fairuse/fairuse.service.ts";
 import { GroupsRepository } from "./features/groups/groups.repository.ts";
@@ -126,6 +128,7 @@ export type Deps = {
     usage: UsageService;
     lifecycle: LifecycleService;
     fairUse: FairUseService;
+    devices: DevicesService;
   };
   /** What changed, for listeners outside the services (jobs, tests). */
   events: Changes;
@@ -335,12 +338,22 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const subscriptionSettings = new SubscriptionSettingsService(
     new SubscriptionSettingsRepository(database.db),
   );
+  const devices = new DevicesService(
+    new DevicesRepository(database.db, database.dialect),
+    async () => {
+      const settings = await subscriptionSettings.get();
+      return { defaultLimit: settings.default_device_limit, requireHwid: settings.require_hwid };
+    },
+    () => new Date(),
+    notifier.emit,
+  );
   const subscriptions = new SubscriptionsService(
     new SubscriptionsRepository(database.db, database.dialect),
     new SubscriptionIndex(config.subscriptions.cacheBytes),
     logger,
     { maxAgeMs: config.subscriptions.maxAgeMs, sweepIntervalMs: config.subscriptions.syncIntervalMs },
     subscriptionSettings,
+    devices,
   );
   const backups = new BackupService(
     database.sqlite === undefined
@@ -397,6 +410,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       usage,
       lifecycle,
       fairUse,
+      devices,
     },
     events,
     cores,

@@ -81,6 +81,8 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "GET /api/servers/:id/online": "servers.read",
   "GET /api/users/:id/online": "users.read",
   "GET /api/users/:id/fair-use": "users.read",
+  "GET /api/users/:id/devices": "users.read",
+  "DELETE /api/users/:id/devices/:device_id": "users.write",
   "GET /api/fair-use/settings": "settings.read",
   "PUT /api/fair-use/settings": "settings.write",
   "PUT /api/servers/:id/node-base": "servers.write",

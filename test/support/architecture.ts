@@ -46,6 +46,7 @@ export const POLICY: Policy = {
     "inbounds -> sync",
     "inbounds -> templates",
     "nodes -> servers",
+    "overview -> nodes",
     "subscriptions -> access",
     "subscriptions -> devices",
     "subscriptions -> inbounds",
@@ -59,6 +60,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "overview",
     "groups",
     "import",
     "subscriptions",

@@ -7,10 +7,6 @@
 import type { Format } from "../../lib/subscription-formats.ts";
 import { base64Of, encodeFinal, latin1Of, STANDARD, TextBuffer } from "./base64.ts";
 import type { DocumentBases } from "./document-template.ts";
-import { CONTENT_TYPES } from "./formats.ts";
-import type { HeaderTemplates } from "./header-templates.ts";
-import type { Layout } from "./layouts.ts";
-import { NO_TRAFFIC, TITLE_PREFIX, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
 import {
   announceAt,
   DOWNLOAD,
@@ -25,7 +21,11 @@ import {
   TAG_LENGTH,
   TOTAL,
   UPLOAD,
-} from "./user-record.ts";
+} from "./engine/user-record.ts";
+import { CONTENT_TYPES } from "./formats.ts";
+import type { HeaderTemplates } from "./header-templates.ts";
+import type { Layout } from "./layout-templates.ts";
+import { NO_TRAFFIC, TITLE_PREFIX, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
 
 const CONTENT_TYPE = "text/plain; charset=utf-8";
 const UPDATE_INTERVAL = String(UPDATE_INTERVAL_HOURS);
@@ -91,7 +91,7 @@ export function answerInto(
   ok: string[],
   notModified: string[],
 ): string | undefined {
-  const template = layout.templateFor(variantOf(layout));
+  const template = layout.templates.templateFor(variantOf(layout));
   const userinfo = userinfoAt(page, at);
   const own = writeValues("", template.tag, page, at);
   const etag = own.slice(0, valueEnds[0]);
@@ -187,7 +187,7 @@ export function hasOwnHeaders(page: Buffer, at: number): boolean {
 
 /** Which of the layout's SNI/Host variants this fetch gets (host-entries.ts): one chosen per fetch. */
 function variantOf(layout: Layout): number {
-  const variants = layout.variants;
+  const variants = layout.templates.variants;
   return variants === 1 ? 0 : Math.floor(Math.random() * variants);
 }
 
@@ -259,8 +259,8 @@ export function formatAnswer(
   const userinfo = userinfoAt(page, at);
   const isDocument = format === "mihomo" || format === "sing-box" || format === "xray-json";
   const variant = variantOf(layout);
-  const document = isDocument ? layout.document(format, settings.bases, variant) : undefined;
-  const template = layout.templateFor(variant);
+  const document = isDocument ? layout.templates.document(format, settings.bases, variant) : undefined;
+  const template = layout.templates.templateFor(variant);
   const own = writeValues(ETAG_LETTER[format], document?.tag ?? template.tag, page, at);
   const etag = own.slice(0, valueEnds[0]);
   if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {

@@ -16,7 +16,7 @@ import {
   STATUS_CODES,
   TOTAL,
   UPLOAD,
-} from "./user-record.ts";
+} from "./engine/user-record.ts";
 
 /** The variables a header value may hold, by index (what `uses` bit i means). */
 const VARIABLES = [

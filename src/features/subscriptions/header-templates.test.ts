@@ -5,8 +5,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { headerSafe } from "../../lib/text.ts";
 import { fillTemplate } from "../../lib/user-values.ts";
-import { HeaderTemplates } from "./header-templates.ts";
 import { prepareRecord, type RecordInput, writeRecord } from "./engine/user-record.ts";
+import { HeaderTemplates } from "./header-templates.ts";
 import { userValuesAt } from "./user-values.ts";
 
 const NOW_MS = Date.UTC(2026, 11, 2, 10, 0, 0);

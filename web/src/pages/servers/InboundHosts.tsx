@@ -252,8 +252,11 @@ export function InboundHosts({
   useEffect(() => {
     if (focus === undefined) return;
     const row = list.current?.querySelector(`[data-host="${focus.id}"]`);
-    const wanted = row?.querySelector<HTMLElement>(`[data-control="${focus.control}"]:not(:disabled)`);
-    (wanted ?? row?.querySelector<HTMLElement>("[data-control]:not(:disabled)"))?.focus();
+    const enabled = (control: string) =>
+      row?.querySelector<HTMLElement>(`[data-control="${control}"]:not(:disabled)`) ?? undefined;
+    // At the top or the bottom the button pressed is disabled: the other move button keeps the keyboard there.
+    const other = focus.control === "up" ? "down" : focus.control === "down" ? "up" : focus.control;
+    (enabled(focus.control) ?? enabled(other) ?? enabled("grip"))?.focus();
     setFocus(undefined);
   }, [focus]);
   const move = (from: number, to: number, control: string) => {

@@ -205,13 +205,28 @@ async function setup(stack: CleanupStack) {
       .map((id, k) => ({ id, name: `bench ${i + k}`, created_at: now, updated_at: now }));
     await deps.database.db.insertInto("users").values(rows).execute();
   }
+  // In requests of 1,000 (a bulk grant pushes within a time budget and leaves the rest pending for the
+  // reconcile job, which does not run here: the reconciler is ticked until nothing is pending).
   const started = performance.now();
-  const bulk = await api("POST", `/api/servers/${serverId}/inbounds/${inbound.id}/users/bulk`, {
-    user_ids: ids,
-  });
+  for (let i = 0; i < USERS; i += 1000) {
+    await api("POST", `/api/servers/${serverId}/inbounds/${inbound.id}/users/bulk`, {
+      user_ids: ids.slice(i, i + 1000),
+    });
+  }
+  const pending = async () =>
+    (
+      await deps.database.db
+        .selectFrom("user_access")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("server_id", "=", serverId)
+        .where("sync_state", "!=", "synced")
+        .executeTakeFirstOrThrow()
+    ).n;
+  for (let tick = 0; Number(await pending()) > 0; tick++) {
+    if (tick >= 20) throw new Error(`${await pending()} grants still not synced through the agent`);
+    await deps.services.reconciler.tick(serverId, AbortSignal.timeout(600_000));
+  }
   const bulkMs = performance.now() - started;
-  const sync = bulk.sync as { synced: number };
-  if (sync.synced !== USERS) throw new Error(`bulk grant through the agent: ${JSON.stringify(sync)}`);
   log(`granted ${USERS} users through the agent in ${sec(bulkMs)}`);
   return { deps, serverId, agent, agentLines, coreApiPort, bulkMs, agentDir };
 }
@@ -330,7 +345,13 @@ async function main(): Promise<number> {
     const idle = sampler.stop();
     const idleCpuSeconds = cpuOf(s.agent.pid) - idleCpu;
     const rollup = readFileSync(`/proc/${s.agent.pid}/smaps_rollup`, "utf8");
-    log(`agent memory: ${rollup.split("\n").filter((l) => /^(Rss|Pss_Anon|Pss_File|Anonymous|Private_Dirty|Shared_Clean):/.test(l)).map((l) => l.replace(/\s+/g, " ")).join("; ")}`);
+    log(
+      `agent memory: ${rollup
+        .split("\n")
+        .filter((l) => /^(Rss|Pss_Anon|Pss_File|Anonymous|Private_Dirty|Shared_Clean):/.test(l))
+        .map((l) => l.replace(/\s+/g, " "))
+        .join("; ")}`,
+    );
     const peakSinceStart = readPeakRssMB(s.agent.pid) ?? Number.NaN;
     log(`idle: RSS peak ${mb(idle.peakMB)}, last ${mb(idle.lastMB)}; since start ${mb(peakSinceStart)}`);
     // (b) Rounds of reference then kill → re-apply.
@@ -397,7 +418,7 @@ function render(
   });
   return [
     ...MACHINE.map((line) => `- ${line}`),
-    `- ${USERS.toLocaleString("en")} VLESS users granted through the agent (bulk grant, relayed and recorded): ${sec(bulkMs)}`,
+    `- ${USERS.toLocaleString("en")} VLESS users granted through the agent (bulk grants of 1,000, relayed and recorded): ${sec(bulkMs)}`,
     "",
     `**Agent RSS idle with ${USERS.toLocaleString("en")} users** (${IDLE_SECONDS} s, ${idle.samples} samples): peak **${mb(idle.peakMB)}**, last ${mb(idle.lastMB)}; agent CPU while idle ${((100 * idleCpuSeconds) / IDLE_SECONDS).toFixed(1)} %; peak since start (the bulk grant included) ${mb(peakSinceStart)}; after the rounds ${mb(rssAfterMB)}. Goal ≤ ${GOAL_RSS_MB} MB: **${idle.peakMB <= GOAL_RSS_MB ? "met" : "not met"}**.`,
     "",

@@ -40,6 +40,8 @@ export const POLICY: Policy = {
     "inbounds -> sync",
     "inbounds -> templates",
     "nodes -> servers",
+    "plans -> audit",
+    "plans -> users",
     "subscriptions -> access",
     "subscriptions -> inbounds",
     "subscriptions -> subscription-settings",
@@ -52,6 +54,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "plans",
     "groups",
     "import",
     "subscriptions",

@@ -7,7 +7,7 @@ import type { Database, PlansTable } from "../../db/types.ts";
 import { UniqueViolationError } from "../../db/unique-violation.ts";
 import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
 import { ConflictError, NotFoundError } from "../../lib/errors.ts";
-import type { Plan, PlanCreate, PlanUpdate } from "./plans.schemas.ts";
+import type { Plan, PlanCreate } from "./plans.schemas.ts";
 
 /** What applying a plan writes to a user (the lifecycle's bookkeeping follows, as on any write). */
 export type PlanApplication = {

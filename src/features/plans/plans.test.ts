@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { expectProblem, request } from "../../../test/support/templates.ts";
+import { run as runCli } from "../../cli/plans.ts";
 
 const DAY_MS = 86_400_000;
 const GIB = 1024 ** 3;
@@ -352,5 +353,34 @@ describe("plans", () => {
         "forbidden",
       );
     }
+  });
+
+  test("the CLI creates and lists plans through the same schema: a bad value names its field", async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const cli = (args: string[]) =>
+      runCli(args, { deps: t.deps, write: (text) => out.push(text), writeError: (text) => err.push(text) });
+    const made = await cli([
+      "create",
+      "cli monthly",
+      "--data-limit-gib",
+      "1.5",
+      "--reset",
+      "month",
+      "--days",
+      "30",
+      "--reset-usage",
+    ]);
+    assert.equal(made, 0, err.join(""));
+    const plan = (await t.deps.services.plans.list()).find((p) => p.name === "cli monthly");
+    assert.deepEqual(
+      [plan?.data_limit_bytes, plan?.data_limit_reset, plan?.duration_days, plan?.reset_usage],
+      [Math.round(1.5 * GIB), "month", 30, true],
+    );
+    assert.equal(await cli(["list"]), 0);
+    assert.ok(out.join("").includes(`cli monthly\t1.5 GiB\tmonth\t30\t0\t${plan?.id}`), out.join(""));
+    assert.equal(await cli(["create", "cli bad", "--days", "soon"]), 1);
+    assert.match(err.join(""), /duration_days/);
+    assert.equal(await cli(["create"]), 2, "a missing name is a usage error");
   });
 });

@@ -34,6 +34,7 @@ export const POLICY: Policy = {
     "access -> servers",
     "access -> sync",
     "access -> users",
+    "devices -> notifications",
     "fairuse -> audit",
     "fairuse -> notifications",
     "inbounds -> servers",
@@ -42,7 +43,9 @@ export const POLICY: Policy = {
     "nodes -> servers",
     "plans -> audit",
     "plans -> users",
+    "overview -> nodes",
     "subscriptions -> access",
+    "subscriptions -> devices",
     "subscriptions -> inbounds",
     "subscriptions -> subscription-settings",
     "sync -> certificates",
@@ -55,6 +58,7 @@ export const POLICY: Policy = {
   ],
   featureOrder: [
     "plans",
+    "overview",
     "groups",
     "import",
     "subscriptions",
@@ -68,6 +72,7 @@ export const POLICY: Policy = {
     "servers",
     "users",
     "fairuse",
+    "devices",
     "admins",
     "auth",
     "audit",
@@ -99,6 +104,8 @@ export const POLICY: Policy = {
       "loads the SQLite driver picked by the running Node (better-sqlite3 12 or 13), by name",
     "db/checkpointer.ts: require":
       "the checkpoint worker's CommonJS source (eval worker) loads node:worker_threads and that driver",
+    "features/import/source.repository.ts: import()":
+      "the MySQL driver (mysql2), loaded only when `import --db mysql://` is given, so nothing else needs it",
   },
 };
 

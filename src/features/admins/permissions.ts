@@ -84,9 +84,12 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/servers/:id/node-enrollment": "servers.write",
   "GET /api/servers/:id/node": "servers.read",
   "GET /api/servers/:id/node-base": "servers.read",
+  "GET /api/servers/:id/node-log": "servers.read",
   "GET /api/servers/:id/online": "servers.read",
   "GET /api/users/:id/online": "users.read",
   "GET /api/users/:id/fair-use": "users.read",
+  "GET /api/users/:id/devices": "users.read",
+  "DELETE /api/users/:id/devices/:device_id": "users.write",
   "GET /api/fair-use/settings": "settings.read",
   "PUT /api/fair-use/settings": "settings.write",
   "PUT /api/servers/:id/node-base": "servers.write",
@@ -125,6 +128,7 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/auth/telegram/test": "self",
   "GET /api/auth/telegram/deliveries": "self",
   "GET /api/usage": "servers.read",
+  "GET /api/overview": "servers.read",
 };
 
 export function routePermission(method: string, url: string): Permission | undefined {

@@ -29,6 +29,8 @@ export type SubscriptionRows = {
   isByIdRevoked: boolean;
   /** The user's own announcement (migration 0023), or null. */
   announce: string | null;
+  /** Devices allowed at fetch time (migration 0032; null: the settings' default; 0: unlimited). */
+  deviceLimit: number | null;
   lifecycle: LifecycleRow;
   grants: GrantRow[];
 };
@@ -52,6 +54,7 @@ const USER_COLUMNS = [
   "sub_token",
   "sub_by_id_revoked_at",
   "announce",
+  "device_limit",
   "status",
   "data_limit_bytes",
   "data_limit_reset",
@@ -66,6 +69,7 @@ const JOINED_USER_COLUMNS = [
   "u.sub_token",
   "u.sub_by_id_revoked_at",
   "u.announce",
+  "u.device_limit",
   "u.status",
   "u.data_limit_bytes",
   "u.data_limit_reset",
@@ -83,6 +87,7 @@ type JoinedRow = {
   sub_token: string | null;
   sub_by_id_revoked_at: string | Date | null;
   announce: string | null;
+  device_limit: number | null;
   status: UserStatus;
   data_limit_bytes: number | string | null;
   data_limit_reset: DataLimitReset;
@@ -369,6 +374,7 @@ function groupByUser(rows: readonly JoinedRow[]): SubscriptionRows[] {
         subToken: row.sub_token,
         isByIdRevoked: row.sub_by_id_revoked_at !== null,
         announce: row.announce,
+        deviceLimit: row.device_limit,
         lifecycle: {
           status: row.status,
           dataLimitBytes: read.optionalBigint(row.data_limit_bytes),

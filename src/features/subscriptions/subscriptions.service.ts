@@ -11,6 +11,8 @@ import { DatabaseUnavailableError, NotFoundError } from "../../lib/errors.ts";
 import type { Format } from "../../lib/subscription-formats.ts";
 import { headerSafe } from "../../lib/text.ts";
 import { isUuid } from "../../lib/uuid.ts";
+import type { DeviceGate } from "../devices/devices.service.ts";
+import { type DeviceClaim, type DeviceRefusal, hwidHeaders } from "../devices/hwid.ts";
 import type { SubscriptionSettings } from "../subscription-settings/subscription-settings.schemas.ts";
 import {
   type AnswerSettings,
@@ -42,7 +44,7 @@ import type {
   SweepCursor,
   WarmCursor,
 } from "./subscriptions.repository.ts";
-import { KEY, type RecordInput } from "./user-record.ts";
+import { checksDevicesAt, KEY, type RecordInput, userOf } from "./user-record.ts";
 
 /** Where the settings come from (the subscription-settings feature). */
 export type SettingsSource = { get(): Promise<SubscriptionSettings> };
@@ -57,6 +59,12 @@ export type RuntimeSettings = {
   page: { title: string | null; note: string | null; publicUrl: string | null };
   /** The names of the entries a user who may not connect gets instead of links. */
   placeholders: PlaceholderTexts;
+  /** Device limits at fetch time: the default limit, whether an HWID is required, the refusals' entry names. */
+  devices: {
+    defaultLimit: number;
+    requireHwid: boolean;
+    texts: Record<DeviceRefusal, string>;
+  };
 };
 
 const TOKEN_PATTERN = /^[0-9a-f]{32}$/;
@@ -72,8 +80,11 @@ export type SubscriptionsOptions = {
   now?: () => number;
 };
 
-/** How a request fetched the subscription, for sub_updated_at / sub_last_user_agent (undefined: not recorded). */
-export type Fetch = { userAgent: string | undefined };
+/**
+ * How a request fetched the subscription, for sub_updated_at / sub_last_user_agent (undefined: not
+ * recorded), and the device its app described (checked for users with a device limit; omitted: none).
+ */
+export type Fetch = { userAgent: string | undefined; device?: DeviceClaim };
 
 export type SubscriptionStats = IndexStats & { misses: number };
 
@@ -151,6 +162,8 @@ export class SubscriptionsService {
     private readonly logger: Logger,
     options: SubscriptionsOptions,
     private readonly settingsSource?: SettingsSource,
+    /** Judges fetches of users whose devices are checked (features/devices); absent: none are. */
+    private readonly devices?: DeviceGate,
   ) {
     this.#settings = {
       chooser: new FormatChooser(compileRules([])),
@@ -166,6 +179,11 @@ export class SubscriptionsService {
       isPlain: true,
       page: { title: null, note: null, publicUrl: null },
       placeholders: DEFAULT_PLACEHOLDER_TEXTS,
+      devices: {
+        defaultLimit: 0,
+        requireHwid: false,
+        texts: { device_limit: "device limit reached", hwid_required: "no device id (HWID)" },
+      },
     };
     this.fetches = new FetchLog(options.now ?? Date.now);
     this.#feed = new ChangeFeed(subscriptions, (changes) => this.#apply(changes));
@@ -229,6 +247,7 @@ export class SubscriptionsService {
       limitedUntil: s.placeholder_limited_until,
     };
     const previous = this.#settings.placeholders;
+    const previousDefaultLimit = this.#settings.devices.defaultLimit;
     const rules = compileRules(s.ua_rules);
     if (rules.skipped.length > 0) {
       this.logger.warn(
@@ -259,12 +278,18 @@ export class SubscriptionsService {
         webPageUrl === null,
       page: { title: s.page_title, note: s.page_note, publicUrl },
       placeholders,
+      devices: {
+        defaultLimit: s.default_device_limit,
+        requireHwid: s.require_hwid,
+        texts: { device_limit: s.placeholder_device_limit, hwid_required: s.placeholder_hwid_required },
+      },
     };
     // Records of users who get a placeholder hold its text (in their layout): other texts, read again.
     const textsChanged = (Object.keys(placeholders) as (keyof PlaceholderTexts)[]).some(
       (key) => placeholders[key] !== previous[key],
     );
-    if (textsChanged) {
+    // Records say whether the user's devices are checked, which the default limit decides for most.
+    if (textsChanged || this.#settings.devices.defaultLimit !== previousDefaultLimit) {
       this.index.clear();
       this.#placeholders.clear();
     }
@@ -323,6 +348,10 @@ export class SubscriptionsService {
     if (hit === NOT_BY_ID) throw new NotFoundError("subscription");
     if (hit >= 0) {
       if (fetch !== undefined) this.noteFetch(hit, fetch.userAgent);
+      if (fetch !== undefined && this.checksDevices(hit)) {
+        const { userId, userName } = userOf(this.index.page(hit), this.index.offset(hit));
+        return this.#judged(userId, userName, lower, format, ifNoneMatch, fetch);
+      }
       return this.answerFormat(hit, lower, format, ifNoneMatch);
     }
     try {
@@ -368,6 +397,9 @@ export class SubscriptionsService {
     if (fetch !== undefined) this.fetches.note(rows.userId, fetch.userAgent);
     const refs = await this.#inbounds([rows], generation);
     const { input, grantRefs } = this.#entry(rows, refs);
+    if (fetch !== undefined && input.checksDevices === true && !(isId && rows.isByIdRevoked)) {
+      return this.#judged(rows.userId, rows.userName, lower, format, ifNoneMatch, fetch);
+    }
     const address = this.#canStore() ? this.index.store(input, grantRefs, generation) : -1;
     // Kept (the token answers from memory, the id is refused without a read), but not by id.
     if (isId && rows.isByIdRevoked) throw new NotFoundError("subscription");
@@ -389,6 +421,51 @@ export class SubscriptionsService {
       }
     }
     return formatAnswer(format, lower, layout, page, at, ifNoneMatch, this.#settings.answer);
+  }
+
+  /** Whether the record at `address` is of a user whose devices are checked (the fast path leaves those to the route). */
+  checksDevices(address: number): boolean {
+    return (
+      this.devices !== undefined && checksDevicesAt(this.index.page(address), this.index.offset(address))
+    );
+  }
+
+  /**
+   * The answer to a fetch by a user whose devices are checked: the device is judged (recorded, or
+   * refused over the limit or without an HWID), then the links as for anyone (read again: the record
+   * may have changed meanwhile) or one placeholder entry saying why; x-hwid-* headers either way.
+   */
+  async #judged(
+    userId: string,
+    userName: string,
+    lower: string,
+    format: Format,
+    ifNoneMatch: string | undefined,
+    fetch: Fetch,
+  ): Promise<FormatResponse> {
+    const policy = this.#settings.devices;
+    const verdict = await (this.devices as DeviceGate).judge(
+      userId,
+      userName,
+      fetch.device ?? { kind: "none" },
+      policy,
+    );
+    const extra = hwidHeaders(verdict.refusal);
+    let response: FormatResponse;
+    if (verdict.refusal === undefined) {
+      response = await this.respondFormat(lower, format, ifNoneMatch);
+    } else {
+      const rows = await this.subscriptions.findSubscription(userId);
+      if (rows === undefined) throw new NotFoundError("subscription");
+      const { input } = this.#entry(rows, new Map());
+      const text = policy.texts[verdict.refusal];
+      const { page, at, layout } = this.index.transient({ ...input, credentials: [NIL_UUID] }, [
+        this.#placeholders.ref(text),
+      ]);
+      response = formatAnswer(format, lower, layout, page, at, ifNoneMatch, this.#settings.answer);
+    }
+    response.headers.push(...extra);
+    return response;
   }
 
   /** What the subscription page shows of a user (their links and totals), or 404. */
@@ -647,9 +724,12 @@ export class SubscriptionsService {
       totalBytes: lifecycle.dataLimitBytes ?? 0,
       expireS: Number.isFinite(expireMs) ? Math.max(0, Math.floor(expireMs / 1000)) : 0,
       loadedAtS: Math.floor(nowMs / 1000),
+      checksDevices: (user.deviceLimit ?? this.#settings.devices.defaultLimit) > 0,
     };
     const text = placeholderText(lifecycle, this.#settings.placeholders, new Date(nowMs));
     if (text !== undefined) {
+      // No links to guard: the placeholder goes to every device.
+      input.checksDevices = false;
       return { input: { ...input, credentials: [NIL_UUID] }, grantRefs: [this.#placeholders.ref(text)] };
     }
     const grantRefs = user.grants.map(

@@ -24,6 +24,10 @@ const NextPlanId = Type.Union([Uuid, Type.Null()], {
   description:
     "the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none",
 });
+const DeviceLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 1000 }), Type.Null()], {
+  description:
+    "devices (HWIDs) whose apps get the links when they fetch /sub (docs/FAIR-USE.md); null: the subscription settings' default_device_limit; 0: unlimited",
+});
 const TelegramId = Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]);
 
 const Bytes = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
@@ -73,6 +77,7 @@ export const User = Type.Object({
   comment: Type.Union([Type.String(), Type.Null()]),
   announce: Type.Union([Type.String(), Type.Null()]),
   ip_limit: Type.Union([Type.Integer(), Type.Null()]),
+  device_limit: Type.Union([Type.Integer(), Type.Null()]),
   fair_use_blocked_until: Type.Union([Timestamp, Type.Null()], {
     description: "blocked by the IP limit until then (credentials off every core); null: not blocked",
   }),
@@ -119,6 +124,7 @@ export const UserCreate = Type.Object(
     comment: Type.Optional(Comment),
     announce: Type.Optional(Announce),
     ip_limit: Type.Optional(IpLimit),
+    device_limit: Type.Optional(DeviceLimit),
     telegram_id: Type.Optional(TelegramId),
     next_plan_id: Type.Optional(NextPlanId),
     ...LifecycleInput,
@@ -210,6 +216,7 @@ export const UserUpdate = Type.Object(
     comment: Type.Optional(Comment),
     announce: Type.Optional(Announce),
     ip_limit: Type.Optional(IpLimit),
+    device_limit: Type.Optional(DeviceLimit),
     telegram_id: Type.Optional(TelegramId),
     next_plan_id: Type.Optional(NextPlanId),
     ...LifecycleInput,

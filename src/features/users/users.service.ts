@@ -103,6 +103,7 @@ export class UsersService {
       comment: input.comment ?? null,
       announce: input.announce ?? null,
       ip_limit: input.ip_limit ?? null,
+      device_limit: input.device_limit ?? null,
       fair_use_blocked_until: null,
       telegram_id: input.telegram_id ?? null,
       created_at: now,
@@ -137,6 +138,7 @@ export class UsersService {
     if (input.comment !== undefined) patch.comment = input.comment;
     if (input.announce !== undefined) patch.announce = input.announce;
     if (input.ip_limit !== undefined) patch.ip_limit = input.ip_limit;
+    if (input.device_limit !== undefined) patch.device_limit = input.device_limit;
     if (input.telegram_id !== undefined) patch.telegram_id = input.telegram_id;
     if (input.next_plan_id !== undefined) patch.next_plan_id = input.next_plan_id?.toLowerCase() ?? null;
     if (input.data_limit_bytes !== undefined) patch.data_limit_bytes = input.data_limit_bytes;

@@ -64,7 +64,7 @@ import { ServersRepository } from "./features/servers/servers.repository.ts";
 import { ServersService } from "./features/servers/servers.service.ts";
 import { SubscriptionSettingsRepository } from "./features/subscription-settings/subscription-settings.repository.ts";
 import { SubscriptionSettingsService } from "./features/subscription-settings/subscription-settings.service.ts";
-import { SubscriptionIndex } from "./features/subscriptions/subscription-index.ts";
+import { subscriptionIndex } from "./features/subscriptions/layout-templates.ts";
 import { SubscriptionsRepository } from "./features/subscriptions/subscriptions.repository.ts";
 import { SubscriptionsService } from "./features/subscriptions/subscriptions.service.ts";
 import { CoreSync } from "./features/sync/core-sync.ts";
@@ -363,7 +363,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   );
   const subscriptions = new SubscriptionsService(
     new SubscriptionsRepository(database.db, database.dialect),
-    new SubscriptionIndex(config.subscriptions.cacheBytes),
+    subscriptionIndex(config.subscriptions.cacheBytes),
     logger,
     { maxAgeMs: config.subscriptions.maxAgeMs, sweepIntervalMs: config.subscriptions.syncIntervalMs },
     subscriptionSettings,

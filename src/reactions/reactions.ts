@@ -20,6 +20,7 @@ import type { InboundsService } from "../features/inbounds/inbounds.service.ts";
 import type { SubscriptionsService } from "../features/subscriptions/subscriptions.service.ts";
 import type { CoreSync } from "../features/sync/core-sync.ts";
 import type { Reconciler } from "../features/sync/reconciler.ts";
+import type { LifecycleService } from "../features/users/lifecycle.service.ts";
 import type { Changes } from "../lib/events.ts";
 
 /** What the reactions reach: built by deps.ts before wireReactions() runs. */
@@ -28,6 +29,7 @@ export type Reactors = {
   subscriptions: SubscriptionsService;
   reconciler: Reconciler;
   sync: CoreSync;
+  lifecycle: LifecycleService;
   logger: Logger;
 };
 
@@ -73,6 +75,12 @@ export const EVENT_REACTIONS: readonly EventReaction[] = [
     by: "sync (reconciler)",
     does: "the reconcile job ticks now: credentials of newly admitted users are added, others removed",
     run: async (r) => r.reconciler.wake(),
+  }),
+  on({
+    change: "userClocksStarted",
+    by: "users (lifecycle)",
+    does: "user.activated is sent for each user (notifications, webhooks)",
+    run: (r, ids) => r.lifecycle.clocksStarted(ids),
   }),
   on({
     change: "serverDeleting",

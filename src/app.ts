@@ -25,6 +25,7 @@ import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
 import { nodesRoutes } from "./features/nodes/nodes.routes.ts";
 import { webhooksRoutes } from "./features/notifications/webhooks.routes.ts";
 import { overviewRoutes } from "./features/overview/overview.routes.ts";
+import { plansRoutes } from "./features/plans/plans.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
 import { subscriptionSettingsRoutes } from "./features/subscription-settings/subscription-settings.routes.ts";
 import { withCacheFastPath } from "./features/subscriptions/fast-path.ts";
@@ -37,7 +38,7 @@ import { templatesRoutes } from "./features/templates/templates.routes.ts";
 import { trafficRoutes } from "./features/traffic/traffic.routes.ts";
 import { usersRoutes } from "./features/users/users.routes.ts";
 import { allowedMethods } from "./lib/allowed-methods.ts";
-import { AppError, ForbiddenError } from "./lib/errors.ts";
+import { AppError, ForbiddenError, NotFoundError } from "./lib/errors.ts";
 import type { App } from "./lib/http.ts";
 import { guardInput } from "./lib/input-guard.ts";
 import { answerClientError, sendProblem } from "./lib/problem.ts";
@@ -80,8 +81,11 @@ export async function buildApp(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // Errors raised before a route is chosen (bad percent-escape, over-long parameter) and before
     // Fastify sees the request at all (unparsable HTTP) are problem+json too.
+    // On the public subscription paths (ours and the imported peers' /sub/…, /json/…) a bad escape
+    // is a key that names nobody: 404 like any unknown or malformed key (issue 51), 400 elsewhere.
     frameworkErrors: (error, request, reply) => {
-      sendProblem(error, request, reply);
+      const publicKey = error.code === "FST_ERR_BAD_URL" && /^\/(sub|json)\//.test(request.url);
+      sendProblem(publicKey ? new NotFoundError("subscription") : error, request, reply);
     },
     clientErrorHandler: answerClientError,
     // Cached subscriptions are answered before Fastify's routing (features/subscriptions/fast-path.ts).
@@ -244,8 +248,10 @@ export async function buildApp(
     bulk: deps.services.userBulkActions,
     enrol: deps.services.enrolment,
     groups: deps.services.groups,
+    plans: deps.services.plans,
   });
   groupsRoutes(app, deps.services.groups);
+  plansRoutes(app, deps.services.plans);
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);

@@ -125,6 +125,7 @@ export const READ_YOUR_WRITES: readonly string[] = [
   "/api/certificates", // an inbound's links follow its certificate
   "/api/subscription-settings",
   "/api/groups", // a group's inbounds and members are its members' grants
+  "/api/plans", // unclassified when added (they waited as every unlisted write does): kept waiting
 ];
 
 /** Write routes that change nothing GET /sub shows: their answers do not wait for the cache. */

@@ -14,6 +14,7 @@ import { beginAudit, finishAudit, isAudited } from "./features/audit/audit-hooks
 import { authRoutes } from "./features/auth/auth.routes.ts";
 import { certificatesRoutes } from "./features/certificates/certificates.routes.ts";
 import { dashboardRoutes } from "./features/dashboard/dashboard.routes.ts";
+import { devicesRoutes } from "./features/devices/devices.routes.ts";
 import { fairUseRoutes } from "./features/fairuse/fairuse.routes.ts";
 import { groupsRoutes } from "./features/groups/groups.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
@@ -23,6 +24,7 @@ import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
 import { nodesRoutes } from "./features/nodes/nodes.routes.ts";
 import { webhooksRoutes } from "./features/notifications/webhooks.routes.ts";
+import { overviewRoutes } from "./features/overview/overview.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
 import { subscriptionSettingsRoutes } from "./features/subscription-settings/subscription-settings.routes.ts";
 import { withCacheFastPath } from "./features/subscriptions/fast-path.ts";
@@ -270,7 +272,9 @@ export async function buildApp(
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);
   nodesRoutes(app, deps.services.nodes);
+  overviewRoutes(app, deps.services.overview);
   fairUseRoutes(app, deps.services.fairUse);
+  devicesRoutes(app, deps.services.devices);
   inboundsRoutes(app, deps.services.inbounds);
   hostsRoutes(app, deps.services.hosts);
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);

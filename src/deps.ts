@@ -35,6 +35,8 @@ import { AcmeAccountsRepository } from "./features/certificates/acme-accounts.re
 import { AcmeIssuer } from "./features/certificates/acme-issuer.ts";
 import { CertificatesRepository } from "./features/certificates/certificates.repository.ts";
 import { CertificatesService } from "./features/certificates/certificates.service.ts";
+import { DevicesRepository } from "./features/devices/devices.repository.ts";
+import { DevicesService } from "./features/devices/devices.service.ts";
 import { FairUseRepository } from "./features/fairuse/fairuse.repository.ts";
 import { FairUseService } from "./features/fairuse/fairuse.service.ts";
 import { GroupsRepository } from "./features/groups/groups.repository.ts";
@@ -54,11 +56,13 @@ import { Dispatcher } from "./features/notifications/dispatcher.ts";
 import { NotificationsRepository } from "./features/notifications/notifications.repository.ts";
 import { Notifier } from "./features/notifications/notifier.ts";
 import { WebhooksService } from "./features/notifications/webhooks.service.ts";
+import { OverviewRepository } from "./features/overview/overview.repository.ts";
+import { OverviewService } from "./features/overview/overview.service.ts";
 import { ServersRepository } from "./features/servers/servers.repository.ts";
 import { ServersService } from "./features/servers/servers.service.ts";
 import { SubscriptionSettingsRepository } from "./features/subscription-settings/subscription-settings.repository.ts";
 import { SubscriptionSettingsService } from "./features/subscription-settings/subscription-settings.service.ts";
-import { SubscriptionIndex } from "./features/subscriptions/subscription-index.ts";
+import { subscriptionIndex } from "./features/subscriptions/layout-templates.ts";
 import { SubscriptionsRepository } from "./features/subscriptions/subscriptions.repository.ts";
 import { SubscriptionsService } from "./features/subscriptions/subscriptions.service.ts";
 import { CoreSync } from "./features/sync/core-sync.ts";
@@ -121,9 +125,11 @@ export type Deps = {
     reconciler: Reconciler;
     traffic: TrafficService;
     nodes: NodesService;
+    overview: OverviewService;
     usage: UsageService;
     lifecycle: LifecycleService;
     fairUse: FairUseService;
+    devices: DevicesService;
   };
   /** What changed, for listeners outside the services (jobs, tests). */
   events: Changes;
@@ -351,12 +357,22 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const subscriptionSettings = new SubscriptionSettingsService(
     new SubscriptionSettingsRepository(database.db),
   );
+  const devices = new DevicesService(
+    new DevicesRepository(database.db, database.dialect),
+    async () => {
+      const settings = await subscriptionSettings.get();
+      return { defaultLimit: settings.default_device_limit, requireHwid: settings.require_hwid };
+    },
+    () => new Date(),
+    notifier.emit,
+  );
   const subscriptions = new SubscriptionsService(
     new SubscriptionsRepository(database.db, database.dialect),
-    new SubscriptionIndex(config.subscriptions.cacheBytes),
+    subscriptionIndex(config.subscriptions.cacheBytes),
     logger,
     { maxAgeMs: config.subscriptions.maxAgeMs, sweepIntervalMs: config.subscriptions.syncIntervalMs },
     subscriptionSettings,
+    devices,
   );
   const backups = new BackupService(
     database.sqlite === undefined
@@ -409,9 +425,11 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       reconciler,
       traffic,
       nodes,
+      overview: new OverviewService(new OverviewRepository(database.db), nodes),
       usage,
       lifecycle,
       fairUse,
+      devices,
     },
     events,
     cores,

@@ -15,7 +15,7 @@ import { isUuid } from "../lib/uuid.ts";
 import { CliError, parseOptions } from "./cli-error.ts";
 import { openDeps, recordCli } from "./config.ts";
 
-export const usage = `usage: portcullis import marzban --db <SQLite file | postgres://URL> [--xray-config FILE]
+export const usage = `usage: portcullis import marzban --db <SQLite file | postgres://URL | mysql://URL> [--xray-config FILE]
                           [--server ID] [--dry-run] [--json]
        portcullis import 3x-ui --db <x-ui.db> [--server ID] [--dry-run] [--json]
 
@@ -25,7 +25,8 @@ admins (as operators without a password: set one with \`portcullis admin reset-p
 and PasarGuard's subscription URLs (/sub/{token}) and 3x-ui's (/sub/{subId}, /json/{subId}) keep
 working. Run it again at any time: what is already here is left as it is (docs/MIGRATION.md).
 
---db            the peer's database: a SQLite file (opened read-only) or a postgres:// URL
+--db            the peer's database: a SQLite file (opened read-only), a postgres:// or a mysql://
+                URL (MySQL/MariaDB; mariadb:// too)
 --xray-config   Marzban's xray_config.json (default: the one beside a SQLite --db)
 --server ID     the Portcullis server the peer's inbounds go to; without it, users only
 --dry-run       read and report, write nothing

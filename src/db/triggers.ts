@@ -329,6 +329,20 @@ export const TRIGGERS: readonly TriggerDeclaration[] = [
     migration: M,
   },
   {
+    name: "subscription_changes_user_device_limit",
+    table: "users",
+    changes: ["user.device_limit"],
+    purpose: "subscription.user: the user's device limit changed (whether /sub checks their devices)",
+    sqlite: `CREATE TRIGGER subscription_changes_user_device_limit AFTER UPDATE OF device_limit ON users WHEN ${differs("sqlite", ["device_limit"])} BEGIN ${feedUser("NEW.id")} END`,
+    postgres: pgRow(
+      "subscription_changes_user_device_limit",
+      "users",
+      ["device_limit"],
+      "subscription_changes_row",
+    ),
+    migration: "0032_devices",
+  },
+  {
     name: "subscription_changes_grant_added",
     table: "user_access",
     changes: ["grant.added"],

@@ -119,6 +119,8 @@ export interface UsersTable {
   fair_use_blocked_until: Timestamp | null;
   /** Migration 0031: the admin who owns the user (null: nobody; only `all`-scope admins see them). */
   owner_admin_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 0032: devices (HWIDs) allowed at /sub fetch time (null: the default; 0: unlimited). */
+  device_limit: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface SubscriptionSettingsTable {
@@ -158,6 +160,19 @@ export interface FairUseBlocksTable {
   ip_limit: number;
   /** JSON array of the address keys counted. */
   addresses: string;
+}
+
+/** Migration 0032: a device (HWID) a user's app fetched /sub from, and what it said it runs on. */
+export interface UserDevicesTable {
+  id: string;
+  user_id: string;
+  hwid: string;
+  app: string | null;
+  os: string | null;
+  os_version: string | null;
+  model: string | null;
+  first_seen_at: Timestamp;
+  last_seen_at: Timestamp;
 }
 
 export interface ServersTable {
@@ -526,6 +541,7 @@ export interface Database {
   fair_use_settings: FairUseSettingsTable;
   fair_use_state: FairUseStateTable;
   fair_use_blocks: FairUseBlocksTable;
+  user_devices: UserDevicesTable;
   user_usage_hourly: UserUsageBucketsTable;
   user_usage_daily: UserUsageBucketsTable;
   server_usage_hourly: ServerUsageBucketsTable;

@@ -51,6 +51,7 @@ export const DATABASE_CHANGES = {
   "user.lifecycle": "a user's limit, reset period, expiry or last reset changed, or used_bytes went down",
   "user.token": "a user's subscription token rotated",
   "user.announce": "a user's own Announce header changed",
+  "user.device_limit": "a user's device limit changed (users.device_limit)",
   "user.fair_use_block":
     "a fair-use block started or ended (users.fair_use_blocked_until null ↔ a time; the fair-use job)",
   "grant.added": "a grant (user_access row) inserted",

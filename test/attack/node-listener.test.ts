@@ -14,6 +14,7 @@ import { describe, test } from "node:test";
 import { connect as tlsConnect } from "node:tls";
 import {
   createAuthority,
+  fingerprintOf,
   issueKeyAndCertificate,
   makeKeyAndRequest,
   PANEL_CLIENT_NAME,
@@ -235,6 +236,10 @@ describe("the node agent's listener and the join, attacked", needs, () => {
       .where("server_id", "=", other.id)
       .execute();
     assert.equal(certificates.length, 1, "one certificate on record for the server");
+    const winner = answers.find((answer) => answer.status === 200);
+    assert.ok(winner !== undefined);
+    const { cert } = (await winner.json()) as { cert: string };
+    assert.equal(certificates[0]?.fingerprint, fingerprintOf(cert), "the one on record is the winner's");
   });
 
   test("no join string, token, key or bearer in the agent's or the panel's logs", async () => {

@@ -433,6 +433,7 @@ test("Telegram notifications set up in the browser reach the Bot API", async ({ 
       "user.expired",
       "user.ip_limit_warning",
       "user.ip_blocked",
+      "user.device_limit_reached",
       "server.status_changed",
     ],
   });

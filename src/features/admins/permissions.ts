@@ -79,9 +79,12 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/servers/:id/node-enrollment": "servers.write",
   "GET /api/servers/:id/node": "servers.read",
   "GET /api/servers/:id/node-base": "servers.read",
+  "GET /api/servers/:id/node-log": "servers.read",
   "GET /api/servers/:id/online": "servers.read",
   "GET /api/users/:id/online": "users.read",
   "GET /api/users/:id/fair-use": "users.read",
+  "GET /api/users/:id/devices": "users.read",
+  "DELETE /api/users/:id/devices/:device_id": "users.write",
   "GET /api/fair-use/settings": "settings.read",
   "PUT /api/fair-use/settings": "settings.write",
   "PUT /api/servers/:id/node-base": "servers.write",
@@ -120,6 +123,7 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/auth/telegram/test": "self",
   "GET /api/auth/telegram/deliveries": "self",
   "GET /api/usage": "servers.read",
+  "GET /api/overview": "servers.read",
 };
 
 export function routePermission(method: string, url: string): Permission | undefined {
@@ -158,6 +162,8 @@ const ROUTE_USER_REACH: Record<string, UserReach> = {
   "GET /api/users/:id/access": ONE_USER,
   "GET /api/users/:id/online": ONE_USER,
   "GET /api/users/:id/fair-use": ONE_USER,
+  "GET /api/users/:id/devices": ONE_USER,
+  "DELETE /api/users/:id/devices/:device_id": ONE_USER,
   "GET /api/users/:user_id/configs": ONE_USER_ID,
   "GET /api/users/:user_id/access/:inbound_id/config": ONE_USER_ID,
 
@@ -176,6 +182,8 @@ const ROUTE_USER_REACH: Record<string, UserReach> = {
   "DELETE /api/servers/:server_id/inbounds/:inbound_id/users/:email": OWNED,
   "GET /api/servers/:server_id/inbounds/:inbound_id/configs": FLEET,
   "GET /api/servers/:id/online": FLEET,
+  // The core's log lines name the users who connect.
+  "GET /api/servers/:id/node-log": FLEET,
 
   "GET /api/audit": FLEET,
   "GET /api/webhooks": FLEET,

@@ -1,5 +1,5 @@
 // Read-only access to a peer panel's database (issue 51): a SQLite file (opened read-only, never
-// written), or a PostgreSQL URL. Plain SQL text in, plain rows out; the readers of each panel
+// written), a PostgreSQL URL, or a MySQL/MariaDB URL (Marzban's and PasarGuard's usual database). Plain SQL text in, plain rows out; the readers of each panel
 // (marzban.repository.ts, xui.repository.ts) know the tables. Every connection has a deadline.
 import { existsSync } from "node:fs";
 import pg from "pg";
@@ -11,7 +11,7 @@ export type SourceRow = Record<string, unknown>;
 export type SourceDb = {
   /** What the URL names, without its password: for the report. */
   readonly label: string;
-  readonly dialect: "sqlite" | "postgres";
+  readonly dialect: "sqlite" | "postgres" | "mysql";
   all(sql: string): Promise<SourceRow[]>;
   /** The table's columns (lower case); empty when the table does not exist. */
   columns(table: string): Promise<Set<string>>;
@@ -25,13 +25,12 @@ function badSource(message: string): ValidationError {
   return new ValidationError(message, [{ path: "db", message }]);
 }
 
-/** Opens `--db`: a path to a SQLite file, `sqlite:<path>`, or `postgres://…`. */
+/** Opens `--db`: a path to a SQLite file, `sqlite:<path>`, `postgres://…` or `mysql://…` (`mariadb://…`). */
 export async function openSource(db: string): Promise<SourceDb> {
   if (/^postgres(ql)?:\/\//i.test(db)) return openPostgres(db);
-  if (/^(mysql|mariadb):\/\//i.test(db)) {
-    throw badSource("MySQL/MariaDB sources are not supported yet: copy the database to SQLite or PostgreSQL");
-  }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(db)) throw badSource("--db: a SQLite file or a postgres:// URL");
+  if (/^(mysql|mariadb):\/\//i.test(db)) return openMysql(db.replace(/^mariadb:/i, "mysql:"));
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(db))
+    throw badSource("--db: a SQLite file, a postgres:// URL or a mysql:// URL");
   return openSqlite(db.replace(/^sqlite:/, ""));
 }
 
@@ -61,8 +60,10 @@ function openSqlite(path: string): SourceDb {
   };
 }
 
+const withoutPassword = (url: string) => url.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
+
 async function openPostgres(url: string): Promise<SourceDb> {
-  const label = url.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
+  const label = withoutPassword(url);
   // Naive timestamps stay text (Marzban writes UTC without a zone); bigints come back as text.
   const types = {
     getTypeParser: (oid: number, format?: "text" | "binary") =>
@@ -96,5 +97,70 @@ async function openPostgres(url: string): Promise<SourceDb> {
         ).rows.map((r: { column_name: string }) => r.column_name.toLowerCase()),
       ),
     close: () => client.end(),
+  };
+}
+
+/** The part of mysql2's promise API used here (mysql2 ships its own types; this keeps them local). */
+type MysqlConnection = {
+  query(options: { sql: string; timeout: number }, values?: unknown[]): Promise<[unknown, unknown]>;
+  end(): Promise<void>;
+  on(event: "error", listener: (error: Error) => void): void;
+};
+type Mysql2 = { createConnection(options: Record<string, unknown>): Promise<MysqlConnection> };
+
+async function openMysql(url: string): Promise<SourceDb> {
+  const label = withoutPassword(url);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw badSource(`--db: not a URL: ${label}`);
+  }
+  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
+  if (database === "" || database.includes("/")) throw badSource(`--db: name the database: ${label}`);
+  // Loaded when a MySQL source is opened, so the rest of the panel does not need the driver.
+  const specifier = "mysql2/promise";
+  let mysql: Mysql2;
+  try {
+    mysql = ((await import(specifier)) as { default: Mysql2 }).default;
+  } catch {
+    throw badSource("--db: MySQL sources need the mysql2 package (npm install)");
+  }
+  let connection: MysqlConnection;
+  try {
+    connection = await mysql.createConnection({
+      host: parsed.hostname || "127.0.0.1",
+      port: parsed.port === "" ? 3306 : Number(parsed.port),
+      user: decodeURIComponent(parsed.username) || "root",
+      password: decodeURIComponent(parsed.password),
+      database,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      // Naive DATETIMEs stay text (Marzban writes UTC without a zone); BIGINTs come back as text.
+      dateStrings: true,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      charset: "utf8mb4",
+      multipleStatements: false,
+    });
+  } catch (error) {
+    throw badSource(`--db: cannot connect to ${label}: ${(error as Error).message}`);
+  }
+  connection.on("error", () => {});
+  const query = async (sql: string, values?: unknown[]) =>
+    (await connection.query({ sql, timeout: STATEMENT_TIMEOUT_MS }, values))[0] as SourceRow[];
+  return {
+    label,
+    dialect: "mysql",
+    all: (sql) => query(sql),
+    columns: async (table) =>
+      new Set(
+        (
+          await query(
+            "SELECT column_name AS name FROM information_schema.columns WHERE table_name = ? AND table_schema = database()",
+            [table],
+          )
+        ).map((r) => String(r.name).toLowerCase()),
+      ),
+    close: () => connection.end(),
   };
 }

@@ -19,7 +19,12 @@ import {
 import { requires } from "../../../test/support/requires.ts";
 import { request } from "../../../test/support/templates.ts";
 import { CleanupStack, tempDir } from "../../../test/support/v2ray.ts";
-import { createAuthority, issueKeyAndCertificate, PANEL_CLIENT_NAME } from "../../lib/node-pki.ts";
+import {
+  createAuthority,
+  issueKeyAndCertificate,
+  makeKeyAndRequest,
+  PANEL_CLIENT_NAME,
+} from "../../lib/node-pki.ts";
 import type { NodeAgent } from "../../node/agent.ts";
 
 const needs = requires("v2ray");
@@ -101,6 +106,45 @@ describe("a node agent enrolled with a join string", needs, () => {
       second.stderr,
       new RegExp(JSON.parse(Buffer.from(joinString.slice(5), "base64url").toString()).t),
     );
+  });
+
+  test("a certificate request that does not verify leaves the join string usable; once joined, it is spent", async () => {
+    const server = await request(t, "POST", "/api/servers", {
+      name: "bad-csr",
+      hostname: "127.0.0.1",
+      grpc_port: 1,
+      connection: "node",
+    });
+    const joinString = await enroll(t, server.json().id);
+    const token = JSON.parse(Buffer.from(joinString.slice(5), "base64url").toString()).t as string;
+    const { csrPem } = await makeKeyAndRequest("portcullis-node bad-csr");
+    // One byte of the signed request changed: it parses, but its signature no longer verifies.
+    const body = csrPem.split("\n").slice(1, -2).join("");
+    const der = Buffer.from(body, "base64");
+    der[der.length - 80] = (der[der.length - 80] ?? 0) ^ 0x01;
+    const tampered = `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString("base64")}\n-----END CERTIFICATE REQUEST-----\n`;
+    for (const csr of ["not a certificate request", tampered]) {
+      const res = await t.app.inject({ method: "POST", url: "/api/node-join", payload: { token, csr } });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(res.json().code, "csr_invalid");
+    }
+    const certificates = () =>
+      t.deps.database.db
+        .selectFrom("node_certificates")
+        .select("fingerprint")
+        .where("server_id", "=", server.json().id)
+        .execute();
+    assert.deepEqual(await certificates(), [], "no certificate recorded for a refused request");
+    const joined = await joinNode(joinString, tempDir(stack.add), panelUrl);
+    assert.equal(joined.code, 0, joined.stderr);
+    assert.equal((await certificates()).length, 1);
+    const replay = await t.app.inject({
+      method: "POST",
+      url: "/api/node-join",
+      payload: { token, csr: csrPem },
+    });
+    assert.equal(replay.statusCode, 401, replay.body);
+    assert.equal(replay.json().code, "join_token_invalid");
   });
 
   test("a direct server gets no join string", async () => {

@@ -77,20 +77,42 @@ export class NodesRepository {
       .execute();
   }
 
-  /**
-   * Marks the token used and returns its server, in one statement: of two joins racing with one
-   * token, exactly one gets the server. Unknown, used or expired: undefined.
-   */
-  async consumeEnrollment(tokenHash: string, now: string): Promise<string | undefined> {
+  /** The server an unused, unexpired token belongs to, without spending it. Otherwise undefined. */
+  async openEnrollment(tokenHash: string, now: string): Promise<string | undefined> {
     const row = await this.db
-      .updateTable("node_enrollments")
-      .set({ used_at: now })
+      .selectFrom("node_enrollments")
+      .select("server_id")
       .where("token_hash", "=", tokenHash)
       .where("used_at", "is", null)
       .where("expires_at", ">", now)
-      .returning("server_id")
       .executeTakeFirst();
     return row?.server_id;
+  }
+
+  /**
+   * Spends the token and makes `cert` the only certificate its server accepts, in one transaction.
+   * The token is marked used by one conditional UPDATE: of two joins racing with one token, exactly
+   * one gets the server (the other's certificate is never recorded). Unknown, used or expired:
+   * undefined, and nothing changes.
+   */
+  async spendEnrollment(
+    tokenHash: string,
+    now: string,
+    cert: NodeCertificateRow,
+  ): Promise<string | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable("node_enrollments")
+        .set({ used_at: now })
+        .where("token_hash", "=", tokenHash)
+        .where("used_at", "is", null)
+        .where("expires_at", ">", now)
+        .returning("server_id")
+        .executeTakeFirst();
+      if (row === undefined) return undefined;
+      await this.writeOnlyCertificate(trx, row.server_id, cert, now);
+      return row.server_id;
+    });
   }
 
   /** Earlier join strings of a server stop working when a new one is made. */
@@ -118,21 +140,24 @@ export class NodesRepository {
   }
 
   /** A (re-)enrollment: every certificate the server accepted before is dropped (revoked). */
-  async replaceCertificates(serverId: string, cert: NodeCertificateRow, now: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom("node_certificates").where("server_id", "=", serverId).execute();
-      await trx
-        .insertInto("node_certificates")
-        .values({
-          fingerprint: cert.fingerprint,
-          server_id: serverId,
-          serial: cert.serial,
-          state: cert.state,
-          not_after: cert.notAfter,
-          created_at: now,
-        })
-        .execute();
-    });
+  private async writeOnlyCertificate(
+    trx: Kysely<Database>,
+    serverId: string,
+    cert: NodeCertificateRow,
+    now: string,
+  ): Promise<void> {
+    await trx.deleteFrom("node_certificates").where("server_id", "=", serverId).execute();
+    await trx
+      .insertInto("node_certificates")
+      .values({
+        fingerprint: cert.fingerprint,
+        server_id: serverId,
+        serial: cert.serial,
+        state: cert.state,
+        not_after: cert.notAfter,
+        created_at: now,
+      })
+      .execute();
   }
 
   async addPendingCertificate(serverId: string, cert: NodeCertificateRow, now: string): Promise<void> {

@@ -6,6 +6,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "../../cores/node-base-config.ts";
 import type { NodeMaterial } from "../../cores/node-material.ts";
+import { redactLogLines } from "../../lib/core-log.ts";
 import {
   AppError,
   ConflictError,
@@ -166,16 +167,19 @@ export class NodesService {
     };
   }
 
-  /** The agent's join: the token is spent whether or not the request then verifies. */
+  /**
+   * The agent's join. The token is checked first (unknown, used or expired: 401), the request is
+   * signed next (one that does not verify: 400, and the token stays usable), and only then is the
+   * token spent, in the transaction that records the certificate: of two joins racing with one
+   * token, exactly one is answered with a certificate, the other 401 like any replay.
+   */
   async join(token: string, csrPem: string): Promise<Joined> {
     const now = this.now();
-    const serverId = await this.nodes.consumeEnrollment(hashToken(token), now.toISOString());
-    if (serverId === undefined) {
-      throw new UnauthorizedError(
-        "the join string is unknown, already used or expired",
-        "join_token_invalid",
-      );
-    }
+    const tokenHash = hashToken(token);
+    const refused = () =>
+      new UnauthorizedError("the join string is unknown, already used or expired", "join_token_invalid");
+    const serverId = await this.nodes.openEnrollment(tokenHash, now.toISOString());
+    if (serverId === undefined) throw refused();
     const { ca } = await this.authority();
     let cert: string;
     try {
@@ -191,16 +195,14 @@ export class NodesService {
       throw new ValidationError(message, [{ path: "body.csr", message }], "csr_invalid");
     }
     const facts = certificateFacts(cert);
-    await this.nodes.replaceCertificates(
-      serverId,
-      {
-        fingerprint: fingerprintOf(cert),
-        serial: facts.serial,
-        state: "current",
-        notAfter: facts.notAfter.toISOString(),
-      },
-      now.toISOString(),
-    );
+    const spent = await this.nodes.spendEnrollment(tokenHash, now.toISOString(), {
+      fingerprint: fingerprintOf(cert),
+      serial: facts.serial,
+      state: "current",
+      notAfter: facts.notAfter.toISOString(),
+    });
+    // Another join spent the token meanwhile (or it expired): this certificate is never accepted.
+    if (spent !== serverId) throw refused();
     await this.servers.dropClient(serverId);
     return { server_id: serverId, ca_cert: ca.certPem, cert };
   }
@@ -251,6 +253,17 @@ export class NodesService {
   async agentStatus(serverId: string): Promise<Record<string, unknown>> {
     const link = await this.link(serverId);
     return link.json<Record<string, unknown>>("GET", "status");
+  }
+
+  /**
+   * The core's recent log lines from the agent (its last 200), masked again here: an older agent,
+   * or one that masks less, still puts no credential in the answer (lib/core-log.ts).
+   */
+  async coreLog(serverId: string): Promise<{ server_id: string; lines: string[]; collected_at: string }> {
+    const link = await this.link(serverId);
+    const { lines } = await link.json<{ lines?: unknown }>("GET", "logs");
+    const text = Array.isArray(lines) ? lines.filter((l): l is string => typeof l === "string") : [];
+    return { server_id: serverId, lines: redactLogLines(text), collected_at: this.now().toISOString() };
   }
 
   /**

@@ -40,6 +40,7 @@ const server = (d: Data) => String((d.server as { name?: unknown } | undefined)?
 const status = (d: Data) => String((d.server as { status?: unknown } | undefined)?.status ?? "?");
 const days = (d: Data) => String(d.days_left ?? "?");
 const ips = (d: Data) => `${String(d.addresses ?? "?")}/${String(d.ip_limit ?? "?")}`;
+const devices = (d: Data) => `${String(d.devices ?? "?")}/${String(d.device_limit ?? "?")}`;
 const until = (d: Data) =>
   String(d.until ?? "?")
     .replace("T", " ")
@@ -52,6 +53,7 @@ const MESSAGES: Record<TelegramLanguage, Texts> = {
     "user.expiring": (d) => `⏳ ${name(d)} expires in ${days(d)} day(s).`,
     "user.ip_limit_warning": (d) => `⚠️ ${name(d)} is connecting from ${ips(d)} addresses.`,
     "user.ip_blocked": (d) => `🚫 ${name(d)} is blocked until ${until(d)} UTC: ${ips(d)} addresses.`,
+    "user.device_limit_reached": (d) => `📱 ${name(d)} has ${devices(d)} devices: a new device was refused.`,
     "server.status_changed": (d) => `🖥 Server ${server(d)} is now ${status(d)}.`,
     "webhook.test": () => "✅ Portcullis notifications reach this chat.",
   },
@@ -61,6 +63,8 @@ const MESSAGES: Record<TelegramLanguage, Texts> = {
     "user.expiring": (d) => `⏳ ${name(d)}: срок действия истекает через ${days(d)} дн.`,
     "user.ip_limit_warning": (d) => `⚠️ ${name(d)}: подключения с ${ips(d)} адресов.`,
     "user.ip_blocked": (d) => `🚫 ${name(d)}: заблокирован до ${until(d)} UTC, адресов ${ips(d)}.`,
+    "user.device_limit_reached": (d) =>
+      `📱 ${name(d)}: устройств ${devices(d)}, новое устройство не допущено.`,
     "server.status_changed": (d) => `🖥 Сервер ${server(d)}: теперь ${status(d)}.`,
     "webhook.test": () => "✅ Уведомления Portcullis приходят в этот чат.",
   },
@@ -70,6 +74,7 @@ const MESSAGES: Record<TelegramLanguage, Texts> = {
     "user.expiring": (d) => `⏳ اعتبار ${name(d)} تا ${days(d)} روز دیگر تمام می‌شود.`,
     "user.ip_limit_warning": (d) => `⚠️ ${name(d)} از ${ips(d)} نشانی وصل می‌شود.`,
     "user.ip_blocked": (d) => `🚫 ${name(d)} تا ${until(d)} UTC مسدود شد: ${ips(d)} نشانی.`,
+    "user.device_limit_reached": (d) => `📱 ${name(d)} ${devices(d)} دستگاه دارد: دستگاه تازه پذیرفته نشد.`,
     "server.status_changed": (d) => `🖥 وضعیت سرور ${server(d)}: ${status(d)}.`,
     "webhook.test": () => "✅ اعلان‌های Portcullis به این گفتگو می‌رسد.",
   },
@@ -79,6 +84,7 @@ const MESSAGES: Record<TelegramLanguage, Texts> = {
     "user.expiring": (d) => `⏳ ${name(d)} 将在 ${days(d)} 天后过期。`,
     "user.ip_limit_warning": (d) => `⚠️ ${name(d)} 正从 ${ips(d)} 个地址连接。`,
     "user.ip_blocked": (d) => `🚫 ${name(d)} 已被封禁至 ${until(d)} UTC：${ips(d)} 个地址。`,
+    "user.device_limit_reached": (d) => `📱 ${name(d)} 已有 ${devices(d)} 台设备：新设备被拒绝。`,
     "server.status_changed": (d) => `🖥 服务器 ${server(d)} 当前状态：${status(d)}。`,
     "webhook.test": () => "✅ Portcullis 通知可以送达此聊天。",
   },

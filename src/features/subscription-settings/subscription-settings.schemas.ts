@@ -114,6 +114,22 @@ const Fields = {
   placeholder_limited_until: PlaceholderText(
     "the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD)",
   ),
+  default_device_limit: Type.Integer({
+    minimum: 0,
+    maximum: 1000,
+    description:
+      "the device_limit of users whose own is null: devices (HWIDs) whose apps get the links; 0: unlimited, not checked (the default)",
+  }),
+  require_hwid: Type.Boolean({
+    description:
+      "whether a fetch without an HWID (x-hwid) gets a placeholder instead of the links, for users whose devices are checked (default false)",
+  }),
+  placeholder_device_limit: PlaceholderText(
+    "the entry's name for a fetch from a new device over the user's device limit",
+  ),
+  placeholder_hwid_required: PlaceholderText(
+    "the entry's name for a fetch without a usable HWID when require_hwid is on (or with an HWID that cannot be one)",
+  ),
 };
 
 export const SubscriptionSettings = Type.Object(Fields);

@@ -37,6 +37,10 @@ export const DEFAULT_SETTINGS: SubscriptionSettings = {
   placeholder_expired: "expired on {date}",
   placeholder_limited: "data limit reached",
   placeholder_limited_until: "data limit reached, resets on {date}",
+  default_device_limit: 0,
+  require_hwid: false,
+  placeholder_device_limit: "device limit reached: remove a device to add this one",
+  placeholder_hwid_required: "this app does not send a device id (HWID)",
 };
 
 /** The placeholders each text may hold: a date only where there is one. */
@@ -45,6 +49,8 @@ const PLACEHOLDER_FIELDS = {
   placeholder_expired: ["{date}"],
   placeholder_limited: [],
   placeholder_limited_until: ["{date}"],
+  placeholder_device_limit: [],
+  placeholder_hwid_required: [],
 } as const satisfies Record<string, readonly string[]>;
 
 /** The variables an operator's header value may hold. */

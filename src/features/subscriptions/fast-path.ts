@@ -125,7 +125,7 @@ export function answerFromMemory(
     format = settings.chooser.byUserAgent(userAgent);
   }
   const address = subscriptions.findKey(url, PREFIX.length, shape.length);
-  if (address < 0) return false;
+  if (address < 0 || subscriptions.checksDevices(address)) return false; // devices: judged by the route
   subscriptions.noteFetch(address, userAgent); // into preallocated typed arrays: written in batches (fetch-log.ts)
   if (format !== "base64" || !settings.isPlain || subscriptions.hasOwnHeaders(address)) {
     const key = url.slice(PREFIX.length, PREFIX.length + shape.length);

@@ -7,7 +7,8 @@ import type { Database } from "../../db/types.ts";
 import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
 import { type HostRow, hostSpecOf } from "../inbounds/hosts.repository.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
-import type { Change, ChangeSource, ChangesRead } from "./change-feed.ts";
+import type { Change, ChangeSource, ChangesRead } from "./engine/change-feed.ts";
+import type { SweepCursor, WarmCursor } from "./engine/engine.ts";
 
 export type GrantRow = { inboundId: string; credential: string; uplinkBytes: number; downlinkBytes: number };
 /** What the subscription shows of the user's lifecycle (Subscription-Userinfo, placeholders). */
@@ -29,6 +30,8 @@ export type SubscriptionRows = {
   isByIdRevoked: boolean;
   /** The user's own announcement (migration 0023), or null. */
   announce: string | null;
+  /** Devices allowed at fetch time (migration 0032; null: the settings' default; 0: unlimited). */
+  deviceLimit: number | null;
   lifecycle: LifecycleRow;
   grants: GrantRow[];
 };
@@ -39,10 +42,7 @@ export type InboundLinkRow = { id: string; isActive: boolean; linkParams: LinkPa
 export type TotalsRow = { userId: string; usedBytes: number; uplinkBytes: number; downlinkBytes: number };
 export type UsedRow = { userId: string; usedBytes: number };
 /** Where the totals sweep's walk goes on: SQLite's seq, PostgreSQL's id (listUsedAfter()). */
-export type SweepCursor = number | string;
 export type UsedPage = { rows: UsedRow[]; next: SweepCursor | undefined };
-/** Where the warm-up's walk over users (by created_at, id) goes on. */
-export type WarmCursor = { createdAt: string | Date; id: string };
 export type SubscriptionsPage = { users: SubscriptionRows[]; next: WarmCursor | undefined };
 
 const GRANT_COLUMNS = ["a.server_inbound_id", "a.credential", "a.uplink_bytes", "a.downlink_bytes"] as const;
@@ -52,6 +52,7 @@ const USER_COLUMNS = [
   "sub_token",
   "sub_by_id_revoked_at",
   "announce",
+  "device_limit",
   "status",
   "data_limit_bytes",
   "data_limit_reset",
@@ -66,6 +67,7 @@ const JOINED_USER_COLUMNS = [
   "u.sub_token",
   "u.sub_by_id_revoked_at",
   "u.announce",
+  "u.device_limit",
   "u.status",
   "u.data_limit_bytes",
   "u.data_limit_reset",
@@ -83,6 +85,7 @@ type JoinedRow = {
   sub_token: string | null;
   sub_by_id_revoked_at: string | Date | null;
   announce: string | null;
+  device_limit: number | null;
   status: UserStatus;
   data_limit_bytes: number | string | null;
   data_limit_reset: DataLimitReset;
@@ -369,6 +372,7 @@ function groupByUser(rows: readonly JoinedRow[]): SubscriptionRows[] {
         subToken: row.sub_token,
         isByIdRevoked: row.sub_by_id_revoked_at !== null,
         announce: row.announce,
+        deviceLimit: row.device_limit,
         lifecycle: {
           status: row.status,
           dataLimitBytes: read.optionalBigint(row.data_limit_bytes),

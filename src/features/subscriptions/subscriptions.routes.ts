@@ -10,6 +10,7 @@ import { NotFoundError } from "../../lib/errors.ts";
 import type { App } from "../../lib/http.ts";
 import { problems } from "../../lib/schemas.ts";
 import { type Format, isFormat } from "../../lib/subscription-formats.ts";
+import { deviceClaim } from "../devices/hwid.ts";
 import { bodyBytes } from "./answer.ts";
 import { isBrowser } from "./formats.ts";
 import { pageLanguage, pagePolicy, renderPage } from "./page.ts";
@@ -133,6 +134,7 @@ export function subscriptionsRoutes(
     const format = explicit ?? subscriptions.settings.chooser.byUserAgent(userAgent);
     const response = await subscriptions.respondFormat(key, format, request.headers["if-none-match"], {
       userAgent,
+      device: deviceClaim(request.raw.rawHeaders),
     });
     const { headers } = response;
     for (let i = 0; i + 1 < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);

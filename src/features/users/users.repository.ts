@@ -14,6 +14,7 @@ export const COLUMNS = [
   "comment",
   "announce",
   "ip_limit",
+  "device_limit",
   "fair_use_blocked_until",
   "telegram_id",
   "created_at",
@@ -45,6 +46,7 @@ export type UserPatch = Partial<
     | "comment"
     | "announce"
     | "ip_limit"
+    | "device_limit"
     | "telegram_id"
     | "status"
     | "data_limit_bytes"
@@ -208,6 +210,7 @@ export class UsersRepository {
         comment: user.comment,
         announce: user.announce,
         ip_limit: user.ip_limit,
+        device_limit: user.device_limit,
         telegram_id: user.telegram_id,
         created_at: user.created_at,
         updated_at: user.updated_at,
@@ -351,6 +354,7 @@ export function toUser(row: UserRow): User {
     comment: row.comment,
     announce: row.announce,
     ip_limit: row.ip_limit,
+    device_limit: row.device_limit,
     fair_use_blocked_until: read.optionalTimestamp(row.fair_use_blocked_until),
     telegram_id: read.optionalBigint(row.telegram_id),
     created_at: read.timestamp(row.created_at),

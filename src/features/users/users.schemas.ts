@@ -20,6 +20,10 @@ const IpLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 1000 }), Type.Nu
   description:
     "distinct source addresses allowed within the fair-use window (docs/FAIR-USE.md); null: the settings' default_ip_limit; 0: unlimited",
 });
+const DeviceLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 1000 }), Type.Null()], {
+  description:
+    "devices (HWIDs) whose apps get the links when they fetch /sub (docs/FAIR-USE.md); null: the subscription settings' default_device_limit; 0: unlimited",
+});
 const TelegramId = Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]);
 
 const Bytes = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
@@ -69,6 +73,7 @@ export const User = Type.Object({
   comment: Type.Union([Type.String(), Type.Null()]),
   announce: Type.Union([Type.String(), Type.Null()]),
   ip_limit: Type.Union([Type.Integer(), Type.Null()]),
+  device_limit: Type.Union([Type.Integer(), Type.Null()]),
   fair_use_blocked_until: Type.Union([Timestamp, Type.Null()], {
     description: "blocked by the IP limit until then (credentials off every core); null: not blocked",
   }),
@@ -118,6 +123,7 @@ export const UserCreate = Type.Object(
     comment: Type.Optional(Comment),
     announce: Type.Optional(Announce),
     ip_limit: Type.Optional(IpLimit),
+    device_limit: Type.Optional(DeviceLimit),
     telegram_id: Type.Optional(TelegramId),
     ...LifecycleInput,
   },
@@ -197,6 +203,7 @@ export const UserUpdate = Type.Object(
     comment: Type.Optional(Comment),
     announce: Type.Optional(Announce),
     ip_limit: Type.Optional(IpLimit),
+    device_limit: Type.Optional(DeviceLimit),
     telegram_id: Type.Optional(TelegramId),
     ...LifecycleInput,
   },

@@ -142,6 +142,7 @@ export class UsersService {
       comment: input.comment ?? null,
       announce: input.announce ?? null,
       ip_limit: input.ip_limit ?? null,
+      device_limit: input.device_limit ?? null,
       fair_use_blocked_until: null,
       telegram_id: input.telegram_id ?? null,
       created_at: now,
@@ -176,6 +177,7 @@ export class UsersService {
     if (input.comment !== undefined) patch.comment = input.comment;
     if (input.announce !== undefined) patch.announce = input.announce;
     if (input.ip_limit !== undefined) patch.ip_limit = input.ip_limit;
+    if (input.device_limit !== undefined) patch.device_limit = input.device_limit;
     if (input.telegram_id !== undefined) patch.telegram_id = input.telegram_id;
     if (input.data_limit_bytes !== undefined) patch.data_limit_bytes = input.data_limit_bytes;
     if (input.data_limit_reset !== undefined) patch.data_limit_reset = input.data_limit_reset;

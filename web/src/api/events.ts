@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   "user.ip_limit_warning",
   "user.ip_blocked",
   "user.ip_released",
+  "user.device_limit_reached",
   "server.status_changed",
   "webhook.test",
 ] as const;
@@ -24,6 +25,7 @@ export const TELEGRAM_EVENT_TYPES = [
   "user.expiring",
   "user.ip_limit_warning",
   "user.ip_blocked",
+  "user.device_limit_reached",
   "server.status_changed",
 ] as const;
 

@@ -1556,7 +1556,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1618,7 +1618,7 @@ export type paths = {
                         url: string;
                         /** @description generated when absent */
                         secret?: string;
-                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
+                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                         is_active?: boolean;
                     };
                 };
@@ -1639,7 +1639,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1735,7 +1735,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1808,7 +1808,7 @@ export type paths = {
                         url?: string;
                         /** @description generated when absent */
                         secret?: string;
-                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
+                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                         is_active?: boolean;
                     };
                 };
@@ -1829,7 +1829,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -2178,7 +2178,7 @@ export type paths = {
                         "application/json": {
                             chat_ids: string[];
                             language: string;
-                            events: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "server.status_changed")[];
+                            events: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.device_limit_reached" | "server.status_changed")[];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -2222,7 +2222,7 @@ export type paths = {
                         bot_token?: string;
                         chat_ids: string[];
                         language?: "en" | "ru" | "fa" | "zh";
-                        events?: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "server.status_changed")[];
+                        events?: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.device_limit_reached" | "server.status_changed")[];
                     };
                 };
             };
@@ -2236,7 +2236,7 @@ export type paths = {
                         "application/json": {
                             chat_ids: string[];
                             language: string;
-                            events: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "server.status_changed")[];
+                            events: ("user.limited" | "user.expired" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.device_limit_reached" | "server.status_changed")[];
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -2513,6 +2513,7 @@ export type paths = {
                                 comment: string | null;
                                 announce: string | null;
                                 ip_limit: number | null;
+                                device_limit: number | null;
                                 /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
                                 fair_use_blocked_until: string | null;
                                 telegram_id: number | null;
@@ -2609,6 +2610,8 @@ export type paths = {
                         announce?: string | null;
                         /** @description distinct source addresses allowed within the fair-use window (docs/FAIR-USE.md); null: the settings' default_ip_limit; 0: unlimited */
                         ip_limit?: number | null;
+                        /** @description devices (HWIDs) whose apps get the links when they fetch /sub (docs/FAIR-USE.md); null: the subscription settings' default_device_limit; 0: unlimited */
+                        device_limit?: number | null;
                         telegram_id?: number | null;
                         /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
                         status?: "active" | "disabled" | "on_hold";
@@ -2646,6 +2649,7 @@ export type paths = {
                             comment: string | null;
                             announce: string | null;
                             ip_limit: number | null;
+                            device_limit: number | null;
                             /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
                             fair_use_blocked_until: string | null;
                             telegram_id: number | null;
@@ -2883,6 +2887,7 @@ export type paths = {
                             comment: string | null;
                             announce: string | null;
                             ip_limit: number | null;
+                            device_limit: number | null;
                             /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
                             fair_use_blocked_until: string | null;
                             telegram_id: number | null;
@@ -2991,6 +2996,7 @@ export type paths = {
                             comment: string | null;
                             announce: string | null;
                             ip_limit: number | null;
+                            device_limit: number | null;
                             /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
                             fair_use_blocked_until: string | null;
                             telegram_id: number | null;
@@ -3088,6 +3094,8 @@ export type paths = {
                         announce?: string | null;
                         /** @description distinct source addresses allowed within the fair-use window (docs/FAIR-USE.md); null: the settings' default_ip_limit; 0: unlimited */
                         ip_limit?: number | null;
+                        /** @description devices (HWIDs) whose apps get the links when they fetch /sub (docs/FAIR-USE.md); null: the subscription settings' default_device_limit; 0: unlimited */
+                        device_limit?: number | null;
                         telegram_id?: number | null;
                         /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
                         status?: "active" | "disabled" | "on_hold";
@@ -3123,6 +3131,7 @@ export type paths = {
                             comment: string | null;
                             announce: string | null;
                             ip_limit: number | null;
+                            device_limit: number | null;
                             /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
                             fair_use_blocked_until: string | null;
                             telegram_id: number | null;
@@ -6558,6 +6567,112 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/servers/{id}/node-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The node's core: its last 200 log lines (credentials masked), read from the agent on each call */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            server_id: string;
+                            /** @description the core's last lines (access and error log), oldest first; UUIDs and long base64 runs masked as [redacted] */
+                            lines: string[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            collected_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/servers/{id}/node-base": {
         parameters: {
             query?: never;
@@ -6890,6 +7005,94 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The fleet at a glance: servers with their agents' reports, users per status, online now (agents asked in parallel, 3 s each at most) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            servers: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                                status: "online" | "offline" | "error" | "unknown";
+                                connection: "direct" | "node";
+                                core: ("xray" | "v2ray") | null;
+                                last_seen_at: string | null;
+                                offline_since: string | null;
+                                last_error: string | null;
+                                agent: {
+                                    /** @description false: the agent did not answer within the overview's deadline */
+                                    reachable: boolean;
+                                    agent_version: string | null;
+                                    agent_uptime_seconds: number | null;
+                                    core_flavor: ("xray" | "v2ray") | null;
+                                    core_version: string | null;
+                                    core_running: boolean | null;
+                                    core_uptime_seconds: number | null;
+                                    restarts: number | null;
+                                    certificate_not_after: string | null;
+                                } | null;
+                            }[];
+                            users: {
+                                total: number;
+                                by_status: {
+                                    active: number;
+                                    disabled: number;
+                                    limited: number;
+                                    expired: number;
+                                    on_hold: number;
+                                };
+                            };
+                            /** @description from the node agents' access logs (GET /api/servers/{id}/online); direct servers add nothing */
+                            online: {
+                                /** @description distinct users with an address seen in the agents' window */
+                                users: number;
+                                /** @description distinct source addresses among them */
+                                addresses: number;
+                                window_minutes: number;
+                                /** @description node servers whose agent did not answer */
+                                unreachable_server_ids: string[];
+                            };
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            generated_at: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/fair-use/settings": {
         parameters: {
             query?: never;
@@ -7155,6 +7358,176 @@ export type paths = {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's devices (HWIDs their apps fetched /sub from) and device limit */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            user_id: string;
+                            /** @description the user's own (null: the subscription settings' default_device_limit) */
+                            device_limit: number | null;
+                            /** @description the limit applied; 0: unlimited (not checked) */
+                            effective_device_limit: number;
+                            /** @description most recently seen first */
+                            devices: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                /** @description the app's hardware id (x-hwid): 1-128 printable ASCII characters */
+                                hwid: string;
+                                /** @description the User-Agent of the fetch that last saw it (cut to 128 characters) */
+                                app: string | null;
+                                /** @description x-device-os, e.g. Android, iOS, Windows */
+                                os: string | null;
+                                /** @description x-ver-os */
+                                os_version: string | null;
+                                /** @description x-device-model */
+                                model: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                first_seen_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                                 */
+                                last_seen_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/devices/{device_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one of the user's devices: its place is free for the next new device */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    device_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -8535,6 +8908,7 @@ export type paths = {
                                 comment: string | null;
                                 announce: string | null;
                                 ip_limit: number | null;
+                                device_limit: number | null;
                                 /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
                                 fair_use_blocked_until: string | null;
                                 telegram_id: number | null;
@@ -10139,6 +10513,20 @@ export type paths = {
                              * @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD)
                              */
                             placeholder_limited_until: string;
+                            /** @description the device_limit of users whose own is null: devices (HWIDs) whose apps get the links; 0: unlimited, not checked (the default) */
+                            default_device_limit: number;
+                            /** @description whether a fetch without an HWID (x-hwid) gets a placeholder instead of the links, for users whose devices are checked (default false) */
+                            require_hwid: boolean;
+                            /**
+                             * Format: line
+                             * @description the entry's name for a fetch from a new device over the user's device limit
+                             */
+                            placeholder_device_limit: string;
+                            /**
+                             * Format: line
+                             * @description the entry's name for a fetch without a usable HWID when require_hwid is on (or with an HWID that cannot be one)
+                             */
+                            placeholder_hwid_required: string;
                         };
                     };
                 };
@@ -10242,6 +10630,20 @@ export type paths = {
                          * @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD)
                          */
                         placeholder_limited_until?: string;
+                        /** @description the device_limit of users whose own is null: devices (HWIDs) whose apps get the links; 0: unlimited, not checked (the default) */
+                        default_device_limit?: number;
+                        /** @description whether a fetch without an HWID (x-hwid) gets a placeholder instead of the links, for users whose devices are checked (default false) */
+                        require_hwid?: boolean;
+                        /**
+                         * Format: line
+                         * @description the entry's name for a fetch from a new device over the user's device limit
+                         */
+                        placeholder_device_limit?: string;
+                        /**
+                         * Format: line
+                         * @description the entry's name for a fetch without a usable HWID when require_hwid is on (or with an HWID that cannot be one)
+                         */
+                        placeholder_hwid_required?: string;
                     };
                 };
             };
@@ -10322,6 +10724,20 @@ export type paths = {
                              * @description the entry's name for a user whose data limit is reached until the next reset; {date} is its day (UTC, YYYY-MM-DD)
                              */
                             placeholder_limited_until: string;
+                            /** @description the device_limit of users whose own is null: devices (HWIDs) whose apps get the links; 0: unlimited, not checked (the default) */
+                            default_device_limit: number;
+                            /** @description whether a fetch without an HWID (x-hwid) gets a placeholder instead of the links, for users whose devices are checked (default false) */
+                            require_hwid: boolean;
+                            /**
+                             * Format: line
+                             * @description the entry's name for a fetch from a new device over the user's device limit
+                             */
+                            placeholder_device_limit: string;
+                            /**
+                             * Format: line
+                             * @description the entry's name for a fetch without a usable HWID when require_hwid is on (or with an HWID that cannot be one)
+                             */
+                            placeholder_hwid_required: string;
                         };
                     };
                 };

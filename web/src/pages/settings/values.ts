@@ -35,7 +35,14 @@ export type Values = {
   app_headers: AppHeaders;
   /** Health in subscriptions: kept as stored (this page does not edit it yet; the API does). */
   health: Health;
+  /** Device limits at fetch time: kept as stored (this page does not edit them yet; the API does). */
+  devices: Devices;
 };
+
+type Devices = Pick<
+  SubscriptionSettings,
+  "default_device_limit" | "require_hwid" | "placeholder_device_limit" | "placeholder_hwid_required"
+>;
 
 /** Whether /sub leaves out servers offline for longer than N minutes, edited through the API only for now. */
 type Health = Pick<SubscriptionSettings, "leave_out_offline_servers" | "offline_minutes">;
@@ -81,6 +88,12 @@ export function valuesOf(settings: SubscriptionSettings): Values {
       leave_out_offline_servers: settings.leave_out_offline_servers,
       offline_minutes: settings.offline_minutes,
     },
+    devices: {
+      default_device_limit: settings.default_device_limit,
+      require_hwid: settings.require_hwid,
+      placeholder_device_limit: settings.placeholder_device_limit,
+      placeholder_hwid_required: settings.placeholder_hwid_required,
+    },
   };
 }
 
@@ -120,6 +133,7 @@ export function changesOf(values: Values, stored: SubscriptionSettings): Subscri
     placeholder_limited_until: values.placeholder_limited_until.trim(),
     ...values.app_headers,
     ...values.health,
+    ...values.devices,
   } satisfies Required<SubscriptionSettingsUpdate>;
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(next)) {

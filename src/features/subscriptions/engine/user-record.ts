@@ -22,6 +22,8 @@ export const FLAG_PLAIN_DISPOSITION = 2;
 export const FLAG_NOT_BY_ID = 4;
 /** The user has their own announcement (users.announce), stored after the credentials. */
 export const FLAG_ANNOUNCE = 8;
+/** The user's devices are checked at fetch time (a device limit above 0): the fast path leaves them to the route. */
+export const FLAG_DEVICES = 16;
 
 // Header offsets (bytes): length u32 | flags u8, status u8, grant count u16 | loaded at u32 |
 // layout slot u32 | upload f64 | download f64 | total f64 | expire f64 | user id 16 | sub token 16 |
@@ -85,6 +87,8 @@ export type RecordInput = {
   subToken?: string | null;
   /** The subscription was revoked: /sub/{user_id} is 404 (omitted: false). */
   isByIdRevoked?: boolean;
+  /** The user's devices are checked when they fetch (omitted: false). */
+  checksDevices?: boolean;
 };
 
 /** A record measured and ready to be written (nothing copied yet: the page gets the text itself). */
@@ -221,7 +225,8 @@ export function writeRecord(page: Buffer, at: number, record: PreparedRecord): v
     FLAG_LIVE |
     (input.disposition === undefined ? FLAG_PLAIN_DISPOSITION : 0) |
     (input.isByIdRevoked === true ? FLAG_NOT_BY_ID : 0) |
-    (input.announce != null ? FLAG_ANNOUNCE : 0);
+    (input.announce != null ? FLAG_ANNOUNCE : 0) |
+    (input.checksDevices === true ? FLAG_DEVICES : 0);
   page[at + STATUS] = Math.max(0, STATUS_CODES.indexOf(input.status ?? ""));
   page.writeUInt16LE(input.credentials.length, at + GRANTS);
   page.writeUInt32LE(input.loadedAtS >>> 0, at + LOADED_AT);
@@ -316,4 +321,30 @@ export function credentialText(page: Buffer, kind: number, start: number, length
   const out = Buffer.allocUnsafe(36);
   writeUuidText(page, start, out, 0);
   return out.toString("latin1");
+}
+
+/**
+ * upload and download for Subscription-Userinfo: the period's used_bytes (already × each server's
+ * coefficient) split in the proportion of the grants' uplink and downlink counters (raw bytes over
+ * their lifetime); all of it download when the counters are zero. upload + download = used_bytes.
+ */
+export function splitUsage(usedBytes: number, uplinkBytes: number, downlinkBytes: number): [number, number] {
+  if (!(usedBytes > 0)) return [0, 0];
+  const both = uplinkBytes + downlinkBytes;
+  if (!(both > 0)) return [0, usedBytes];
+  const upload = Math.round(usedBytes * (uplinkBytes / both));
+  return [upload, usedBytes - upload];
+}
+
+/** Whether the user's devices are checked when they fetch (FLAG_DEVICES). */
+export function checksDevicesAt(page: Uint8Array, at: number): boolean {
+  return ((page[at + FLAGS] as number) & FLAG_DEVICES) !== 0;
+}
+
+/** The record's user id and name, as text (for the device check, off the fast path). */
+export function userOf(page: Buffer, at: number): { userId: string; userName: string } {
+  return {
+    userId: credentialText(page, KIND_UUID, at + KEY, 16),
+    userName: page.toString("utf8", at + NAME, at + NAME + readU16(page, at + NAME_LENGTH)),
+  };
 }

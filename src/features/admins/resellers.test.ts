@@ -8,9 +8,9 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { MemoryFleet } from "../../../test/support/memory-core.ts";
+import { operationsOf, sample } from "../../../test/support/openapi-ops.ts";
 import { createInbound, kindTemplate, registerServer } from "../../../test/support/provisioning.ts";
 import { createTemplate } from "../../../test/support/templates.ts";
-import { operationsOf, sample } from "../../../test/support/openapi-ops.ts";
 import { can, isScopable, SCOPABLE_PERMISSIONS } from "../../lib/roles.ts";
 import { routePermission, routeUserReach } from "./permissions.ts";
 
@@ -57,7 +57,10 @@ before(async () => {
   const port = 21_000 + Math.floor(Math.random() * 1000);
   fleet.add(port, "v2ray");
   serverId = (await registerServer(t, port, { name: "reseller fleet" })).id;
-  const template = (await createTemplate(t, kindTemplate({ protocol: "vless", network: "tcp", tls: false }))) as {
+  const template = (await createTemplate(
+    t,
+    kindTemplate({ protocol: "vless", network: "tcp", tls: false }),
+  )) as {
     id: string;
   };
   inboundId = (await createInbound(t, serverId, { template_id: template.id, port: port + 1 })).id;
@@ -147,20 +150,45 @@ describe("reseller isolation: the route walk", () => {
     const [a, b] = resellers as [Reseller, Reseller];
     const list = await api(a.auth, "GET", "/api/users");
     assert.equal(list.statusCode, 200, list.body);
-    assert.deepEqual(list.json().items.map((u: { id: string }) => u.id).sort(), [...a.userIds].sort());
+    assert.deepEqual(
+      list
+        .json()
+        .items.map((u: { id: string }) => u.id)
+        .sort(),
+      [...a.userIds].sort(),
+    );
     assert.equal(list.json().total, a.userIds.length);
     const asked = await api(a.auth, "GET", `/api/users?owner_admin_id=${b.id}&status=active`);
-    assert.deepEqual(asked.json().items.map((u: { id: string }) => u.id).sort(), [...a.userIds].sort());
+    assert.deepEqual(
+      asked
+        .json()
+        .items.map((u: { id: string }) => u.id)
+        .sort(),
+      [...a.userIds].sort(),
+    );
     const nobody = await api(a.auth, "GET", "/api/users?owner_admin_id=none");
-    assert.deepEqual(nobody.json().items.map((u: { id: string }) => u.id).sort(), [...a.userIds].sort());
+    assert.deepEqual(
+      nobody
+        .json()
+        .items.map((u: { id: string }) => u.id)
+        .sort(),
+      [...a.userIds].sort(),
+    );
     for (const q of ["reseller-b", b.userIds[0] as string, "user"]) {
       const found = await api(a.auth, "GET", `/api/users/search?q=${encodeURIComponent(q)}`);
       assert.equal(found.statusCode, 200, found.body);
-      for (const user of found.json()) assert.ok(a.userIds.includes(user.id), `search ${q} found ${user.name}`);
+      for (const user of found.json())
+        assert.ok(a.userIds.includes(user.id), `search ${q} found ${user.name}`);
     }
     // The owner filters by owner.
     const byOwner = await api(t.auth, "GET", `/api/users?owner_admin_id=${b.id}`);
-    assert.deepEqual(byOwner.json().items.map((u: { id: string }) => u.id).sort(), [...b.userIds].sort());
+    assert.deepEqual(
+      byOwner
+        .json()
+        .items.map((u: { id: string }) => u.id)
+        .sort(),
+      [...b.userIds].sort(),
+    );
     const joined = await api(t.auth, "POST", `/api/groups/${groupId}/members`, { user_ids: b.userIds });
     assert.equal(joined.statusCode, 200, joined.body);
     const members = await api(a.auth, "GET", `/api/groups/${groupId}/members`);
@@ -202,7 +230,11 @@ describe("reseller isolation: the route walk", () => {
       user_id: b.userIds[1],
     });
     assert.equal(own.statusCode, 201, own.body);
-    const revoke = await api(a.auth, "DELETE", `/api/servers/${serverId}/inbounds/${inboundId}/users/${b.userIds[1]}`);
+    const revoke = await api(
+      a.auth,
+      "DELETE",
+      `/api/servers/${serverId}/inbounds/${inboundId}/users/${b.userIds[1]}`,
+    );
     assert.equal(revoke.statusCode, 404, revoke.body);
     const still = await api(t.auth, "GET", `/api/users/${b.userIds[1]}/access`);
     assert.equal(still.json().length, 1, still.body);
@@ -264,7 +296,10 @@ describe("quotas", () => {
     const r = await makeReseller("quota-groups", { allowed_group_ids: [groupId] });
     const inGroup = await api(r.auth, "POST", "/api/users", { name: "grouped", group_ids: [groupId] });
     assert.equal(inGroup.statusCode, 201, inGroup.body);
-    const outside = await api(r.auth, "POST", "/api/users", { name: "outside", group_ids: [other.json().id] });
+    const outside = await api(r.auth, "POST", "/api/users", {
+      name: "outside",
+      group_ids: [other.json().id],
+    });
     assert.equal(outside.statusCode, 403, outside.body);
     assert.equal(outside.json().errors[0].path, "allowed_group_ids");
     const join = await api(r.auth, "POST", `/api/groups/${other.json().id}/members`, {
@@ -283,10 +318,14 @@ describe("owners move users and disable resellers", () => {
     assert.equal((await api(a.auth, "GET", `/api/users/${b.userIds[0]}`)).statusCode, 200);
     assert.equal((await api(b.auth, "GET", `/api/users/${b.userIds[0]}`)).statusCode, 404);
     const full = await makeReseller("quota-full", { max_users: 0 });
-    const refused = await api(t.auth, "PATCH", `/api/users/${b.userIds[0]}/owner`, { owner_admin_id: full.id });
+    const refused = await api(t.auth, "PATCH", `/api/users/${b.userIds[0]}/owner`, {
+      owner_admin_id: full.id,
+    });
     assert.equal(refused.statusCode, 403, refused.body);
     assert.equal(refused.json().code, "quota_exceeded");
-    const unknown = await api(t.auth, "PATCH", `/api/users/${b.userIds[0]}/owner`, { owner_admin_id: randomUUID() });
+    const unknown = await api(t.auth, "PATCH", `/api/users/${b.userIds[0]}/owner`, {
+      owner_admin_id: randomUUID(),
+    });
     assert.equal(unknown.statusCode, 400, unknown.body);
     const back = await api(t.auth, "PATCH", `/api/users/${b.userIds[0]}/owner`, { owner_admin_id: b.id });
     assert.equal(back.statusCode, 200, back.body);

@@ -80,8 +80,11 @@ export async function buildApp(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // Errors raised before a route is chosen (bad percent-escape, over-long parameter) and before
     // Fastify sees the request at all (unparsable HTTP) are problem+json too.
+    // On the public subscription paths (ours and the imported peers' /sub/…, /json/…) a bad escape
+    // is a key that names nobody: 404 like any unknown or malformed key (issue 51), 400 elsewhere.
     frameworkErrors: (error, request, reply) => {
-      sendProblem(error, request, reply);
+      const publicKey = error.code === "FST_ERR_BAD_URL" && /^\/(sub|json)\//.test(request.url);
+      sendProblem(publicKey ? new NotFoundError("subscription") : error, request, reply);
     },
     clientErrorHandler: answerClientError,
     // Cached subscriptions are answered before Fastify's routing (features/subscriptions/fast-path.ts).

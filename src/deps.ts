@@ -58,6 +58,8 @@ import { Notifier } from "./features/notifications/notifier.ts";
 import { WebhooksService } from "./features/notifications/webhooks.service.ts";
 import { OverviewRepository } from "./features/overview/overview.repository.ts";
 import { OverviewService } from "./features/overview/overview.service.ts";
+import { PlansRepository } from "./features/plans/plans.repository.ts";
+import { PlansService } from "./features/plans/plans.service.ts";
 import { ServersRepository } from "./features/servers/servers.repository.ts";
 import { ServersService } from "./features/servers/servers.service.ts";
 import { SubscriptionSettingsRepository } from "./features/subscription-settings/subscription-settings.repository.ts";
@@ -118,6 +120,7 @@ export type Deps = {
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
     groups: GroupsService;
+    plans: PlansService;
     backups: BackupService;
     subscriptions: SubscriptionsService;
     subscriptionSettings: SubscriptionSettingsService;
@@ -304,7 +307,16 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     users,
     userFilters,
   );
-  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync, groups);
+  const plans = new PlansService(
+    new PlansRepository(database.db),
+    users,
+    groups,
+    audit,
+    logger,
+    notifier.emit,
+    events,
+  );
+  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync, groups, plans);
   const leases: ServerLeases =
     database.dialect === "postgres"
       ? new DatabaseLeases(new LeasesRepository(database.db), { ttlMs: config.convergence.leaseTtlMs })
@@ -328,6 +340,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     () => new Date(),
     (type, datas) => notifier.emitMany(type, datas),
     events,
+    // After each tick: limited or expired users with a next plan get it, once (features/plans).
+    () => plans.applyDueNextPlans(),
   );
   const fairUse = new FairUseService(
     new FairUseRepository(database.db),
@@ -418,6 +432,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       bulkGrants,
       enrolment,
       groups,
+      plans,
       backups,
       subscriptions,
       subscriptionSettings,

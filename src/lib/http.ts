@@ -62,7 +62,7 @@ declare module "fastify" {
     /** What the caller's role must hold; set from features/admins/permissions.ts when registered. */
     permission?: Permission;
     /** How the route reaches users, for own-scoped admins (features/admins/permissions.ts). */
-    userReach?: { kind: "user"; param: string } | { kind: "owned" } | { kind: "fleet" };
+    userReach?: { kind: "user"; param: string } | { kind: "owned" } | { kind: "fleet" } | { kind: "none" };
   }
 }
 

@@ -37,6 +37,13 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/groups/:id/members": "access.write",
   "POST /api/groups/:id/members/remove": "access.write",
   "DELETE /api/groups/:id/members/:user_id": "access.write",
+  // Plans: read as users are read; a plan decides what users get, so changing one is users.write.
+  "GET /api/plans": "users.read",
+  "GET /api/plans/:id": "users.read",
+  "POST /api/plans": "users.write",
+  "PUT /api/plans/:id": "users.write",
+  "DELETE /api/plans/:id": "users.write",
+  "POST /api/users/:id/renew": "users.write",
   "GET /api/users": "users.read",
   "POST /api/users": "users.write",
   "POST /api/users/bulk": "users.write",
@@ -140,12 +147,18 @@ export function routePermission(method: string, url: string): Permission | undef
  * user. app.ts refuses to register a route whose permission acts on users (lib/roles.ts
  * SCOPABLE_PERMISSIONS) without an entry here, so a new user route cannot miss the scope.
  */
-export type UserReach = { kind: "user"; param: string } | { kind: "owned" } | { kind: "fleet" };
+export type UserReach =
+  | { kind: "user"; param: string }
+  | { kind: "owned" }
+  | { kind: "fleet" }
+  | { kind: "none" };
 
 const ONE_USER = { kind: "user", param: "id" } as const;
 const ONE_USER_ID = { kind: "user", param: "user_id" } as const;
 const OWNED = { kind: "owned" } as const;
 const FLEET = { kind: "fleet" } as const;
+/** A user permission on a route that reads no user (a plan's definition). */
+const NO_USER = { kind: "none" } as const;
 
 const ROUTE_USER_REACH: Record<string, UserReach> = {
   "GET /api/users": OWNED,
@@ -162,6 +175,13 @@ const ROUTE_USER_REACH: Record<string, UserReach> = {
   "GET /api/users/:id/access": ONE_USER,
   "GET /api/users/:id/online": ONE_USER,
   "GET /api/users/:id/fair-use": ONE_USER,
+  "POST /api/users/:id/renew": ONE_USER,
+  "GET /api/plans": NO_USER,
+  "GET /api/plans/:id": NO_USER,
+  // A plan's change reaches every user it renews.
+  "POST /api/plans": FLEET,
+  "PUT /api/plans/:id": FLEET,
+  "DELETE /api/plans/:id": FLEET,
   "GET /api/users/:id/devices": ONE_USER,
   "DELETE /api/users/:id/devices/:device_id": ONE_USER,
   "GET /api/users/:user_id/configs": ONE_USER_ID,

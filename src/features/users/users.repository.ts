@@ -33,6 +33,7 @@ export const COLUMNS = [
   "sub_updated_at",
   "sub_last_user_agent",
   "owner_admin_id",
+  "next_plan_id",
 ] as const;
 /** The same list for the raw SQL of name search. */
 const COLUMN_LIST = sql.raw(COLUMNS.join(", "));
@@ -54,6 +55,7 @@ export type UserPatch = Partial<
     | "expire_at"
     | "on_hold_duration_seconds"
     | "on_hold_timeout_at"
+    | "next_plan_id"
   >
 >;
 export type UserRow = Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>;
@@ -223,6 +225,7 @@ export class UsersRepository {
         on_hold_duration_seconds: user.on_hold_duration_seconds,
         on_hold_timeout_at: user.on_hold_timeout_at,
         owner_admin_id: user.owner_admin_id,
+        next_plan_id: user.next_plan_id,
       })
       .execute();
   }
@@ -373,5 +376,6 @@ export function toUser(row: UserRow): User {
     sub_updated_at: read.optionalTimestamp(row.sub_updated_at),
     sub_last_user_agent: row.sub_last_user_agent,
     owner_admin_id: row.owner_admin_id,
+    next_plan_id: row.next_plan_id,
   };
 }

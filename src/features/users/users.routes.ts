@@ -1,6 +1,7 @@
 // /api/users: the seed's user endpoints, in CRUD order.
 import { Type } from "typebox";
 import { type Actor, type App, ownerScope, principalOf } from "../../lib/http.ts";
+import type { Role } from "../../lib/roles.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
 import type { UserBulkActions } from "./bulk-actions.service.ts";
 import { isFilteredList, type UserListService } from "./user-list.service.ts";
@@ -12,6 +13,7 @@ import {
   BulkUserResult,
   ListQuery,
   OwnerChange,
+  RenewRequest,
   SearchQuery,
   User,
   UserCreateRequest,
@@ -32,10 +34,21 @@ export interface UserGroupIds {
   groupIdsOf(userIds: readonly string[]): Promise<Map<string, string[]>>;
 }
 
+/** Renewing a user with a plan (the plans feature; wired in app.ts). */
+export interface UserRenewal {
+  renew(userId: string, planId: string, role: Role): Promise<User>;
+}
+
 export function usersRoutes(
   app: App,
   users: UsersService,
-  tools: { lists: UserListService; bulk: UserBulkActions; enrol: UserEnrolment; groups: UserGroupIds },
+  tools: {
+    lists: UserListService;
+    bulk: UserBulkActions;
+    enrol: UserEnrolment;
+    groups: UserGroupIds;
+    plans: UserRenewal;
+  },
 ): void {
   const tags = ["users"];
   const withGroups = async <T extends User>(list: T[]): Promise<T[]> => {
@@ -180,6 +193,31 @@ export function usersRoutes(
       withGroupsOne(
         await users.setOwner(request.params.id, request.body.owner_admin_id?.toLowerCase() ?? null),
       ),
+  );
+
+  app.post(
+    "/api/users/:id/renew",
+    {
+      schema: {
+        tags,
+        summary:
+          "Renew the user with a plan: its limit, period and IP limit; expiry extended from the current one or from now, as the plan says; usage reset if the plan says so; its groups joined",
+        description:
+          "A limited or expired user the new numbers allow is active again at once (back on the cores). A plan with groups needs access.write too. docs/PLANS.md",
+        params: IdParams,
+        body: RenewRequest,
+        response: { 200: User, ...problems(403, 404) },
+      },
+    },
+    async (request) => {
+      request.auditNotes = { plan_id: request.body.plan_id };
+      const user = await tools.plans.renew(
+        request.params.id,
+        request.body.plan_id,
+        principalOf(request).role,
+      );
+      return withGroupsOne(user);
+    },
   );
 
   app.delete(

@@ -161,6 +161,7 @@ export class UsersService {
       sub_updated_at: null,
       sub_last_user_agent: null,
       owner_admin_id: ownerAdminId,
+      next_plan_id: input.next_plan_id?.toLowerCase() ?? null,
     };
     checkOnHold(input.status, user);
     user.status = statusAfterWrite(input.status, user, clock);
@@ -179,6 +180,7 @@ export class UsersService {
     if (input.ip_limit !== undefined) patch.ip_limit = input.ip_limit;
     if (input.device_limit !== undefined) patch.device_limit = input.device_limit;
     if (input.telegram_id !== undefined) patch.telegram_id = input.telegram_id;
+    if (input.next_plan_id !== undefined) patch.next_plan_id = input.next_plan_id?.toLowerCase() ?? null;
     if (input.data_limit_bytes !== undefined) patch.data_limit_bytes = input.data_limit_bytes;
     if (input.data_limit_reset !== undefined) patch.data_limit_reset = input.data_limit_reset;
     if (input.expire_at !== undefined) patch.expire_at = moment(input.expire_at);

@@ -87,7 +87,8 @@ export const POLICY: Policy = {
     "health",
   ],
   layerTiers: [
-    ["main.ts"],
+    // The panel's entry, and the node agent's (its own bundle: `portcullis node` loads only the agent).
+    ["main.ts", "node-main.ts"],
     ["cli"],
     ["app.ts"],
     ["deps.ts"],

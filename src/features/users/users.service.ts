@@ -22,6 +22,10 @@ export type NotifyUser = (
   data: Record<string, unknown>,
 ) => Promise<void>;
 
+/** Where the public base URL of subscription URLs comes from ("" for a path alone). */
+export type PublicUrlSource = { publicUrl(): string };
+export const NO_PUBLIC_URL: PublicUrlSource = { publicUrl: () => "" };
+
 export class UsersService {
   constructor(
     private readonly users: UsersRepository,
@@ -29,8 +33,8 @@ export class UsersService {
     private readonly now: () => Date = () => new Date(),
     /** user.created / updated / deleted for webhooks (deps.ts wires the notifier). */
     private readonly notify: NotifyUser = async () => {},
-    /** The public base URL subscription URLs start with ("" for a path alone). */
-    private readonly publicUrl: () => string = () => "",
+    /** The public base URL subscription URLs start with (the subscriptions service holds it). */
+    private readonly links: PublicUrlSource = NO_PUBLIC_URL,
     /** userStatusChanged when a write moves a user's status (provisioning follows at once). */
     private readonly changes?: Changes,
     /** Resellers' quotas (docs/RESELLERS.md): creates, data limits and owner moves run within them. */
@@ -68,7 +72,7 @@ export class UsersService {
 
   /** The user as the API shows them: subscription_url absolute when a public URL is set. */
   #shown(user: User): User {
-    const base = this.publicUrl();
+    const base = this.links.publicUrl();
     return base === "" ? user : { ...user, subscription_url: `${base}${user.subscription_url}` };
   }
 

@@ -24,6 +24,7 @@ import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
 import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
 import { nodesRoutes } from "./features/nodes/nodes.routes.ts";
 import { webhooksRoutes } from "./features/notifications/webhooks.routes.ts";
+import { overviewRoutes } from "./features/overview/overview.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
 import { subscriptionSettingsRoutes } from "./features/subscription-settings/subscription-settings.routes.ts";
 import { withCacheFastPath } from "./features/subscriptions/fast-path.ts";
@@ -249,6 +250,7 @@ export async function buildApp(
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);
   nodesRoutes(app, deps.services.nodes);
+  overviewRoutes(app, deps.services.overview);
   fairUseRoutes(app, deps.services.fairUse);
   devicesRoutes(app, deps.services.devices);
   inboundsRoutes(app, deps.services.inbounds);

@@ -56,11 +56,13 @@ import { Dispatcher } from "./features/notifications/dispatcher.ts";
 import { NotificationsRepository } from "./features/notifications/notifications.repository.ts";
 import { Notifier } from "./features/notifications/notifier.ts";
 import { WebhooksService } from "./features/notifications/webhooks.service.ts";
+import { OverviewRepository } from "./features/overview/overview.repository.ts";
+import { OverviewService } from "./features/overview/overview.service.ts";
 import { ServersRepository } from "./features/servers/servers.repository.ts";
 import { ServersService } from "./features/servers/servers.service.ts";
 import { SubscriptionSettingsRepository } from "./features/subscription-settings/subscription-settings.repository.ts";
 import { SubscriptionSettingsService } from "./features/subscription-settings/subscription-settings.service.ts";
-import { SubscriptionIndex } from "./features/subscriptions/subscription-index.ts";
+import { subscriptionIndex } from "./features/subscriptions/layout-templates.ts";
 import { SubscriptionsRepository } from "./features/subscriptions/subscriptions.repository.ts";
 import { SubscriptionsService } from "./features/subscriptions/subscriptions.service.ts";
 import { CoreSync } from "./features/sync/core-sync.ts";
@@ -122,6 +124,7 @@ export type Deps = {
     reconciler: Reconciler;
     traffic: TrafficService;
     nodes: NodesService;
+    overview: OverviewService;
     usage: UsageService;
     lifecycle: LifecycleService;
     fairUse: FairUseService;
@@ -346,7 +349,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   );
   const subscriptions = new SubscriptionsService(
     new SubscriptionsRepository(database.db, database.dialect),
-    new SubscriptionIndex(config.subscriptions.cacheBytes),
+    subscriptionIndex(config.subscriptions.cacheBytes),
     logger,
     { maxAgeMs: config.subscriptions.maxAgeMs, sweepIntervalMs: config.subscriptions.syncIntervalMs },
     subscriptionSettings,
@@ -403,6 +406,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       reconciler,
       traffic,
       nodes,
+      overview: new OverviewService(new OverviewRepository(database.db), nodes),
       usage,
       lifecycle,
       fairUse,

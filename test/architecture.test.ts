@@ -42,6 +42,12 @@ const PLANTED: Record<string, string[]> = {
     "users -> subscriptions is not in featureEdges (src/features/users/users.service.ts:2",
     "subscriptions -> access is in featureEdges but nothing imports that way",
   ],
+  "enclosed parts (the subscription engine) import only themselves, the folders and the packages they list": [
+    "src/features/subscriptions/engine/store.ts:2 imports src/features/subscriptions/subscriptions.routes.ts: outside",
+    "src/features/subscriptions/engine/store.ts:3 imports src/features/subscriptions/formats.ts: outside",
+    "src/features/subscriptions/engine/store.ts:4 imports src/features/inbounds/link-params.ts: outside",
+    "src/features/subscriptions/engine/store.ts:5 imports fastify: outside",
+  ],
 };
 
 describe("architecture", () => {
@@ -86,6 +92,14 @@ describe("architecture rules fail on their planted violations (test/fixtures/arc
       }
     });
   }
+
+  test("the engine's own files, lib/, node: builtins and pino are allowed it: only the four planted imports fail", () => {
+    const found =
+      planted[
+        "enclosed parts (the subscription engine) import only themselves, the folders and the packages they list"
+      ] ?? [];
+    assert.equal(found.length, 4, found.join("\n"));
+  });
 
   test("fails: an allowed feature edge that points up featureOrder", () => {
     const policy = { ...POLICY, featureEdges: [...POLICY.featureEdges, "users -> subscriptions"] };

@@ -10,6 +10,7 @@ import { harvestCounters, isRelayablePath, type RelayAnswer } from "../cores/cor
 import { type BaseDocument, DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "../cores/node-base-config.ts";
 import { baseHash } from "../cores/node-material.ts";
 import { changeOf } from "../cores/relay-record.ts";
+import { redactLogLines } from "../lib/core-log.ts";
 import { fingerprintOf, makeKeyAndRequest } from "../lib/node-pki.ts";
 import { packageVersion } from "../lib/version.ts";
 import { AgentRequestError, type AgentServer, startAgentServer } from "./agent-server.ts";
@@ -111,6 +112,11 @@ export class NodeAgent {
           traffic: async (_body, method) => this.traffic(method),
           "traffic-ack": async (body, method) => this.acknowledge(body, method),
           online: async () => ({ users: this.connections.online() }),
+          // The core's last lines (the supervisor's ring), credentials masked (lib/core-log.ts).
+          logs: async (_body, method) => {
+            if (method !== "GET") throw new AgentRequestError(405, "GET the core's recent lines");
+            return { lines: redactLogLines(this.supervisor.recentLines()) };
+          },
         },
       },
       ...(this.options.log === undefined ? {} : { log: this.options.log }),

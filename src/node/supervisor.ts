@@ -10,6 +10,7 @@ import { createInterface } from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
 import { CoreRelay } from "../cores/core-relay.ts";
 import { type BaseDocument, coreConfig } from "../cores/node-base-config.ts";
+import { CORE_LOG_LINES } from "../lib/core-log.ts";
 import { writeFileAtomic } from "./atomic-file.ts";
 
 export type SupervisorOptions = {
@@ -37,7 +38,7 @@ export type CoreReport = {
   last_exit: string | null;
 };
 
-const RING_SIZE = 200;
+const RING_SIZE = CORE_LOG_LINES;
 const SYS_STATS_PATHS = [
   "/xray.app.stats.command.StatsService/GetSysStats",
   "/v2ray.core.app.stats.command.StatsService/GetSysStats",

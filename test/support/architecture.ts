@@ -17,6 +17,11 @@ export type Policy = {
   layerTiers: readonly (readonly string[])[];
   /** The dynamic loads allowed, as `<src-relative file>: <kind>`, each with the reason. */
   dynamicLoads: Readonly<Record<string, string>>;
+  /**
+   * Parts of a feature that stand on their own: the files under `dir` import only from `dir` and the
+   * `mayImport` folders of ours, and only the `packages` listed (a prefix: "node:" is every builtin).
+   */
+  enclosed: readonly { dir: string; mayImport: readonly string[]; packages: readonly string[] }[];
 };
 
 export const POLICY: Policy = {
@@ -41,6 +46,7 @@ export const POLICY: Policy = {
     "inbounds -> sync",
     "inbounds -> templates",
     "nodes -> servers",
+    "overview -> nodes",
     "subscriptions -> access",
     "subscriptions -> devices",
     "subscriptions -> inbounds",
@@ -54,6 +60,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "overview",
     "groups",
     "import",
     "subscriptions",
@@ -102,6 +109,15 @@ export const POLICY: Policy = {
     "features/import/source.repository.ts: import()":
       "the MySQL driver (mysql2), loaded only when `import --db mysql://` is given, so nothing else needs it",
   },
+  enclosed: [
+    // The subscription engine (records, layouts, change feed, fetch log, sweep): no feature, no HTTP,
+    // no format; the feature hands it what it needs (engine/engine.ts).
+    {
+      dir: "src/features/subscriptions/engine/",
+      mayImport: ["src/lib/", "src/domain/"],
+      packages: ["node:", "pino"],
+    },
+  ],
 };
 
 /** `to`: a root-relative path when `local` (a relative specifier), else the package name. */
@@ -248,7 +264,25 @@ export function checkArchitecture(root: string, policy: Policy = POLICY): Violat
     "features read top-down: every allowed edge points down featureOrder": edgesAgainstOrder(policy),
 
     "feature -> feature imports are the ones featureEdges allows": featureEdgeProblems(srcImports, policy),
+
+    "enclosed parts (the subscription engine) import only themselves, the folders and the packages they list":
+      enclosedProblems(srcImports, policy),
   };
+}
+
+function enclosedProblems(imports: readonly Import[], policy: Policy): string[] {
+  return policy.enclosed.flatMap(({ dir, mayImport, packages }) =>
+    imports
+      .filter((i) => i.from.startsWith(dir))
+      .filter((i) =>
+        i.local
+          ? !i.to.startsWith(dir) && !mayImport.some((folder) => i.to.startsWith(folder))
+          : !packages.some(
+              (name) => i.to === name || i.to.startsWith(name.endsWith(":") ? name : `${name}/`),
+            ),
+      )
+      .map((i) => `${show(i)}: outside ${dir}`),
+  );
 }
 
 function dynamicLoads({ files, texts }: Tree, policy: Policy): string[] {

@@ -77,6 +77,7 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/servers/:id/node-enrollment": "servers.write",
   "GET /api/servers/:id/node": "servers.read",
   "GET /api/servers/:id/node-base": "servers.read",
+  "GET /api/servers/:id/node-log": "servers.read",
   "GET /api/servers/:id/online": "servers.read",
   "GET /api/users/:id/online": "users.read",
   "GET /api/users/:id/fair-use": "users.read",
@@ -120,6 +121,7 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/auth/telegram/test": "self",
   "GET /api/auth/telegram/deliveries": "self",
   "GET /api/usage": "servers.read",
+  "GET /api/overview": "servers.read",
 };
 
 export function routePermission(method: string, url: string): Permission | undefined {

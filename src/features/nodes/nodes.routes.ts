@@ -7,6 +7,7 @@ import {
   AgentStatus,
   BaseDocument,
   BaseDocumentUpdate,
+  CoreLog,
   Enrollment,
   Joined,
   JoinRequest,
@@ -61,6 +62,20 @@ export function nodesRoutes(app: App, nodes: NodesService): void {
       },
     },
     async (request) => nodes.agentStatus(request.params.id) as never,
+  );
+
+  app.get(
+    "/api/servers/:id/node-log",
+    {
+      schema: {
+        tags,
+        summary:
+          "The node's core: its last 200 log lines (credentials masked), read from the agent on each call",
+        params: IdParams,
+        response: { 200: CoreLog, ...problems(404, 409, 502, 504) },
+      },
+    },
+    async (request) => nodes.coreLog(request.params.id),
   );
 
   app.get(

@@ -102,3 +102,13 @@ export const UserOnline = Type.Object({
   addresses: Type.Array(Type.Object({ ...Address, server_id: Uuid })),
   unreachable_server_ids: Type.Array(Uuid, { description: "node servers whose agent could not be asked" }),
 });
+
+export const CoreLog = Type.Object({
+  server_id: Uuid,
+  lines: Type.Array(Type.String(), {
+    maxItems: 200,
+    description:
+      "the core's last lines (access and error log), oldest first; UUIDs and long base64 runs masked as [redacted]",
+  }),
+  collected_at: Timestamp,
+});

@@ -6,6 +6,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "../../cores/node-base-config.ts";
 import type { NodeMaterial } from "../../cores/node-material.ts";
+import { redactLogLines } from "../../lib/core-log.ts";
 import {
   AppError,
   ConflictError,
@@ -252,6 +253,17 @@ export class NodesService {
   async agentStatus(serverId: string): Promise<Record<string, unknown>> {
     const link = await this.link(serverId);
     return link.json<Record<string, unknown>>("GET", "status");
+  }
+
+  /**
+   * The core's recent log lines from the agent (its last 200), masked again here: an older agent,
+   * or one that masks less, still puts no credential in the answer (lib/core-log.ts).
+   */
+  async coreLog(serverId: string): Promise<{ server_id: string; lines: string[]; collected_at: string }> {
+    const link = await this.link(serverId);
+    const { lines } = await link.json<{ lines?: unknown }>("GET", "logs");
+    const text = Array.isArray(lines) ? lines.filter((l): l is string => typeof l === "string") : [];
+    return { server_id: serverId, lines: redactLogLines(text), collected_at: this.now().toISOString() };
   }
 
   /**

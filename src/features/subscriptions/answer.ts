@@ -9,9 +9,6 @@ import { headerSafe } from "../../lib/text.ts";
 import { fillTemplate } from "../../lib/user-values.ts";
 import { base64Of, encodeFinal, latin1Of, STANDARD, TextBuffer } from "./base64.ts";
 import type { DocumentBases } from "./document-template.ts";
-import { CONTENT_TYPES } from "./formats.ts";
-import type { Layout } from "./layouts.ts";
-import { NO_TRAFFIC, TITLE_PREFIX, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
 import {
   announceAt,
   DOWNLOAD,
@@ -26,7 +23,10 @@ import {
   TAG_LENGTH,
   TOTAL,
   UPLOAD,
-} from "./user-record.ts";
+} from "./engine/user-record.ts";
+import { CONTENT_TYPES } from "./formats.ts";
+import type { Layout } from "./layout-templates.ts";
+import { NO_TRAFFIC, TITLE_PREFIX, UPDATE_INTERVAL_HOURS, userinfoOf } from "./subscription.ts";
 import { userValuesAt } from "./user-values.ts";
 
 const CONTENT_TYPE = "text/plain; charset=utf-8";
@@ -93,7 +93,7 @@ export function answerInto(
   ok: string[],
   notModified: string[],
 ): string | undefined {
-  const template = layout.templateFor(variantOf(layout));
+  const template = layout.templates.templateFor(variantOf(layout));
   const userinfo = userinfoAt(page, at);
   const own = writeValues("", template.tag, page, at);
   const etag = own.slice(0, valueEnds[0]);
@@ -189,7 +189,7 @@ export function hasOwnHeaders(page: Buffer, at: number): boolean {
 
 /** Which of the layout's SNI/Host variants this fetch gets (host-entries.ts): one chosen per fetch. */
 function variantOf(layout: Layout): number {
-  const variants = layout.variants;
+  const variants = layout.templates.variants;
   return variants === 1 ? 0 : Math.floor(Math.random() * variants);
 }
 
@@ -261,8 +261,8 @@ export function formatAnswer(
   const userinfo = userinfoAt(page, at);
   const isDocument = format === "mihomo" || format === "sing-box" || format === "xray-json";
   const variant = variantOf(layout);
-  const document = isDocument ? layout.document(format, settings.bases, variant) : undefined;
-  const template = layout.templateFor(variant);
+  const document = isDocument ? layout.templates.document(format, settings.bases, variant) : undefined;
+  const template = layout.templates.templateFor(variant);
   const own = writeValues(ETAG_LETTER[format], document?.tag ?? template.tag, page, at);
   const etag = own.slice(0, valueEnds[0]);
   if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) {

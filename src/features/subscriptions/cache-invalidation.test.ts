@@ -23,9 +23,10 @@ import { CleanupStack } from "../../../test/support/v2ray.ts";
 import { startJobs } from "../../jobs/runner.ts";
 import { subscriptionCacheJob } from "../../jobs/subscription-cache.ts";
 import type { FormatResponse } from "./answer.ts";
-import { SubscriptionIndex } from "./subscription-index.ts";
+import { sweepPassMs } from "./engine/engine.ts";
+import { subscriptionIndex } from "./layout-templates.ts";
 import { SubscriptionsRepository } from "./subscriptions.repository.ts";
-import { SubscriptionsService, sweepPassMs } from "./subscriptions.service.ts";
+import { SubscriptionsService } from "./subscriptions.service.ts";
 
 const stack = new CleanupStack();
 let t: TestApp;
@@ -304,7 +305,7 @@ function serviceOnClock(maxAgeMs: number, clock: { nowMs: number }): Subscriptio
   const { db, dialect } = t.deps.database;
   return new SubscriptionsService(
     new SubscriptionsRepository(db, dialect),
-    new SubscriptionIndex(1 << 20),
+    subscriptionIndex(1 << 20),
     pino({ level: "silent" }),
     { maxAgeMs, sweepIntervalMs: 1000, now: () => clock.nowMs },
   );

@@ -17,7 +17,6 @@ import type { YamlValue } from "../../links/formats/yaml.ts";
 import { linkShapesOf } from "../access/links.ts";
 import { grantEntries } from "../inbounds/host-entries.ts";
 import { type LinkParams, linkTargetOf } from "../inbounds/link-params.ts";
-import { withUserRemark } from "./subscription.ts";
 import {
   credentialsAt,
   credentialText,
@@ -25,7 +24,8 @@ import {
   KIND_URL_SAFE,
   KIND_UUID,
   writeUuidText,
-} from "./user-record.ts";
+} from "./engine/user-record.ts";
+import { withUserRemark } from "./subscription.ts";
 import { userValuesAt } from "./user-values.ts";
 
 export type DocumentFormat = "mihomo" | "sing-box" | "xray-json";

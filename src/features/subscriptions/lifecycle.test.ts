@@ -26,7 +26,6 @@ import { startJobs } from "../../jobs/runner.ts";
 import { subscriptionCacheJob } from "../../jobs/subscription-cache.ts";
 import { nextResetAt } from "../../lib/periods.ts";
 import { SINGBOX_SCHEMA } from "../../links/formats/singbox-schema.ts";
-import { withCacheFastPath } from "./fast-path.ts";
 import {
   FETCH_RESOLUTION_S,
   FETCHES_PER_WRITE,
@@ -34,16 +33,18 @@ import {
   type FetchRecord,
   MAX_USER_AGENT,
   markFetch,
-} from "./fetch-log.ts";
-import { DEFAULT_PLACEHOLDER_TEXTS, NIL_UUID, placeholderText, splitUsage } from "./placeholders.ts";
-import { SubscriptionsRepository } from "./subscriptions.repository.ts";
+} from "./engine/fetch-log.ts";
 import {
   type PreparedRecord,
   parseUuid,
   prepareRecord,
   type RecordInput,
+  splitUsage,
   writeRecord,
-} from "./user-record.ts";
+} from "./engine/user-record.ts";
+import { withCacheFastPath } from "./fast-path.ts";
+import { DEFAULT_PLACEHOLDER_TEXTS, NIL_UUID, placeholderText } from "./placeholders.ts";
+import { SubscriptionsRepository } from "./subscriptions.repository.ts";
 
 const require = createRequire(import.meta.url);
 const ajv = new Ajv({ strict: false, allErrors: true });

@@ -12,9 +12,9 @@ import { linkShapesOf } from "../access/links.ts";
 import { grantEntries } from "../inbounds/host-entries.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
 import type { TextBuffer } from "./base64.ts";
+import { credentialsAt, credentialText } from "./engine/user-record.ts";
 import { type SecretWriter, secretWriterFor, writtenVariant } from "./secret-writers.ts";
 import { renderLinks } from "./subscription.ts";
-import { credentialsAt, credentialText } from "./user-record.ts";
 import { userValuesAt } from "./user-values.ts";
 
 /** One link: the grant (position in the layout) whose credential fills it, how, and the text after it. */

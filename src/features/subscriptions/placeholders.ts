@@ -9,7 +9,7 @@ import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
 import { nextResetAt } from "../../lib/periods.ts";
 import { NIL_UUID } from "../../links/formats/entries.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
-import type { InboundRef } from "./layouts.ts";
+import type { InboundRef } from "./layout-templates.ts";
 
 /** The credential of a placeholder entry (the renderers' own placeholder target has the same). */
 export { NIL_UUID };
@@ -105,17 +105,4 @@ export class PlaceholderRefs {
   clear(): void {
     this.#refs.clear();
   }
-}
-
-/**
- * upload and download for Subscription-Userinfo: the period's used_bytes (already × each server's
- * coefficient) split in the proportion of the grants' uplink and downlink counters (raw bytes over
- * their lifetime); all of it download when the counters are zero. upload + download = used_bytes.
- */
-export function splitUsage(usedBytes: number, uplinkBytes: number, downlinkBytes: number): [number, number] {
-  if (!(usedBytes > 0)) return [0, 0];
-  const both = uplinkBytes + downlinkBytes;
-  if (!(both > 0)) return [0, usedBytes];
-  const upload = Math.round(usedBytes * (uplinkBytes / both));
-  return [upload, usedBytes - upload];
 }

@@ -20,7 +20,7 @@ import {
   KIND_UUID,
   uuidBytes,
   writeUuidText,
-} from "./user-record.ts";
+} from "./engine/user-record.ts";
 
 export type SecretWriter = {
   /** Constant text of every secret before the part write() puts out. */

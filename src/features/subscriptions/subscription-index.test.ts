@@ -13,13 +13,8 @@ import { linkShapesOf } from "../access/links.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
 import { answerInto, NOT_MODIFIED_VALUES, notModifiedHeaders, OK_VALUES, okHeaders } from "./answer.ts";
 import { base64Of, encodeGroups, latin1Of, STANDARD, TextBuffer, URL_SAFE } from "./base64.ts";
-import { advance, type Change, type FeedCursor } from "./change-feed.ts";
-import { RequestIds } from "./fast-path.ts";
-import type { InboundRef } from "./layouts.ts";
-import { RecordStore } from "./record-store.ts";
-import { secretWriterFor } from "./secret-writers.ts";
-import { dispositionUnlessPlain, renderSubscription, userinfoOf } from "./subscription.ts";
-import { SubscriptionIndex } from "./subscription-index.ts";
+import { advance, type Change, type FeedCursor } from "./engine/change-feed.ts";
+import { RecordStore } from "./engine/record-store.ts";
 import {
   credentialsAt,
   credentialText,
@@ -28,7 +23,12 @@ import {
   prepareRecord,
   type RecordInput,
   writeRecord,
-} from "./user-record.ts";
+} from "./engine/user-record.ts";
+import { RequestIds } from "./fast-path.ts";
+import type { InboundRef } from "./layout-templates.ts";
+import { type SubscriptionIndex, subscriptionIndex } from "./layout-templates.ts";
+import { secretWriterFor } from "./secret-writers.ts";
+import { dispositionUnlessPlain, renderSubscription, userinfoOf } from "./subscription.ts";
 
 const PBK = "Z84J2IelR9ch3k8VtlVhhs5ycBUlXA7wHBWcBrjqnAw";
 const base = { version: 1, host: "fra1.example.net", port: 443 } as const;
@@ -183,7 +183,7 @@ function answerOf(index: SubscriptionIndex, address: number, ifNoneMatch?: strin
 
 describe("answers from the index", () => {
   test("equal the pure renderer's body and headers, for any layout, credentials and name", () => {
-    const index = new SubscriptionIndex(64 * 2 ** 20);
+    const index = subscriptionIndex(64 * 2 ** 20);
     fc.assert(
       fc.property(grants, userName, traffic, traffic, (list, name, upload, download) => {
         const refs = index.adoptInbounds(refsOf(list), index.generation);
@@ -243,7 +243,7 @@ describe("answers from the index", () => {
       assert.ok(shape, params.remark);
       assert.ok(secretWriterFor(params, shape), `${params.remark}: its writer disagrees with the builder`);
     }
-    const index = new SubscriptionIndex(1 << 20);
+    const index = subscriptionIndex(1 << 20);
     const refs = index.adoptInbounds(
       refsOf(valid.map((p) => ({ params: p, isActive: true }))),
       index.generation,
@@ -258,13 +258,13 @@ describe("answers from the index", () => {
     const address = index.store(inputOf("Std", standard), refs, index.generation);
     const text = new TextBuffer(64);
     assert.equal(
-      index.layoutAt(address).template.renderInto(text, index.page(address), index.offset(address)),
+      index.layoutAt(address).templates.template.renderInto(text, index.page(address), index.offset(address)),
       true,
     );
   });
 
   test("the ETag changes with the name, a credential or an inbound's link; 304 carries the traffic", () => {
-    const index = new SubscriptionIndex(1 << 20);
+    const index = subscriptionIndex(1 << 20);
     const [a, b] = PARAMS as [LinkParams, LinkParams];
     const refs = index.adoptInbounds(refsOf([{ params: a, isActive: true }]), index.generation);
     const id = randomUUID();
@@ -409,7 +409,7 @@ describe("record store", () => {
 describe("invalidation", () => {
   const [params] = PARAMS as [LinkParams];
   function indexWithUser() {
-    const index = new SubscriptionIndex(1 << 20);
+    const index = subscriptionIndex(1 << 20);
     const refs = index.adoptInbounds([{ id: randomUUID(), params, isStale: false }], index.generation);
     const input = inputOf("User", [randomUUID()]);
     assert.ok(index.store(input, refs, index.generation) >= 0);
@@ -487,7 +487,7 @@ describe("invalidation", () => {
     assert.equal(index.refreshUsed(input.userId, 0, 1001), "refreshed");
     assert.ok(index.find(input.userId, 0, 1001) >= 0, "current again");
     assert.equal(index.refreshUsed(input.userId, 0, 1001), "skipped", "refreshed in that second already");
-    const split = new SubscriptionIndex(1 << 20);
+    const split = subscriptionIndex(1 << 20);
     const refs = split.adoptInbounds([{ id: randomUUID(), params, isStale: false }], split.generation);
     const user = inputOf("Split", [randomUUID()], 7, 9);
     split.store(user, refs, split.generation);
@@ -499,7 +499,7 @@ describe("invalidation", () => {
     const { index, input } = indexWithUser();
     assert.ok(index.find(input.userId, 0, 1000) >= 0);
     assert.equal(index.find(input.userId, 0, 1001), -1);
-    const off = new SubscriptionIndex(0);
+    const off = subscriptionIndex(0);
     const refs = off.adoptInbounds([{ id: randomUUID(), params, isStale: false }], off.generation);
     assert.equal(off.store(inputOf("Off", [randomUUID()]), refs, off.generation), -1);
     assert.equal(off.isFull(), true);

@@ -7,7 +7,8 @@ import type { Database } from "../../db/types.ts";
 import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
 import { type HostRow, hostSpecOf } from "../inbounds/hosts.repository.ts";
 import type { LinkParams } from "../inbounds/link-params.ts";
-import type { Change, ChangeSource, ChangesRead } from "./change-feed.ts";
+import type { Change, ChangeSource, ChangesRead } from "./engine/change-feed.ts";
+import type { SweepCursor, WarmCursor } from "./engine/engine.ts";
 
 export type GrantRow = { inboundId: string; credential: string; uplinkBytes: number; downlinkBytes: number };
 /** What the subscription shows of the user's lifecycle (Subscription-Userinfo, placeholders). */
@@ -41,10 +42,7 @@ export type InboundLinkRow = { id: string; isActive: boolean; linkParams: LinkPa
 export type TotalsRow = { userId: string; usedBytes: number; uplinkBytes: number; downlinkBytes: number };
 export type UsedRow = { userId: string; usedBytes: number };
 /** Where the totals sweep's walk goes on: SQLite's seq, PostgreSQL's id (listUsedAfter()). */
-export type SweepCursor = number | string;
 export type UsedPage = { rows: UsedRow[]; next: SweepCursor | undefined };
-/** Where the warm-up's walk over users (by created_at, id) goes on. */
-export type WarmCursor = { createdAt: string | Date; id: string };
 export type SubscriptionsPage = { users: SubscriptionRows[]; next: WarmCursor | undefined };
 
 const GRANT_COLUMNS = ["a.server_inbound_id", "a.credential", "a.uplink_bytes", "a.downlink_bytes"] as const;

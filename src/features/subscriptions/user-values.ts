@@ -14,7 +14,7 @@ import {
   STATUS_CODES,
   TOTAL,
   UPLOAD,
-} from "./user-record.ts";
+} from "./engine/user-record.ts";
 
 /** The values of the user whose record is at `at`, as of `nowMs`. */
 export function userValuesAt(page: Buffer, at: number, nowMs: number): UserValues {

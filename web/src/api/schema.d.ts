@@ -6567,6 +6567,112 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/servers/{id}/node-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The node's core: its last 200 log lines (credentials masked), read from the agent on each call */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            server_id: string;
+                            /** @description the core's last lines (access and error log), oldest first; UUIDs and long base64 runs masked as [redacted] */
+                            lines: string[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            collected_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/servers/{id}/node-base": {
         parameters: {
             query?: never;
@@ -6887,6 +6993,94 @@ export type paths = {
                     };
                     content: {
                         "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The fleet at a glance: servers with their agents' reports, users per status, online now (agents asked in parallel, 3 s each at most) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            servers: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                                 */
+                                id: string;
+                                name: string;
+                                status: "online" | "offline" | "error" | "unknown";
+                                connection: "direct" | "node";
+                                core: ("xray" | "v2ray") | null;
+                                last_seen_at: string | null;
+                                offline_since: string | null;
+                                last_error: string | null;
+                                agent: {
+                                    /** @description false: the agent did not answer within the overview's deadline */
+                                    reachable: boolean;
+                                    agent_version: string | null;
+                                    agent_uptime_seconds: number | null;
+                                    core_flavor: ("xray" | "v2ray") | null;
+                                    core_version: string | null;
+                                    core_running: boolean | null;
+                                    core_uptime_seconds: number | null;
+                                    restarts: number | null;
+                                    certificate_not_after: string | null;
+                                } | null;
+                            }[];
+                            users: {
+                                total: number;
+                                by_status: {
+                                    active: number;
+                                    disabled: number;
+                                    limited: number;
+                                    expired: number;
+                                    on_hold: number;
+                                };
+                            };
+                            /** @description from the node agents' access logs (GET /api/servers/{id}/online); direct servers add nothing */
+                            online: {
+                                /** @description distinct users with an address seen in the agents' window */
+                                users: number;
+                                /** @description distinct source addresses among them */
+                                addresses: number;
+                                window_minutes: number;
+                                /** @description node servers whose agent did not answer */
+                                unreachable_server_ids: string[];
+                            };
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            generated_at: string;
+                        };
                     };
                 };
             };

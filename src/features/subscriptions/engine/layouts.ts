@@ -1,39 +1,32 @@
 // Layouts: the lists of inbounds users have grants on, in grant order, shared by every user with the
-// same list and numbered by slot (what a user's record points to). A layout holds the inbounds' link
-// parameters and, compiled on first use, the template its bodies are rendered from. An inbound change
+// same list and numbered by slot (what a user's record points to). A layout holds the inbounds' refs
+// and what the feature compiles from them (`C`: the templates its bodies are rendered from, made by
+// the `compile` function the index is given; the engine only counts its bytes). An inbound change
 // makes every layout with that inbound stale (its users' records miss) until the inbound is read
 // again; then the layout is revived in place with the new parameters and its records are current
 // again without being read: a record holds credentials, which an inbound change does not touch
 // (a change of grants is a change of the user, which drops their record). A layout no record points
 // to any more is forgotten.
-import { hostVariants } from "../inbounds/host-entries.ts";
-import type { LinkParams } from "../inbounds/link-params.ts";
-import { type DocumentBases, type DocumentFormat, DocumentTemplate } from "./document-template.ts";
-import { LinksTemplate } from "./links-template.ts";
 
-/** One inbound as subscriptions see it; shared by every layout that has it while it is current. */
-export type InboundRef = {
+/** One inbound as the engine sees it; shared by every layout that has it while it is current. */
+export type InboundRef<P> = {
   readonly id: string;
   /** null: inactive (or gone), so its grants give no link. */
-  readonly params: LinkParams | null;
+  readonly params: P | null;
   /** Set when the inbound changed after this was read: it must be read again. */
   isStale: boolean;
 };
 
-/** Bytes a layout costs besides its template: the object, its key and refs. */
+/** What the feature makes of a layout's refs (compiled templates): the engine needs its size only. */
+export type Compiled = { readonly bytes: number };
+export type Compile<P, C extends Compiled> = (refs: readonly InboundRef<P>[]) => C;
+
+/** Bytes a layout costs besides what is compiled: the object, its key and refs. */
 const LAYOUT_BYTES = 200;
 
-export class Layout {
-  #refs: readonly InboundRef[];
-  #template: LinksTemplate;
-  /**
-   * How many variants the hosts' SNI and Host lists need (1 without lists): a fetch picks one and
-   * gets the templates compiled for it (variant 0's links template at once, the rest on first use).
-   */
-  #variants = 1;
-  #otherTemplates: (LinksTemplate | undefined)[] = [];
-  /** Document formats by variant, compiled on first use for the base documents' version they were made with. */
-  #documents = new Map<string, DocumentTemplate>();
+export class Layout<P, C extends Compiled> {
+  #refs: readonly InboundRef<P>[];
+  #compiled: C;
   isStale = false;
   /** Records pointing to this layout. */
   users = 0;
@@ -42,82 +35,34 @@ export class Layout {
     /** 0 for a layout used once and not registered (a render that is not stored). */
     readonly slot: number,
     readonly key: string,
-    refs: readonly InboundRef[],
+    refs: readonly InboundRef<P>[],
+    private readonly compile: Compile<P, C>,
   ) {
     this.#refs = refs;
-    this.#template = compile(refs);
-    this.#variants = variantsOf(refs);
+    this.#compiled = compile(refs);
   }
 
-  get variants(): number {
-    return this.#variants;
-  }
-
-  /** The links template of one variant (0 ≤ variant < variants). */
-  templateFor(variant: number): LinksTemplate {
-    if (variant === 0) return this.#template;
-    let template = this.#otherTemplates[variant];
-    if (template === undefined) {
-      template = compile(this.#refs, variant);
-      this.#otherTemplates[variant] = template;
-    }
-    return template;
-  }
-
-  get refs(): readonly InboundRef[] {
+  get refs(): readonly InboundRef<P>[] {
     return this.#refs;
   }
 
-  get template(): LinksTemplate {
-    return this.#template;
+  /** What the feature compiled from the refs (made again when the layout is revived). */
+  get templates(): C {
+    return this.#compiled;
   }
 
   get bytes(): number {
-    return LAYOUT_BYTES + this.key.length + this.#template.bytes;
+    return LAYOUT_BYTES + this.key.length + this.#compiled.bytes;
   }
 
-  /**
-   * The template of a document format (compiled now if there is none for these bases). Its bytes are
-   * not counted in the layouts' budget: a few per layout, and layouts are few.
-   */
-  document(format: DocumentFormat, bases: DocumentBases, variant = 0): DocumentTemplate {
-    const key = variant === 0 ? format : `${format}:${variant}`;
-    const known = this.#documents.get(key);
-    if (known !== undefined && known.bases.version === bases.version) return known;
-    const template = new DocumentTemplate(
-      format,
-      this.#refs.map((ref) => ref.params),
-      bases,
-      variant,
-    );
-    this.#documents.set(key, template);
-    return template;
-  }
-
-  revive(refs: readonly InboundRef[]): void {
+  revive(refs: readonly InboundRef<P>[]): void {
     this.#refs = refs;
-    this.#template = compile(refs);
-    this.#variants = variantsOf(refs);
-    this.#otherTemplates = [];
-    this.#documents = new Map();
+    this.#compiled = this.compile(refs);
     this.isStale = false;
   }
 }
 
-function compile(refs: readonly InboundRef[], variant = 0): LinksTemplate {
-  return new LinksTemplate(
-    refs.map((ref) => ref.params),
-    variant,
-  );
-}
-
-function variantsOf(refs: readonly InboundRef[]): number {
-  let variants = 1;
-  for (const ref of refs) variants = Math.max(variants, hostVariants(ref.params));
-  return variants;
-}
-
-function sameRefs(a: readonly InboundRef[], b: readonly InboundRef[]): boolean {
+function sameRefs<P>(a: readonly InboundRef<P>[], b: readonly InboundRef<P>[]): boolean {
   return a.length === b.length && a.every((ref, i) => ref === b[i]);
 }
 
@@ -125,19 +70,20 @@ export function layoutKey(refs: readonly { id: string }[]): string {
   return refs.map((ref) => ref.id).join(",");
 }
 
-export class Layouts {
-  readonly #bySlot: (Layout | undefined)[] = [undefined];
-  readonly #byKey = new Map<string, Layout>();
+export class Layouts<P, C extends Compiled> {
+  readonly #bySlot: (Layout<P, C> | undefined)[] = [undefined];
+  readonly #byKey = new Map<string, Layout<P, C>>();
   readonly #freeSlots: number[] = [];
   /** Current inbound refs by id (stale ones are removed). */
-  readonly #inbounds = new Map<string, InboundRef>();
+  readonly #inbounds = new Map<string, InboundRef<P>>();
   #bytes = 0;
   /** The layout layoutFor() gave last. */
-  #last: Layout | undefined;
+  #last: Layout<P, C> | undefined;
 
   constructor(
     /** The most bytes layouts may take; past it, new layouts are not kept. */
     private readonly budgetBytes: number,
+    readonly compile: Compile<P, C>,
   ) {}
 
   get count(): number {
@@ -155,16 +101,16 @@ export class Layouts {
     return this.#bytes;
   }
 
-  bySlot(slot: number): Layout | undefined {
+  bySlot(slot: number): Layout<P, C> | undefined {
     return this.#bySlot[slot];
   }
 
-  inbound(id: string): InboundRef | undefined {
+  inbound(id: string): InboundRef<P> | undefined {
     return this.#inbounds.get(id);
   }
 
   /** Shares refs read from the database: the current ref of an inbound wins, new ones become current. */
-  adopt(refs: readonly InboundRef[]): InboundRef[] {
+  adopt(refs: readonly InboundRef<P>[]): InboundRef<P>[] {
     return refs.map((ref) => {
       const shared = this.#inbounds.get(ref.id);
       if (shared !== undefined) return shared;
@@ -174,7 +120,7 @@ export class Layouts {
   }
 
   /** The registered, current layout with exactly these refs, if there is one (nothing is made). */
-  existing(refs: readonly InboundRef[]): Layout | undefined {
+  existing(refs: readonly InboundRef<P>[]): Layout<P, C> | undefined {
     const known = this.#byKey.get(layoutKey(refs));
     return known !== undefined && !known.isStale && known.refs.every((ref, i) => ref === refs[i])
       ? known
@@ -185,7 +131,7 @@ export class Layouts {
    * The registered layout of these (current) refs: found, revived when stale, or made while the
    * budget allows. undefined when it cannot be kept.
    */
-  layoutFor(refs: readonly InboundRef[]): Layout | undefined {
+  layoutFor(refs: readonly InboundRef<P>[]): Layout<P, C> | undefined {
     if (refs.some((ref) => ref.isStale)) return undefined;
     // Users read together mostly share a layout: no key string for them.
     const last = this.#last;
@@ -209,7 +155,7 @@ export class Layouts {
       return known;
     }
     const slot = this.#freeSlots.at(-1) ?? this.#bySlot.length;
-    const layout = new Layout(slot, key, refs);
+    const layout = new Layout(slot, key, refs, this.compile);
     if (this.#bytes + layout.bytes > this.budgetBytes) return undefined;
     this.#freeSlots.pop();
     this.#bySlot[slot] = layout;
@@ -219,7 +165,7 @@ export class Layouts {
     return layout;
   }
 
-  retain(layout: Layout): void {
+  retain(layout: Layout<P, C>): void {
     layout.users++;
   }
 
@@ -243,7 +189,7 @@ export class Layouts {
   }
 
   /** Stale layouts and the ids of their inbounds that must be read to revive them. */
-  stale(): { layouts: Layout[]; inboundIds: string[] } {
+  stale(): { layouts: Layout<P, C>[]; inboundIds: string[] } {
     const layouts = [...this.#byKey.values()].filter((layout) => layout.isStale);
     const ids = new Set<string>();
     for (const layout of layouts) for (const ref of layout.refs) if (ref.isStale) ids.add(ref.id);

@@ -1,10 +1,11 @@
 // Every user's subscription as compact values in memory, within a byte budget: a record per user
 // (user-record.ts, kept by record-store.ts) pointing to a shared layout (layouts.ts), from which the
-// answer is rendered on each request (answer.ts). Told what changed by the change feed: a user-scoped
+// feature renders the answer on each request (its answer.ts; `P` are an inbound's link parameters,
+// `C` what the feature compiles from a layout's refs). Told what changed by the change feed: a user-scoped
 // change drops the user's record, an inbound-scoped one makes the layouts with that inbound stale until
 // it is read again. A generation counter, bumped by every invalidation, keeps anything read from the
 // database before a change from being stored after it.
-import { type InboundRef, Layout, Layouts, layoutKey } from "./layouts.ts";
+import { type Compile, type Compiled, type InboundRef, Layout, Layouts, layoutKey } from "./layouts.ts";
 import { RecordStore } from "./record-store.ts";
 import {
   DOWNLOAD,
@@ -42,16 +43,19 @@ export const NOT_BY_ID = -2;
 /** Layouts (with their compiled templates) get up to this share of the budget. */
 const LAYOUT_SHARE = 8;
 
-export class SubscriptionIndex {
-  readonly #layouts: Layouts;
+export class SubscriptionIndex<P, C extends Compiled> {
+  readonly #layouts: Layouts<P, C>;
   readonly #records: RecordStore;
   #generation = 0;
   #hits = 0;
   #notStored = 0;
 
   /** budgetBytes 0: nothing is kept, every request reads the database. */
-  constructor(readonly budgetBytes: number) {
-    this.#layouts = new Layouts(Math.floor(budgetBytes / LAYOUT_SHARE));
+  constructor(
+    readonly budgetBytes: number,
+    compile: Compile<P, C>,
+  ) {
+    this.#layouts = new Layouts(Math.floor(budgetBytes / LAYOUT_SHARE), compile);
     this.#records = new RecordStore(budgetBytes, () => this.#layouts.bytes);
   }
 
@@ -124,9 +128,9 @@ export class SubscriptionIndex {
     return this.#records.offset(address);
   }
 
-  layoutAt(address: number): Layout {
+  layoutAt(address: number): Layout<P, C> {
     const page = this.#records.page(address);
-    return this.#layouts.bySlot(page.readUInt32LE(this.#records.offset(address) + LAYOUT)) as Layout;
+    return this.#layouts.bySlot(page.readUInt32LE(this.#records.offset(address) + LAYOUT)) as Layout<P, C>;
   }
 
   /** Whether the user has a current record (whatever its age). */
@@ -135,7 +139,7 @@ export class SubscriptionIndex {
   }
 
   /** The current ref of an inbound, if one is known. */
-  inbound(id: string): InboundRef | undefined {
+  inbound(id: string): InboundRef<P> | undefined {
     return this.#layouts.inbound(id);
   }
 
@@ -143,7 +147,7 @@ export class SubscriptionIndex {
    * Refs read from the database, swapped for the shared ones where those exist. Nothing is shared
    * when something was invalidated since `generation`: the refs are used once, marked stale.
    */
-  adoptInbounds(refs: readonly InboundRef[], generation: number): InboundRef[] {
+  adoptInbounds(refs: readonly InboundRef<P>[], generation: number): InboundRef<P>[] {
     if (generation !== this.#generation) return refs.map((ref) => ({ ...ref, isStale: true }));
     return this.#layouts.adopt(refs);
   }
@@ -152,7 +156,7 @@ export class SubscriptionIndex {
    * Keeps the user's record (their refs in grant order) unless something was invalidated since
    * `generation`; its address, or -1 (then render it with `transient`).
    */
-  store(input: Omit<RecordInput, "layoutSlot">, refs: readonly InboundRef[], generation: number): number {
+  store(input: Omit<RecordInput, "layoutSlot">, refs: readonly InboundRef<P>[], generation: number): number {
     if (this.budgetBytes === 0 || generation !== this.#generation) return -1;
     // The old record first: its layout may be this one, and go when its last record does.
     this.#remove(input.userId);
@@ -168,7 +172,7 @@ export class SubscriptionIndex {
     return address;
   }
 
-  #refused(layout: Layout | undefined): number {
+  #refused(layout: Layout<P, C> | undefined): number {
     if (layout !== undefined && layout.users === 0) this.#layouts.release(layout.slot);
     this.#notStored++;
     return -1;
@@ -179,11 +183,12 @@ export class SubscriptionIndex {
    * current with these very refs (compiling a template costs more than the render), else one made
    * for this render alone.
    */
-  transient(input: Omit<RecordInput, "layoutSlot">, refs: readonly InboundRef[]) {
+  transient(input: Omit<RecordInput, "layoutSlot">, refs: readonly InboundRef<P>[]) {
     const record = prepareRecord({ ...input, layoutSlot: 0 }) as PreparedRecord;
     const page = Buffer.alloc(record.length);
     writeRecord(page, 0, record);
-    const layout = this.#layouts.existing(refs) ?? new Layout(0, layoutKey(refs), refs);
+    const layout =
+      this.#layouts.existing(refs) ?? new Layout(0, layoutKey(refs), refs, this.#layouts.compile);
     return { page, at: 0, layout };
   }
 

@@ -323,6 +323,19 @@ export function credentialText(page: Buffer, kind: number, start: number, length
   return out.toString("latin1");
 }
 
+/**
+ * upload and download for Subscription-Userinfo: the period's used_bytes (already × each server's
+ * coefficient) split in the proportion of the grants' uplink and downlink counters (raw bytes over
+ * their lifetime); all of it download when the counters are zero. upload + download = used_bytes.
+ */
+export function splitUsage(usedBytes: number, uplinkBytes: number, downlinkBytes: number): [number, number] {
+  if (!(usedBytes > 0)) return [0, 0];
+  const both = uplinkBytes + downlinkBytes;
+  if (!(both > 0)) return [0, usedBytes];
+  const upload = Math.round(usedBytes * (uplinkBytes / both));
+  return [upload, usedBytes - upload];
+}
+
 /** Whether the user's devices are checked when they fetch (FLAG_DEVICES). */
 export function checksDevicesAt(page: Uint8Array, at: number): boolean {
   return ((page[at + FLAGS] as number) & FLAG_DEVICES) !== 0;

@@ -91,6 +91,8 @@ export const usersApi = {
   remove: (id: string) => unwrap(api.DELETE("/api/users/{id}", byId(id))),
   bulkAction: (body: BulkActionBody) => unwrap(api.POST("/api/users/bulk-actions", { body })),
   removeDevice: (id: string, deviceId: string) =>
-    unwrap(api.DELETE("/api/users/{id}/devices/{device_id}", { params: { path: { id, device_id: deviceId } } })),
+    unwrap(
+      api.DELETE("/api/users/{id}/devices/{device_id}", { params: { path: { id, device_id: deviceId } } }),
+    ),
   revokeSubscription: (id: string) => unwrap(api.POST("/api/users/{id}/revoke-subscription", byId(id))),
 };

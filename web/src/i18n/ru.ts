@@ -485,7 +485,8 @@ export const ru: Messages = {
   "limits.ipLimit": "Лимит IP",
   "limits.ipLimitHint": "Адресов в окне учёта. Пусто: по умолчанию; 0: без лимита",
   "limits.deviceLimit": "Лимит устройств",
-  "limits.deviceLimitHint": "Устройств (HWID), приложения которых получают ссылки. Пусто: по умолчанию; 0: без лимита",
+  "limits.deviceLimitHint":
+    "Устройств (HWID), приложения которых получают ссылки. Пусто: по умолчанию; 0: без лимита",
   "fairUse.title": "Устройства и адреса",
   "fairUse.devices": "Устройства",
   "fairUse.limit": "лимит {limit}",

@@ -37,7 +37,7 @@ import { templatesRoutes } from "./features/templates/templates.routes.ts";
 import { trafficRoutes } from "./features/traffic/traffic.routes.ts";
 import { usersRoutes } from "./features/users/users.routes.ts";
 import { allowedMethods } from "./lib/allowed-methods.ts";
-import { AppError, ForbiddenError } from "./lib/errors.ts";
+import { AppError, ForbiddenError, NotFoundError } from "./lib/errors.ts";
 import type { App } from "./lib/http.ts";
 import { guardInput } from "./lib/input-guard.ts";
 import { answerClientError, sendProblem } from "./lib/problem.ts";
@@ -80,8 +80,11 @@ export async function buildApp(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // Errors raised before a route is chosen (bad percent-escape, over-long parameter) and before
     // Fastify sees the request at all (unparsable HTTP) are problem+json too.
+    // On the public subscription paths (ours and the imported peers' /sub/…, /json/…) a bad escape
+    // is a key that names nobody: 404 like any unknown or malformed key (issue 51), 400 elsewhere.
     frameworkErrors: (error, request, reply) => {
-      sendProblem(error, request, reply);
+      const publicKey = error.code === "FST_ERR_BAD_URL" && /^\/(sub|json)\//.test(request.url);
+      sendProblem(publicKey ? new NotFoundError("subscription") : error, request, reply);
     },
     clientErrorHandler: answerClientError,
     // Cached subscriptions are answered before Fastify's routing (features/subscriptions/fast-path.ts).

@@ -6,7 +6,7 @@
 // had, and every insert skips what is there: a second run writes nothing, a run killed between
 // batches is completed by the next one. The grants are stored pending; the reconciler adds them to
 // the core. docs/MIGRATION.md is the operator's guide.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { Value } from "typebox/value";
 import { AppError } from "../../lib/errors.ts";
 import type { SecretBox } from "../../lib/secret-box.ts";
@@ -294,6 +294,7 @@ export class ImportService {
         refused.add(tag);
       }
     }
+    const protocolOf = new Map(snapshot.inbounds.map((x) => [x.tag, x.protocol]));
     const size = Math.max(1, options.batchSize ?? DEFAULT_BATCH);
     const now = this.now().toISOString();
     let done = 0;
@@ -301,6 +302,8 @@ export class ImportService {
       const part = users.slice(start, start + size);
       const ids = part.map((user) => derivedId(`${snapshot.source}:user:${user.key}`));
       const existing = await this.repository.existingUserIds(ids);
+      // New users' subscription tokens: 16 random bytes each, drawn once per batch.
+      const tokens = randomBytes(16 * part.length).toString("hex");
       const batch = {
         users: [] as ImportUserRow[],
         grants: [] as ImportGrantRow[],
@@ -309,7 +312,7 @@ export class ImportService {
       part.forEach((user, i) => {
         const id = ids[i] as string;
         if (existing.has(id)) report.users.already++;
-        else batch.users.push(this.#userRow(id, user, now, skip));
+        else batch.users.push(this.#userRow(id, user, now, tokens.slice(32 * i, 32 * i + 32), skip));
         for (const link of user.links) {
           report.subscription_urls.links.found++;
           batch.links.push({
@@ -332,9 +335,7 @@ export class ImportService {
             report.grants.left_out++;
             continue;
           }
-          const protocol =
-            inbound?.link_params.protocol ??
-            snapshot.inbounds.find((x) => x.tag === credential.tag)?.protocol;
+          const protocol = inbound?.link_params.protocol ?? protocolOf.get(credential.tag);
           if ((protocol === "vless" || protocol === "vmess") && !isUuid(credential.credential)) {
             skip(`grants: a ${protocol} id that is not a UUID`);
             report.grants.left_out++;
@@ -411,6 +412,7 @@ export class ImportService {
     id: string,
     user: PeerUser,
     now: string,
+    subToken: string,
     skip: (reason: string, n?: number) => void,
   ): ImportUserRow {
     let comment = user.comment;
@@ -425,7 +427,7 @@ export class ImportService {
       telegram_id: user.telegram_id,
       created_at: user.created_at,
       updated_at: now,
-      sub_token: createHash("sha256").update(`${id}:${now}:${Math.random()}`).digest("hex").slice(0, 32),
+      sub_token: subToken,
       status: user.status,
       data_limit_bytes: user.data_limit_bytes,
       data_limit_reset: user.data_limit_reset,

@@ -5,6 +5,7 @@
 // answer is the user's current sub_token: /sub answers it as its own. Resolutions are kept for a few
 // seconds per key (hits and misses), so a client polling an old URL costs one lookup per interval.
 import type { SecretBox } from "../../lib/secret-box.ts";
+import { isSafeLine } from "../../lib/text.ts";
 import type { ImportRepository } from "./import.repository.ts";
 import { verifyMarzbanToken } from "./legacy-tokens.ts";
 import type { PeerSource } from "./peer.ts";
@@ -45,7 +46,11 @@ export class LegacySubscriptions {
     if (secret === null) return undefined;
     const claims = verifyMarzbanToken(token, secret);
     if (claims === undefined) return undefined;
-    const link = await this.repository.findLink("marzban", claims.username.toLowerCase());
+    // A signed name the import could not have brought over (it takes one line of safe text, at most
+    // 128 characters) names nobody: never looked up (PostgreSQL refuses a NUL in text: a 500).
+    const name = claims.username;
+    if (name.length > 128 || !isSafeLine(name)) return undefined;
+    const link = await this.repository.findLink("marzban", name.toLowerCase());
     if (link === undefined || link.revoked_here) return undefined;
     if (link.revoked_at !== null && claims.issuedAtMs < Date.parse(link.revoked_at)) return undefined;
     return { userId: link.user_id, subToken: link.sub_token };

@@ -26,7 +26,6 @@ import {
 } from "../../../test/support/provisioning.ts";
 import { requires } from "../../../test/support/requires.ts";
 import { request } from "../../../test/support/templates.ts";
-import { REPLACE_QUIET_MS } from "../../node/cut-schedule.ts";
 import { CleanupStack, startHttpServer, startV2rayClient } from "../../../test/support/v2ray.ts";
 import { fairUseJob } from "../../jobs/fair-use.ts";
 import { startJobs } from "../../jobs/runner.ts";
@@ -38,6 +37,8 @@ const TRAFFIC_INTERVAL_MS = 500;
 const RECONCILE_MS = 3000;
 const BLOCK_SECONDS = 15;
 let t: TestApp;
+/** The agent's wait for a replaced inbound's re-adds (src/node/cut-schedule.ts REPLACE_QUIET_MS). */
+const REPLACE_QUIET_MS = 1000;
 let nodes: NodeFixture[];
 let httpPort: number;
 let streamPort: number;

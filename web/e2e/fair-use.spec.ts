@@ -18,10 +18,11 @@ test.beforeAll(async () => {
     name: "Dana Devices",
     device_limit: 2,
   });
-  for (const [hwid, model] of [
+  const devices = [
     ["hwid-phone", "Pixel 8"],
     ["hwid-laptop", "ThinkPad"],
-  ]) {
+  ] as const;
+  for (const [hwid, model] of devices) {
     const res = await fetch(`${base}${user.subscription_url}/base64`, {
       headers: {
         "user-agent": "Happ/3.1.2",

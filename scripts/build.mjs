@@ -1,5 +1,6 @@
 // Builds what `npm start` runs: src/main.ts and everything it imports in one ES module,
-// dist/portcullis.mjs (packages stay in node_modules), with a source map for stack traces; and the
+// dist/portcullis.mjs (packages stay in node_modules), the node agent's src/node-main.ts as
+// dist/portcullis-node.mjs, with a source map for stack traces; and the
 // web dashboard (web/dist) when its sources changed since it was last built (build-dashboard.mjs).
 // Running the bundle instead of the sources through tsx spares the service tsx's loader thread and
 // its compiled-source caches (about 35 MB of RSS) and the compile work at every start. The source map
@@ -12,10 +13,8 @@ import { buildDashboardIfStale } from "./build-dashboard.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 rmSync(`${root}/dist`, { recursive: true, force: true });
-await build({
+const options = {
   absWorkingDir: root,
-  entryPoints: ["src/main.ts"],
-  outfile: "dist/portcullis.mjs",
   bundle: true,
   platform: "node",
   format: "esm",
@@ -24,5 +23,10 @@ await build({
   sourcemap: true,
   sourcesContent: false,
   logLevel: "warning",
-});
+};
+await build({ ...options, entryPoints: ["src/main.ts"], outfile: "dist/portcullis.mjs" });
+// The node agent's bundle: `portcullis node …` (bin/portcullis.mjs) loads only what the agent uses,
+// not the panel's packages (Fastify, the database drivers, pino, …): about half its memory
+// (docs/NODES.md, "Memory"; bench/node.ts measures it).
+await build({ ...options, entryPoints: ["src/node-main.ts"], outfile: "dist/portcullis-node.mjs" });
 await buildDashboardIfStale();

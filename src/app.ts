@@ -25,6 +25,7 @@ import { metricsRoutes } from "./features/metrics/metrics.routes.ts";
 import { nodesRoutes } from "./features/nodes/nodes.routes.ts";
 import { webhooksRoutes } from "./features/notifications/webhooks.routes.ts";
 import { overviewRoutes } from "./features/overview/overview.routes.ts";
+import { plansRoutes } from "./features/plans/plans.routes.ts";
 import { serversRoutes } from "./features/servers/servers.routes.ts";
 import { subscriptionSettingsRoutes } from "./features/subscription-settings/subscription-settings.routes.ts";
 import { withCacheFastPath } from "./features/subscriptions/fast-path.ts";
@@ -247,8 +248,10 @@ export async function buildApp(
     bulk: deps.services.userBulkActions,
     enrol: deps.services.enrolment,
     groups: deps.services.groups,
+    plans: deps.services.plans,
   });
   groupsRoutes(app, deps.services.groups);
+  plansRoutes(app, deps.services.plans);
   certificatesRoutes(app, deps.services.certificates);
   templatesRoutes(app, deps.services.templates);
   serversRoutes(app, deps.services.servers);

@@ -50,6 +50,7 @@ import { InboundsRepository } from "./features/inbounds/inbounds.repository.ts";
 import { InboundsService } from "./features/inbounds/inbounds.service.ts";
 import { MetricsRepository } from "./features/metrics/metrics.repository.ts";
 import { MetricsService } from "./features/metrics/metrics.service.ts";
+import { NodeAuthority } from "./features/nodes/node-authority.ts";
 import { NodeAccessLookup, NodesRepository } from "./features/nodes/nodes.repository.ts";
 import { NodesService } from "./features/nodes/nodes.service.ts";
 import { Dispatcher } from "./features/notifications/dispatcher.ts";
@@ -58,6 +59,8 @@ import { Notifier } from "./features/notifications/notifier.ts";
 import { WebhooksService } from "./features/notifications/webhooks.service.ts";
 import { OverviewRepository } from "./features/overview/overview.repository.ts";
 import { OverviewService } from "./features/overview/overview.service.ts";
+import { PlansRepository } from "./features/plans/plans.repository.ts";
+import { PlansService } from "./features/plans/plans.service.ts";
 import { ServersRepository } from "./features/servers/servers.repository.ts";
 import { ServersService } from "./features/servers/servers.service.ts";
 import { SubscriptionSettingsRepository } from "./features/subscription-settings/subscription-settings.repository.ts";
@@ -72,7 +75,7 @@ import { Reconciler } from "./features/sync/reconciler.ts";
 import { RemovalsRepository } from "./features/sync/removals.repository.ts";
 import { ServerSyncRepository } from "./features/sync/server-sync.repository.ts";
 import { TemplatesRepository } from "./features/templates/templates.repository.ts";
-import { TemplatesService, type TemplateUsage } from "./features/templates/templates.service.ts";
+import { TemplatesService } from "./features/templates/templates.service.ts";
 import { TrafficRepository } from "./features/traffic/traffic.repository.ts";
 import { TrafficService } from "./features/traffic/traffic.service.ts";
 import { UsageRepository } from "./features/traffic/usage.repository.ts";
@@ -117,6 +120,7 @@ export type Deps = {
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
     groups: GroupsService;
+    plans: PlansService;
     backups: BackupService;
     subscriptions: SubscriptionsService;
     subscriptionSettings: SubscriptionSettingsService;
@@ -213,8 +217,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   );
   const inboundsRepository = new InboundsRepository(database.db);
   const accessRepository = new AccessRepository(database.db);
-  const templateUsage: TemplateUsage = { countInboundsUsing: (id) => inboundsRepository.countByTemplate(id) };
-  const templates = new TemplatesService(new TemplatesRepository(database.db), templateUsage, events);
+  const templates = new TemplatesService(new TemplatesRepository(database.db), inboundsRepository, events);
   const cores = new CorePool(
     { timeoutMs: config.coreTimeoutMs },
     options.connectCore,
@@ -222,6 +225,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   );
   const notificationsRepository = new NotificationsRepository(database.db, database.dialect);
   const notifier = new Notifier(notificationsRepository, logger);
+  const nodesRepository = new NodesRepository(database.db);
+  // The node CA: the servers service reaches node agents with it, the nodes service enrols them.
+  const nodeAuthority = new NodeAuthority(nodesRepository, secretBox);
   const servers = new ServersService(
     new ServersRepository(database.db),
     secretBox,
@@ -230,14 +236,9 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     events,
     () => new Date(),
     notifier.emit,
-    { materialOf: (server, base) => nodes.materialOf(server, base) },
+    nodeAuthority,
   );
-  const nodes = new NodesService(
-    new NodesRepository(database.db),
-    servers,
-    secretBox,
-    new NodeAccessLookup(database.db),
-  );
+  const nodes = new NodesService(nodesRepository, servers, nodeAuthority, new NodeAccessLookup(database.db));
   const removals = new RemovalsRepository(database.db);
   const sync = new CoreSync({
     inbounds: inboundsRepository,
@@ -249,17 +250,34 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     secretBox,
     logger,
   });
+  // Subscriptions before the users services: they read its public URL (publicUrl()) for their links.
+  const subscriptionSettings = new SubscriptionSettingsService(
+    new SubscriptionSettingsRepository(database.db),
+  );
+  const devices = new DevicesService(
+    new DevicesRepository(database.db, database.dialect),
+    subscriptionSettings,
+    () => new Date(),
+    notifier.emit,
+  );
+  const subscriptions = new SubscriptionsService(
+    new SubscriptionsRepository(database.db, database.dialect),
+    subscriptionIndex(config.subscriptions.cacheBytes),
+    logger,
+    { maxAgeMs: config.subscriptions.maxAgeMs, sweepIntervalMs: config.subscriptions.syncIntervalMs },
+    subscriptionSettings,
+    devices,
+  );
   const users = new UsersService(
     new UsersRepository(database.db, database.dialect),
     sync,
     () => new Date(),
     notifier.emit,
-    // Read per request: the subscription settings' public URL, as the subscriptions feature holds it.
-    () => subscriptions.settings.page.publicUrl ?? "",
+    subscriptions,
     events,
   );
   const userFilters = new UserFiltersRepository(database.db, database.dialect);
-  const userLists = new UserListService(userFilters, () => subscriptions.settings.page.publicUrl ?? "");
+  const userLists = new UserListService(userFilters, subscriptions);
   const userBulkActions = new UserBulkActions(userFilters, sync, events, () => new Date(), notifier.emit);
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
@@ -285,7 +303,16 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     users,
     userFilters,
   );
-  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync, groups);
+  const plans = new PlansService(
+    new PlansRepository(database.db),
+    users,
+    groups,
+    audit,
+    logger,
+    notifier.emit,
+    events,
+  );
+  const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync, groups, plans);
   const leases: ServerLeases =
     database.dialect === "postgres"
       ? new DatabaseLeases(new LeasesRepository(database.db), { ttlMs: config.convergence.leaseTtlMs })
@@ -307,12 +334,14 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       expiringNoticeSeconds: config.lifecycle.expiringDays * 86_400,
     },
     () => new Date(),
-    (type, datas) => notifier.emitMany(type, datas),
+    notifier.emitMany,
     events,
+    // After each tick: limited or expired users with a next plan get it, once (features/plans).
+    () => plans.applyDueNextPlans(),
   );
   const fairUse = new FairUseService(
     new FairUseRepository(database.db),
-    () => nodes.fleetOnline(),
+    nodes,
     audit,
     logger,
     () => new Date(),
@@ -327,7 +356,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     users,
     logger,
     () => new Date(),
-    (ids) => lifecycle.clocksStarted(ids),
+    events,
   );
   const usage = new UsageService(
     new UsageRepository(database.db, database.dialect),
@@ -335,42 +364,22 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     servers,
     () => new Date(),
   );
-  const subscriptionSettings = new SubscriptionSettingsService(
-    new SubscriptionSettingsRepository(database.db),
-  );
-  const devices = new DevicesService(
-    new DevicesRepository(database.db, database.dialect),
-    async () => {
-      const settings = await subscriptionSettings.get();
-      return { defaultLimit: settings.default_device_limit, requireHwid: settings.require_hwid };
-    },
-    () => new Date(),
-    notifier.emit,
-  );
-  const subscriptions = new SubscriptionsService(
-    new SubscriptionsRepository(database.db, database.dialect),
-    subscriptionIndex(config.subscriptions.cacheBytes),
-    logger,
-    { maxAgeMs: config.subscriptions.maxAgeMs, sweepIntervalMs: config.subscriptions.syncIntervalMs },
-    subscriptionSettings,
-    devices,
-  );
   const backups = new BackupService(
     database.sqlite === undefined
       ? { dialect: "postgres", databaseUrl: config.databaseUrl ?? "", schema: database.schema }
       : { dialect: "sqlite", connection: database.sqlite, pagesPerStep: BACKUP_PAGES_PER_STEP },
     secretKey,
   );
-  const metrics = new MetricsService(new MetricsRepository(database.db), () => subscriptions.stats(), {
+  const metrics = new MetricsService(new MetricsRepository(database.db), subscriptions, {
     processMetrics: config.metricsToken !== undefined,
   });
   const webhooks = new WebhooksService(notificationsRepository, notifier, secretBox);
   const dispatcher = new Dispatcher(notificationsRepository, secretBox, logger, {
     telegramApiUrl: config.telegramApiUrl,
-    onAttempt: (ok) => metrics.recordDelivery(ok),
+    deliveries: metrics,
   });
   // Who reacts to which change is the table of src/reactions/reactions.ts: nothing is wired by hand.
-  wireReactions(events, { inbounds, subscriptions, reconciler, sync, logger });
+  wireReactions(events, { inbounds, subscriptions, reconciler, sync, lifecycle, logger });
   return {
     config,
     logger,
@@ -399,6 +408,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       bulkGrants,
       enrolment,
       groups,
+      plans,
       backups,
       subscriptions,
       subscriptionSettings,

@@ -31,7 +31,8 @@ export type Pinned = {
 };
 
 export type StartOptions = {
-  cpu: number;
+  /** The CPU to pin the process to (taskset); none: it runs on any. */
+  cpu?: number;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   /** Collect stdout in memory (wrk) instead of discarding it. */
@@ -40,7 +41,9 @@ export type StartOptions = {
 
 export function startPinned(command: string, args: string[], options: StartOptions): Pinned {
   interrupted.throwIfAborted();
-  const child = spawn("taskset", ["-c", String(options.cpu), command, ...args], {
+  const argv =
+    options.cpu === undefined ? [command, ...args] : ["taskset", "-c", String(options.cpu), command, ...args];
+  const child = spawn(argv[0] as string, argv.slice(1), {
     env: options.env ?? process.env,
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     stdio: ["ignore", options.captureStdout === true ? "pipe" : "ignore", "pipe"],

@@ -33,6 +33,10 @@ const commands: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "groups of inbounds: list, create, add inbounds, list or change members",
     load: () => import("./groups.ts"),
   },
+  plans: {
+    summary: "plans users are created and renewed with: list, create (docs/PLANS.md)",
+    load: () => import("./plans.ts"),
+  },
   backup: {
     summary: "write a consistent backup of the database to a file, while the service runs",
     load: () => import("./backup.ts"),

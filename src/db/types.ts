@@ -110,6 +110,8 @@ export interface UsersTable {
   ip_limit: ColumnType<number | null, number | null | undefined, number | null>;
   /** Migration 0027: blocked by the fair-use job until then (not admitted to cores); null: not blocked. */
   fair_use_blocked_until: Timestamp | null;
+  /** Migration 0030: the plan the lifecycle job applies once the user is limited or expired. */
+  next_plan_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Migration 0032: devices (HWIDs) allowed at /sub fetch time (null: the default; 0: unlimited). */
   device_limit: ColumnType<number | null, number | null | undefined, number | null>;
 }
@@ -354,6 +356,28 @@ export interface UserGroupsTable {
   group_id: string;
 }
 
+/** Plans (migration 0030): what a user gets at creation or renewal (features/plans). */
+export interface PlansTable {
+  id: string;
+  name: string;
+  data_limit_bytes: BigIntColumn | null;
+  data_limit_reset: ColumnType<DataLimitReset, DataLimitReset | undefined, DataLimitReset>;
+  duration_days: number | null;
+  start_on_hold: Bool;
+  on_hold_timeout_days: number | null;
+  ip_limit: number | null;
+  /** expiry | now: where a renewal's duration is counted from. */
+  renew_from: string;
+  reset_usage: Bool;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface PlanGroupsTable {
+  plan_id: string;
+  group_id: string;
+}
+
 /** Removals that could not reach their core; email null means the whole inbound. */
 export interface CoreRemovalsTable {
   id: string;
@@ -524,6 +548,8 @@ export interface Database {
   groups: GroupsTable;
   group_inbounds: GroupInboundsTable;
   user_groups: UserGroupsTable;
+  plans: PlansTable;
+  plan_groups: PlanGroupsTable;
   core_removals: CoreRemovalsTable;
   server_sync: ServerSyncTable;
   server_leases: ServerLeasesTable;

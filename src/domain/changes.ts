@@ -14,6 +14,7 @@ export type ChangeEvents = {
   serverRenamed: [serverId: string];
   serverDeleting: [serverId: string];
   userStatusChanged: [userIds: readonly string[]];
+  userClocksStarted: [userIds: readonly string[]];
 };
 
 export type EventChange = keyof ChangeEvents;
@@ -39,6 +40,10 @@ export const EVENT_CHANGES: Record<EventChange, { says: string; by: string }> = 
   userStatusChanged: {
     says: "these users' status changed (empty: many, look at everyone); the admission trigger has marked their grants pending",
     by: "features/users (PUT, bulk actions, lifecycle tick), features/fairuse (a block or release)",
+  },
+  userClocksStarted: {
+    says: "traffic was first counted for these on_hold users: their expiry clock started (they are active now)",
+    by: "features/traffic (a collection from a core or a node agent's journal)",
   },
 };
 

@@ -61,6 +61,7 @@ export const ERROR_CODES = {
   access_exists: 409,
   granted_by_group: 409,
   group_name_taken: 409,
+  plan_name_taken: 409,
   core_conflict: 409,
   server_not_node: 409,
   payload_too_large: 413,

@@ -1,19 +1,19 @@
 // The small PKI between the panel and its node agents: the panel's CA (EC P-256), the panel's client
 // certificate, agent certificates signed from the agent's certificate request, and SHA-256
 // fingerprints. The panel and the agent both use it; only the panel ever holds the CA's key.
-import "reflect-metadata";
 import { createHash, X509Certificate as NodeX509, randomBytes, webcrypto } from "node:crypto";
-import {
-  BasicConstraintsExtension,
-  ExtendedKeyUsage,
-  ExtendedKeyUsageExtension,
-  KeyUsageFlags,
-  KeyUsagesExtension,
-  Pkcs10CertificateRequest,
-  Pkcs10CertificateRequestGenerator,
-  X509Certificate,
-  X509CertificateGenerator,
-} from "@peculiar/x509";
+import type { X509Certificate } from "@peculiar/x509";
+
+/**
+ * @peculiar/x509 (with reflect-metadata and its ASN.1 stack) adds some 17 MB to a process's memory:
+ * it is loaded on first use. The node agent uses it only to join and to renew (a new key's request);
+ * the fingerprints and facts below use node:crypto and never load it.
+ */
+let x509Module: Promise<typeof import("@peculiar/x509")> | undefined;
+function x509(): Promise<typeof import("@peculiar/x509")> {
+  x509Module ??= import("reflect-metadata").then(() => import("@peculiar/x509"));
+  return x509Module;
+}
 
 const ALGORITHM = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
 const DAY_MS = 86_400_000;
@@ -45,12 +45,15 @@ async function keyPem(key: webcrypto.CryptoKey): Promise<string> {
 async function importKeys(privatePem: string, certPem: string): Promise<webcrypto.CryptoKeyPair> {
   const der = Buffer.from(privatePem.replace(/-----[^-]+-----|\s/g, ""), "base64");
   const privateKey = await webcrypto.subtle.importKey("pkcs8", der, ALGORITHM, false, ["sign"]);
+  const { X509Certificate } = await x509();
   const publicKey = await new X509Certificate(certPem).publicKey.export(ALGORITHM, ["verify"], webcrypto);
   return { privateKey, publicKey };
 }
 
 /** A fresh CA: 10 years, may sign end-entity certificates only (path length 0). */
 export async function createAuthority(now = new Date()): Promise<KeyAndCertificate> {
+  const { BasicConstraintsExtension, KeyUsageFlags, KeyUsagesExtension, X509CertificateGenerator } =
+    await x509();
   const keys = await newKeys();
   const cert = await X509CertificateGenerator.createSelfSigned(
     {
@@ -80,6 +83,15 @@ type Issue = {
 };
 
 async function issue(options: Issue): Promise<string> {
+  const {
+    BasicConstraintsExtension,
+    ExtendedKeyUsage,
+    ExtendedKeyUsageExtension,
+    KeyUsageFlags,
+    KeyUsagesExtension,
+    X509Certificate,
+    X509CertificateGenerator,
+  } = await x509();
   const now = options.now ?? new Date();
   const ca = new X509Certificate(options.authority.certPem);
   const caKeys = await importKeys(options.authority.keyPem, options.authority.certPem);
@@ -117,7 +129,8 @@ export async function issueKeyAndCertificate(options: Omit<Issue, "publicKey">):
  * the request: name, usage and lifetime are the panel's.
  */
 export async function signRequest(csrPem: string, options: Omit<Issue, "publicKey">): Promise<string> {
-  let request: Pkcs10CertificateRequest;
+  const { Pkcs10CertificateRequest } = await x509();
+  let request: InstanceType<typeof Pkcs10CertificateRequest>;
   try {
     request = new Pkcs10CertificateRequest(csrPem);
   } catch {
@@ -132,6 +145,7 @@ export async function signRequest(csrPem: string, options: Omit<Issue, "publicKe
 
 /** A key pair made on this host and a request for its certificate (the agent, at join and renewal). */
 export async function makeKeyAndRequest(commonName: string): Promise<{ keyPem: string; csrPem: string }> {
+  const { Pkcs10CertificateRequestGenerator } = await x509();
   const keys = await newKeys();
   const request = await Pkcs10CertificateRequestGenerator.create(
     { name: `CN=${commonName}`, keys, signingAlgorithm: ALGORITHM },

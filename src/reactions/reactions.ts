@@ -20,6 +20,7 @@ import type { InboundsService } from "../features/inbounds/inbounds.service.ts";
 import type { SubscriptionsService } from "../features/subscriptions/subscriptions.service.ts";
 import type { CoreSync } from "../features/sync/core-sync.ts";
 import type { Reconciler } from "../features/sync/reconciler.ts";
+import type { LifecycleService } from "../features/users/lifecycle.service.ts";
 import type { Changes } from "../lib/events.ts";
 
 /** What the reactions reach: built by deps.ts before wireReactions() runs. */
@@ -28,6 +29,7 @@ export type Reactors = {
   subscriptions: SubscriptionsService;
   reconciler: Reconciler;
   sync: CoreSync;
+  lifecycle: LifecycleService;
   logger: Logger;
 };
 
@@ -75,6 +77,12 @@ export const EVENT_REACTIONS: readonly EventReaction[] = [
     run: async (r) => r.reconciler.wake(),
   }),
   on({
+    change: "userClocksStarted",
+    by: "users (lifecycle)",
+    does: "user.activated is sent for each user (notifications, webhooks)",
+    run: (r, ids) => r.lifecycle.clocksStarted(ids),
+  }),
+  on({
     change: "serverDeleting",
     by: "sync",
     does: "the server's inbounds are removed from its core (a failure is logged, the delete goes on)",
@@ -117,6 +125,7 @@ export const READ_YOUR_WRITES: readonly string[] = [
   "/api/certificates", // an inbound's links follow its certificate
   "/api/subscription-settings",
   "/api/groups", // a group's inbounds and members are its members' grants
+  "/api/plans", // unclassified when added (they waited as every unlisted write does): kept waiting
 ];
 
 /** Write routes that change nothing GET /sub shows: their answers do not wait for the cache. */

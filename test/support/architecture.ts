@@ -46,6 +46,8 @@ export const POLICY: Policy = {
     "inbounds -> sync",
     "inbounds -> templates",
     "nodes -> servers",
+    "plans -> audit",
+    "plans -> users",
     "overview -> nodes",
     "subscriptions -> access",
     "subscriptions -> devices",
@@ -60,6 +62,7 @@ export const POLICY: Policy = {
     "traffic -> users",
   ],
   featureOrder: [
+    "plans",
     "overview",
     "groups",
     "import",
@@ -84,7 +87,8 @@ export const POLICY: Policy = {
     "health",
   ],
   layerTiers: [
-    ["main.ts"],
+    // The panel's entry, and the node agent's (its own bundle: `portcullis node` loads only the agent).
+    ["main.ts", "node-main.ts"],
     ["cli"],
     ["app.ts"],
     ["deps.ts"],

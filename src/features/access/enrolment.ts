@@ -26,6 +26,14 @@ export interface GroupJoins {
   setUserGroups(userId: string, groupIds: readonly string[]): Promise<void>;
 }
 
+/** Plans (the plans feature, wired in deps.ts): a user created from one, a next plan checked. */
+export interface PlanSource {
+  /** The plan's fields and groups for a create with plan_id; 400 when the body gives them too. */
+  creation(request: UserCreateRequest): Promise<{ fields: Partial<UserCreate>; groupIds: string[] }>;
+  /** 400 naming `path` when there is no such plan. */
+  checkPlanId(planId: string, path: string): Promise<void>;
+}
+
 export class Enrolment {
   constructor(
     private readonly users: UsersService,
@@ -34,12 +42,17 @@ export class Enrolment {
     private readonly bulkGrants: BulkGrants,
     private readonly sync: CoreSync,
     private readonly groups?: GroupJoins,
+    private readonly plans?: PlanSource,
   ) {}
 
   async createUser(request: UserCreateRequest, role: Role): Promise<User> {
-    const { inbound_ids, group_ids, ...input } = request;
+    const { inbound_ids, group_ids, plan_id, ...fields } = request;
+    const fromPlan = plan_id === undefined ? undefined : await this.plans?.creation(request);
+    const input: UserCreate = { ...fields, ...fromPlan?.fields };
+    if (input.next_plan_id) await this.plans?.checkPlanId(input.next_plan_id, "body.next_plan_id");
     const inbounds = await this.#inbounds(inbound_ids ?? [], 1, role);
-    const groupIds = group_ids?.length ? await this.#groupIds(group_ids, role) : [];
+    const wantedGroups = fromPlan?.groupIds ?? group_ids ?? [];
+    const groupIds = wantedGroups.length > 0 ? await this.#groupIds(wantedGroups, role) : [];
     const user = await this.users.create(input);
     await this.#undoOnFailure([user.id], async () => {
       for (const inbound of inbounds) {
@@ -55,6 +68,7 @@ export class Enrolment {
     const { group_ids, ...fields } = request;
     const groupIds = group_ids === undefined ? undefined : await this.#groupIds(group_ids, role);
     await this.users.get(id);
+    if (fields.next_plan_id) await this.plans?.checkPlanId(fields.next_plan_id, "body.next_plan_id");
     const user = await this.users.update(id, fields);
     if (groupIds !== undefined) await this.groups?.setUserGroups(id, groupIds);
     return user;

@@ -37,6 +37,13 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "POST /api/groups/:id/members": "access.write",
   "POST /api/groups/:id/members/remove": "access.write",
   "DELETE /api/groups/:id/members/:user_id": "access.write",
+  // Plans: read as users are read; a plan decides what users get, so changing one is users.write.
+  "GET /api/plans": "users.read",
+  "GET /api/plans/:id": "users.read",
+  "POST /api/plans": "users.write",
+  "PUT /api/plans/:id": "users.write",
+  "DELETE /api/plans/:id": "users.write",
+  "POST /api/users/:id/renew": "users.write",
   "GET /api/users": "users.read",
   "POST /api/users": "users.write",
   "POST /api/users/bulk": "users.write",

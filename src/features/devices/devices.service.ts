@@ -13,6 +13,8 @@ export type DeviceVerdict = { refusal: DeviceRefusal | undefined };
 
 /** The subscription settings judge() needs. */
 export type DevicePolicy = { defaultLimit: number; requireHwid: boolean };
+/** Where the policy is read (the subscription settings service). */
+export type DevicePolicySource = { devicePolicy(): Promise<DevicePolicy> };
 
 /** What /sub needs of this service (the subscriptions feature is given it by deps.ts). */
 export type DeviceGate = Pick<DevicesService, "judge">;
@@ -26,7 +28,7 @@ export class DevicesService {
   constructor(
     private readonly repo: DevicesRepository,
     /** The subscription settings' default_device_limit and require_hwid, as stored now. */
-    private readonly policy: () => Promise<DevicePolicy>,
+    private readonly policy: DevicePolicySource,
     private readonly now: () => Date = () => new Date(),
     private readonly emit: Emit = async () => {},
   ) {}
@@ -85,7 +87,7 @@ export class DevicesService {
   async list(userId: string) {
     const user = await this.repo.findLimit(userId);
     if (user === undefined) throw new NotFoundError("user", userId);
-    const { defaultLimit } = await this.policy();
+    const { defaultLimit } = await this.policy.devicePolicy();
     return {
       user_id: userId,
       device_limit: user.device_limit,

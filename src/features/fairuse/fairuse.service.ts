@@ -44,10 +44,13 @@ export const DEFAULT_FAIR_USE: FairUseSettings = {
   warn_grace_seconds: 60,
 };
 
-export type FleetOnline = () => Promise<{
-  sightings: { user_id: string; ip: string; last_seen: string; server_id: string }[];
-  unreachable: string[];
-}>;
+/** Every node server's online report (the nodes service). */
+export type FleetOnline = {
+  fleetOnline(): Promise<{
+    sightings: { user_id: string; ip: string; last_seen: string; server_id: string }[];
+    unreachable: string[];
+  }>;
+};
 
 export type TickResult = { warned: string[]; blocked: string[]; released: string[]; unreachable: string[] };
 
@@ -72,7 +75,7 @@ export class FairUseService {
 
   constructor(
     private readonly repo: FairUseRepository,
-    private readonly fleetOnline: FleetOnline,
+    private readonly fleet: FleetOnline,
     private readonly audit: AuditService,
     private readonly logger: Logger,
     private readonly now: () => Date = () => new Date(),
@@ -112,7 +115,7 @@ export class FairUseService {
   async #tick(): Promise<TickResult> {
     this.#options = null; // the settings are read again every tick (another instance may have changed them)
     const { settings, options } = await this.#currentOptions();
-    const online = await this.fleetOnline();
+    const online = await this.fleet.fleetOnline();
     const nowMs = this.now().getTime();
     this.#merge(online.sightings, nowMs - options.windowMs);
     const result: TickResult = { warned: [], blocked: [], released: [], unreachable: online.unreachable };
@@ -230,7 +233,7 @@ export class FairUseService {
     };
   }
 
-  #merge(sightings: Awaited<ReturnType<FleetOnline>>["sightings"], fromMs: number): void {
+  #merge(sightings: Awaited<ReturnType<FleetOnline["fleetOnline"]>>["sightings"], fromMs: number): void {
     for (const sighting of sightings) {
       const at = Date.parse(sighting.last_seen);
       if (!Number.isFinite(at) || at <= fromMs) continue;

@@ -7,8 +7,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { MetricsRepository, ServerHealth } from "./metrics.repository.ts";
 
-/** What the subscription index reports (SubscriptionsService.stats()). */
-export type CacheStatsSource = () => {
+/** What the subscription cache reports (SubscriptionsService: given as it is). */
+export type CacheStats = {
   entries: number;
   bytes: number;
   budgetBytes: number;
@@ -16,6 +16,7 @@ export type CacheStatsSource = () => {
   misses: number;
   notStored: number;
 };
+export type CacheStatsSource = { stats(): CacheStats };
 
 export class MetricsService {
   readonly registry = new Registry();
@@ -110,7 +111,7 @@ export class MetricsService {
   }
 
   /** The cache keeps running totals; counters advance by what changed since the last scrape. */
-  #cacheMetrics(stats: CacheStatsSource, registers: Registry[]): void {
+  #cacheMetrics(source: CacheStatsSource, registers: Registry[]): void {
     const last = { hits: 0, misses: 0, notStored: 0 };
     const totals = (name: "hits" | "misses" | "notStored", metric: string, help: string) =>
       new Counter({
@@ -118,7 +119,7 @@ export class MetricsService {
         help,
         registers,
         collect() {
-          const now = stats()[name];
+          const now = source.stats()[name];
           if (now > last[name]) this.inc(now - last[name]);
           last[name] = now;
         },
@@ -130,13 +131,13 @@ export class MetricsService {
       "not_stored",
       "Users read from the database but not kept in memory: the budget was full",
     );
-    const gauge = (name: string, help: string, pick: (s: ReturnType<CacheStatsSource>) => number) =>
+    const gauge = (name: string, help: string, pick: (s: CacheStats) => number) =>
       new Gauge({
         name,
         help,
         registers,
         collect() {
-          this.set(pick(stats()));
+          this.set(pick(source.stats()));
         },
       });
     gauge("portcullis_subscription_cache_entries", "Users held in the subscription index", (s) => s.entries);

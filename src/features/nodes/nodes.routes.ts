@@ -100,7 +100,7 @@ export function nodesRoutes(app: App, nodes: NodesService): void {
           "Replace the base document (null: the default); the agent restarts its core with it on the next call",
         params: IdParams,
         body: BaseDocumentUpdate,
-        response: { 200: BaseDocument, ...problems(404) },
+        response: { 200: BaseDocument, ...problems(400, 404) },
       },
     },
     async (request) => nodes.setBaseDocument(request.params.id, request.body.document),

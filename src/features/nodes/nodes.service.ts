@@ -1,31 +1,16 @@
-// Node enrollment: the panel's CA (made on first use, key sealed at rest), one-time join strings,
+// Node enrollment (the panel's CA is node-authority.ts): one-time join strings,
 // signing an agent's key when it joins, what the panel needs to reach an enrolled agent, the agent's
 // report, and certificate renewal before expiry (the agent makes the new key; only its request
 // travels). Deleting or re-enrolling a server drops the certificates it accepted: its old agent
 // certificate is refused from then on.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "../../cores/node-base-config.ts";
-import type { NodeMaterial } from "../../cores/node-material.ts";
 import { redactLogLines } from "../../lib/core-log.ts";
-import {
-  AppError,
-  ConflictError,
-  NotFoundError,
-  UnauthorizedError,
-  ValidationError,
-} from "../../lib/errors.ts";
+import { ConflictError, NotFoundError, UnauthorizedError, ValidationError } from "../../lib/errors.ts";
 import { encodeJoinString } from "../../lib/node-join.ts";
-import {
-  certificateFacts,
-  createAuthority,
-  fingerprintOf,
-  issueKeyAndCertificate,
-  type KeyAndCertificate,
-  PANEL_CLIENT_NAME,
-  signRequest,
-} from "../../lib/node-pki.ts";
-import type { SecretBox } from "../../lib/secret-box.ts";
+import { certificateFacts, fingerprintOf, signRequest } from "../../lib/node-pki.ts";
 import type { ServersService } from "../servers/servers.service.ts";
+import { type NodeAuthority, RENEW_BEFORE_MS } from "./node-authority.ts";
 import type { NodeAccessLookup, NodesRepository } from "./nodes.repository.ts";
 
 type AgentOnline = { users: { email: string; addresses: { ip: string; last_seen: string }[] }[] };
@@ -41,22 +26,16 @@ export type UserOnline = {
 
 export const JOIN_TTL_MS = 60 * 60_000;
 export const AGENT_CERT_DAYS = 90;
-/** Renewed when less than this is left: a third of its life, so a panel away for weeks still makes it. */
-export const RENEW_BEFORE_MS = 30 * 86_400_000;
-const PANEL_CERT_DAYS = 365;
 
 export type Enrollment = { join_string: string; command: string; expires_at: string; ca_fingerprint: string };
 export type Joined = { server_id: string; ca_cert: string; cert: string };
 
-type Authority = { ca: KeyAndCertificate; client: KeyAndCertificate };
-
 export class NodesService {
-  #authority: Promise<Authority> | null = null;
-
   constructor(
     private readonly nodes: NodesRepository,
     private readonly servers: ServersService,
-    private readonly secretBox: SecretBox,
+    /** The panel's CA and client certificate (node-authority.ts; the servers service reads it too). */
+    private readonly authority: NodeAuthority,
     private readonly access: NodeAccessLookup,
     private readonly now: () => Date = () => new Date(),
   ) {}
@@ -145,7 +124,7 @@ export class NodesService {
         "server_not_node",
       );
     }
-    const { ca } = await this.authority();
+    const { ca } = await this.authority.get();
     const token = randomBytes(32).toString("base64url");
     const now = this.now();
     const expiresAt = new Date(now.getTime() + JOIN_TTL_MS).toISOString();
@@ -180,7 +159,7 @@ export class NodesService {
       new UnauthorizedError("the join string is unknown, already used or expired", "join_token_invalid");
     const serverId = await this.nodes.openEnrollment(tokenHash, now.toISOString());
     if (serverId === undefined) throw refused();
-    const { ca } = await this.authority();
+    const { ca } = await this.authority.get();
     let cert: string;
     try {
       cert = await signRequest(csrPem, {
@@ -205,20 +184,6 @@ export class NodesService {
     if (spent !== serverId) throw refused();
     await this.servers.dropClient(serverId);
     return { server_id: serverId, ca_cert: ca.certPem, cert };
-  }
-
-  /** What the pool needs to reach the server's agent; undefined until an agent has joined. */
-  async materialOf(server: { id: string }, baseConfig: string | null): Promise<NodeMaterial | undefined> {
-    const certificates = await this.nodes.listCertificates(server.id);
-    if (certificates.length === 0) return undefined;
-    const { ca, client } = await this.authority();
-    return {
-      ca: ca.certPem,
-      cert: client.certPem,
-      key: client.keyPem,
-      agentFingerprints: certificates.map((c) => c.fingerprint),
-      baseConfig: baseConfig ?? DEFAULT_BASE_TEXT,
-    };
   }
 
   async baseDocument(serverId: string): Promise<{ document: unknown; is_default: boolean }> {
@@ -279,7 +244,7 @@ export class NodesService {
     if (Date.parse(current.notAfter) - now.getTime() > RENEW_BEFORE_MS) return false;
     const link = await this.link(serverId);
     const { csr } = await link.json<{ csr: string }>("POST", "renewal");
-    const { ca } = await this.authority();
+    const { ca } = await this.authority.get();
     const cert = await signRequest(csr, {
       authority: ca,
       commonName: `portcullis-node ${serverId}`,
@@ -309,58 +274,7 @@ export class NodesService {
     }
     return link;
   }
-
-  /** The CA and the panel's client certificate: made once, kept sealed, opened once per process. */
-  private authority(): Promise<Authority> {
-    this.#authority ??= this.loadAuthority().catch((error: unknown) => {
-      this.#authority = null;
-      throw error;
-    });
-    return this.#authority;
-  }
-
-  private async loadAuthority(): Promise<Authority> {
-    let row = await this.nodes.findAuthority();
-    if (row === undefined) {
-      const ca = await createAuthority(this.now());
-      const client = await this.issueClient(ca);
-      await this.nodes.insertAuthority(
-        {
-          caCert: ca.certPem,
-          caKeySealed: this.secretBox.seal(ca.keyPem),
-          clientCert: client.certPem,
-          clientKeySealed: this.secretBox.seal(client.keyPem),
-        },
-        this.now().toISOString(),
-      );
-      row = await this.nodes.findAuthority();
-      if (row === undefined) throw new AppError("internal_error", "the node CA could not be stored");
-    }
-    const ca = { certPem: row.caCert, keyPem: this.secretBox.open(row.caKeySealed) };
-    let client = { certPem: row.clientCert, keyPem: this.secretBox.open(row.clientKeySealed) };
-    if (certificateFacts(client.certPem).notAfter.getTime() - this.now().getTime() < RENEW_BEFORE_MS) {
-      client = await this.issueClient(ca);
-      await this.nodes.updateClientCertificate(
-        client.certPem,
-        this.secretBox.seal(client.keyPem),
-        this.now().toISOString(),
-      );
-    }
-    return { ca, client };
-  }
-
-  private issueClient(ca: KeyAndCertificate): Promise<KeyAndCertificate> {
-    return issueKeyAndCertificate({
-      authority: ca,
-      commonName: PANEL_CLIENT_NAME,
-      role: "client",
-      validityDays: PANEL_CERT_DAYS,
-      now: this.now(),
-    });
-  }
 }
-
-const DEFAULT_BASE_TEXT = JSON.stringify(DEFAULT_BASE_DOCUMENT);
 
 function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");

@@ -30,6 +30,7 @@ type Texts = Record<
     | "user.activated"
     | "user.usage_threshold"
     | "user.ip_released"
+    | "user.plan_applied"
   >,
   (d: Data) => string
 >;

@@ -20,7 +20,8 @@ type Sent =
 
 export type DispatcherOptions = {
   telegramApiUrl: string;
-  onAttempt?: (ok: boolean) => void;
+  /** Told of every attempt (the metrics service: portcullis_notification_deliveries_total). */
+  deliveries?: { recordDelivery(ok: boolean): void };
 };
 
 export class Dispatcher {
@@ -74,7 +75,7 @@ export class Dispatcher {
     const sent = await this.#send(delivery).catch(
       (error: unknown): Sent => ({ ok: false, status: null, error: describe(error) }),
     );
-    this.options.onAttempt?.(sent.ok);
+    this.options.deliveries?.recordDelivery(sent.ok);
     const now = this.now();
     const attempts = delivery.attempts + 1;
     if (sent.ok) {

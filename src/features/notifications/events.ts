@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   "user.ip_limit_warning",
   "user.ip_blocked",
   "user.ip_released",
+  "user.plan_applied",
   "user.device_limit_reached",
   "server.status_changed",
   "webhook.test",

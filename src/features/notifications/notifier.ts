@@ -28,7 +28,8 @@ export class Notifier {
     await this.emitMany(type, [data]);
   };
 
-  async emitMany(type: EventType, datas: readonly Record<string, unknown>[]): Promise<void> {
+  /** As emit, for many subjects of one event (a function of its own, given to services as it is). */
+  readonly emitMany = async (type: EventType, datas: readonly Record<string, unknown>[]): Promise<void> => {
     if (datas.length === 0) return;
     try {
       const { webhooks, telegram } = await this.repo.targets();
@@ -54,7 +55,7 @@ export class Notifier {
     } catch (error) {
       this.logger.error({ err: error, event: type }, "notification not written to the outbox");
     }
-  }
+  };
 
   #timestamp(): string {
     this.#lastMs = Math.max(this.now().getTime(), this.#lastMs + 1);

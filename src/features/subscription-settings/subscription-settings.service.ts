@@ -107,6 +107,12 @@ export class SubscriptionSettingsService {
     return { ...DEFAULT_SETTINGS, ...stored } as SubscriptionSettings;
   }
 
+  /** What the devices feature judges fetches by: the default device limit and whether an HWID is required. */
+  async devicePolicy(): Promise<{ defaultLimit: number; requireHwid: boolean }> {
+    const settings = await this.get();
+    return { defaultLimit: settings.default_device_limit, requireHwid: settings.require_hwid };
+  }
+
   async update(patch: SubscriptionSettingsUpdate): Promise<SubscriptionSettings> {
     const problems = settingsProblems(patch);
     if (problems.length > 0) {

@@ -168,6 +168,11 @@ export class SubscriptionsService {
     return !this.#settingsStale || this.settingsSource === undefined;
   }
 
+  /** The public base URL subscription URLs start with ("" for a path alone), as the settings say now. */
+  publicUrl(): string {
+    return this.#settings.page.publicUrl ?? "";
+  }
+
   /** The settings requests use now (read at the start and whenever they change). */
   get settings(): RuntimeSettings {
     return this.#settings;

@@ -14,7 +14,7 @@ import type { Template, TemplateCreate, TemplateUpdate } from "./templates.schem
 
 /** How many inbounds use a template; answered by the inbounds' repository (wired in deps.ts). */
 export interface TemplateUsage {
-  countInboundsUsing(templateId: string): Promise<number>;
+  countByTemplate(templateId: string): Promise<number>;
 }
 
 type VariableInput = NonNullable<TemplateCreate["variables"]>[number];
@@ -87,7 +87,7 @@ export class TemplatesService {
 
   async delete(id: string): Promise<void> {
     await this.templates.getTemplate(id);
-    const inbounds = await this.usage.countInboundsUsing(id);
+    const inbounds = await this.usage.countByTemplate(id);
     if (inbounds > 0) {
       throw new ConflictError(`template ${id} is used by ${inbounds} inbound(s)`, "template_in_use");
     }

@@ -172,7 +172,7 @@ describe("deleting templates", () => {
     const template = await create(wsTemplate());
     const inUse = new TemplatesService(
       new TemplatesRepository(t.deps.database.db),
-      { countInboundsUsing: async (id) => (id === template.id ? 2 : 0) },
+      { countByTemplate: async (id) => (id === template.id ? 2 : 0) },
       new EventBus(),
     );
     const app = await buildApp(

@@ -4,6 +4,7 @@
 import type { Logger } from "pino";
 import type { AgentLink } from "../../cores/core-transport.ts";
 import { API_INBOUND_TAGS } from "../../cores/core-types.ts";
+import type { Changes } from "../../lib/events.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import type { CoreSync } from "../sync/core-sync.ts";
 import type { UsersService } from "../users/users.service.ts";
@@ -27,8 +28,8 @@ export class TrafficService {
     private readonly logger: Logger,
     /** When bytes are written: the usage history's buckets and online_at follow it (tests move it). */
     private readonly now: () => Date,
-    /** Told of on_hold users whose expiry clock this collection started (user.activated). */
-    private readonly clocksStarted: (userIds: string[]) => Promise<void> = async () => {},
+    /** userClocksStarted: on_hold users whose expiry clock this collection started (user.activated follows). */
+    private readonly changes?: Changes,
   ) {}
 
   async collect(serverId: string): Promise<Collected> {
@@ -47,7 +48,7 @@ export class TrafficService {
     const started: string[] = [];
     const users = await this.traffic.addTraffic(serverId, all, { now: this.now(), started });
     this.#unwritten.delete(serverId);
-    if (started.length > 0) await this.clocksStarted(started);
+    if (started.length > 0) await this.changes?.emit("userClocksStarted", started);
     this.logger.debug({ server_id: serverId, users, inbounds: all.inbounds.size }, "traffic collected");
     return { users, inbounds: all.inbounds.size };
   }
@@ -72,7 +73,7 @@ export class TrafficService {
         receipt: { epoch, seq: batch.seq },
       });
       inbounds += deltas.inbounds.size;
-      if (started.length > 0) await this.clocksStarted(started);
+      if (started.length > 0) await this.changes?.emit("userClocksStarted", started);
     }
     const last = batches.at(-1);
     if (last !== undefined) await agent.json("POST", "traffic-ack", { epoch, seq: last.seq });

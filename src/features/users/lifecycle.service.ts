@@ -21,6 +21,8 @@ export class LifecycleService {
     private readonly now: () => Date = () => new Date(),
     private readonly notify: NotifyMany = async () => {},
     private readonly changes?: Changes,
+    /** Runs after each tick: the next plans of users this or an earlier tick limited or expired. */
+    private readonly afterTick: () => Promise<unknown> = async () => {},
   ) {}
 
   tick(): Promise<TickResult> {
@@ -58,6 +60,7 @@ export class LifecycleService {
       "user.expiring",
       result.expiring.map((user) => ({ user, days_left: daysLeft(user.expire_at, now) })),
     );
+    await this.afterTick();
     return result;
   }
 

@@ -7,6 +7,7 @@ import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { UserFiltersRepository } from "./user-filters.repository.ts";
 import { UserListService } from "./user-list.service.ts";
+import { NO_PUBLIC_URL } from "./users.service.ts";
 
 let t: TestApp;
 type U = {
@@ -180,7 +181,7 @@ describe("filters", () => {
     // Every page number past the first read by OFFSET over one query (the service's deep path).
     const deep = new UserListService(
       new UserFiltersRepository(t.deps.database.db, t.deps.database.dialect),
-      () => "",
+      NO_PUBLIC_URL,
       0,
     );
     for (const { query, match } of cases) {

@@ -14,6 +14,7 @@ import {
   type UserFiltersRepository,
 } from "./user-filters.repository.ts";
 import type { ListQuery, User, UserPage } from "./users.schemas.ts";
+import { NO_PUBLIC_URL, type PublicUrlSource } from "./users.service.ts";
 
 /** Pages ending within this many rows are read as index ranges from the start, deeper ones by OFFSET. */
 const SHALLOW_ROWS = 10_000;
@@ -71,8 +72,8 @@ export function specKey(spec: ListSpec): string {
 export class UserListService {
   constructor(
     private readonly repo: UserFiltersRepository,
-    /** The public base URL subscription URLs start with ("" for a path alone). */
-    private readonly publicUrl: () => string = () => "",
+    /** The public base URL subscription URLs start with (the subscriptions service holds it). */
+    private readonly links: PublicUrlSource = NO_PUBLIC_URL,
     private readonly shallowRows: number = SHALLOW_ROWS,
   ) {}
 
@@ -113,7 +114,7 @@ export class UserListService {
       hasMore && last !== undefined
         ? encodeListCursor({ value: last[spec.sort.key], id: last.id, page: page + 1, total, key })
         : null;
-    const base = this.publicUrl();
+    const base = this.links.publicUrl();
     return {
       items:
         base === "" ? items : items.map((u) => ({ ...u, subscription_url: `${base}${u.subscription_url}` })),

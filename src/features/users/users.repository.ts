@@ -32,6 +32,7 @@ export const COLUMNS = [
   "online_at",
   "sub_updated_at",
   "sub_last_user_agent",
+  "next_plan_id",
 ] as const;
 /** The same list for the raw SQL of name search. */
 const COLUMN_LIST = sql.raw(COLUMNS.join(", "));
@@ -53,6 +54,7 @@ export type UserPatch = Partial<
     | "expire_at"
     | "on_hold_duration_seconds"
     | "on_hold_timeout_at"
+    | "next_plan_id"
   >
 >;
 export type UserRow = Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>;
@@ -196,6 +198,7 @@ export class UsersRepository {
         expire_at: user.expire_at,
         on_hold_duration_seconds: user.on_hold_duration_seconds,
         on_hold_timeout_at: user.on_hold_timeout_at,
+        next_plan_id: user.next_plan_id,
       })
       .execute();
   }
@@ -296,5 +299,6 @@ export function toUser(row: UserRow): User {
     online_at: read.optionalTimestamp(row.online_at),
     sub_updated_at: read.optionalTimestamp(row.sub_updated_at),
     sub_last_user_agent: row.sub_last_user_agent,
+    next_plan_id: row.next_plan_id,
   };
 }

@@ -12,6 +12,7 @@ import {
   BulkUserCreate as BulkUserCreateSchema,
   BulkUserResult,
   ListQuery,
+  RenewRequest,
   SearchQuery,
   User,
   UserCreateRequest,
@@ -32,10 +33,21 @@ export interface UserGroupIds {
   groupIdsOf(userIds: readonly string[]): Promise<Map<string, string[]>>;
 }
 
+/** Renewing a user with a plan (the plans feature; wired in app.ts). */
+export interface UserRenewal {
+  renew(userId: string, planId: string, role: Role): Promise<User>;
+}
+
 export function usersRoutes(
   app: App,
   users: UsersService,
-  tools: { lists: UserListService; bulk: UserBulkActions; enrol: UserEnrolment; groups: UserGroupIds },
+  tools: {
+    lists: UserListService;
+    bulk: UserBulkActions;
+    enrol: UserEnrolment;
+    groups: UserGroupIds;
+    plans: UserRenewal;
+  },
 ): void {
   const tags = ["users"];
   const withGroups = async <T extends User>(list: T[]): Promise<T[]> => {
@@ -159,6 +171,31 @@ export function usersRoutes(
     },
     async (request) =>
       withGroupsOne(await tools.enrol.updateUser(request.params.id, request.body, principalOf(request).role)),
+  );
+
+  app.post(
+    "/api/users/:id/renew",
+    {
+      schema: {
+        tags,
+        summary:
+          "Renew the user with a plan: its limit, period and IP limit; expiry extended from the current one or from now, as the plan says; usage reset if the plan says so; its groups joined",
+        description:
+          "A limited or expired user the new numbers allow is active again at once (back on the cores). A plan with groups needs access.write too. docs/PLANS.md",
+        params: IdParams,
+        body: RenewRequest,
+        response: { 200: User, ...problems(403, 404) },
+      },
+    },
+    async (request) => {
+      request.auditNotes = { plan_id: request.body.plan_id };
+      const user = await tools.plans.renew(
+        request.params.id,
+        request.body.plan_id,
+        principalOf(request).role,
+      );
+      return withGroupsOne(user);
+    },
   );
 
   app.delete(

@@ -20,6 +20,10 @@ const IpLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 1000 }), Type.Nu
   description:
     "distinct source addresses allowed within the fair-use window (docs/FAIR-USE.md); null: the settings' default_ip_limit; 0: unlimited",
 });
+const NextPlanId = Type.Union([Uuid, Type.Null()], {
+  description:
+    "the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none",
+});
 const DeviceLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 1000 }), Type.Null()], {
   description:
     "devices (HWIDs) whose apps get the links when they fetch /sub (docs/FAIR-USE.md); null: the subscription settings' default_device_limit; 0: unlimited",
@@ -104,6 +108,7 @@ export const User = Type.Object({
   sub_last_user_agent: Type.Union([Type.String(), Type.Null()], {
     description: "User-Agent of the last /sub fetch",
   }),
+  next_plan_id: NextPlanId,
   group_ids: Type.Optional(
     Type.Array(Uuid, {
       description:
@@ -121,6 +126,7 @@ export const UserCreate = Type.Object(
     ip_limit: Type.Optional(IpLimit),
     device_limit: Type.Optional(DeviceLimit),
     telegram_id: Type.Optional(TelegramId),
+    next_plan_id: Type.Optional(NextPlanId),
     ...LifecycleInput,
   },
   { additionalProperties: false },
@@ -140,9 +146,20 @@ const GroupIds = Type.Array(Uuid, {
     "the groups the user belongs to (their inbounds are granted as the user joins, revoked as the user leaves unless held otherwise); on update the whole new set. Needs access.write too",
 });
 
-/** POST /api/users: the seed's fields, the lifecycle, and optionally the inbounds and groups. */
+const PlanId = Type.String({
+  format: "uuid",
+  description:
+    "create the user from this plan (GET /api/plans): its data limit, period, duration (or on-hold start), IP limit and groups. The plan decides those fields: giving status, data_limit_bytes, data_limit_reset, expire_at, on_hold_duration_seconds, on_hold_timeout_at, ip_limit or group_ids as well is 400 (docs/PLANS.md)",
+});
+
+/** POST /api/users: the seed's fields, the lifecycle, and optionally the inbounds and groups, or a plan. */
 export const UserCreateRequest = Type.Object(
-  { ...UserCreate.properties, inbound_ids: Type.Optional(InboundIds), group_ids: Type.Optional(GroupIds) },
+  {
+    ...UserCreate.properties,
+    inbound_ids: Type.Optional(InboundIds),
+    group_ids: Type.Optional(GroupIds),
+    plan_id: Type.Optional(PlanId),
+  },
   { additionalProperties: false },
 );
 export type UserCreateRequest = Static<typeof UserCreateRequest>;
@@ -201,6 +218,7 @@ export const UserUpdate = Type.Object(
     ip_limit: Type.Optional(IpLimit),
     device_limit: Type.Optional(DeviceLimit),
     telegram_id: Type.Optional(TelegramId),
+    next_plan_id: Type.Optional(NextPlanId),
     ...LifecycleInput,
   },
   { additionalProperties: false },
@@ -213,6 +231,14 @@ export const UserUpdateRequest = Type.Object(
   { additionalProperties: false },
 );
 export type UserUpdateRequest = Static<typeof UserUpdateRequest>;
+
+/** POST /api/users/{id}/renew. */
+export const RenewRequest = Type.Object(
+  {
+    plan_id: Type.String({ format: "uuid", description: "the plan to renew the user with (GET /api/plans)" }),
+  },
+  { additionalProperties: false },
+);
 
 export const SearchQuery = Type.Object(
   {

@@ -21,6 +21,10 @@ export type NotifyUser = (
   data: Record<string, unknown>,
 ) => Promise<void>;
 
+/** Where the public base URL of subscription URLs comes from ("" for a path alone). */
+export type PublicUrlSource = { publicUrl(): string };
+export const NO_PUBLIC_URL: PublicUrlSource = { publicUrl: () => "" };
+
 export class UsersService {
   constructor(
     private readonly users: UsersRepository,
@@ -28,15 +32,15 @@ export class UsersService {
     private readonly now: () => Date = () => new Date(),
     /** user.created / updated / deleted for webhooks (deps.ts wires the notifier). */
     private readonly notify: NotifyUser = async () => {},
-    /** The public base URL subscription URLs start with ("" for a path alone). */
-    private readonly publicUrl: () => string = () => "",
+    /** The public base URL subscription URLs start with (the subscriptions service holds it). */
+    private readonly links: PublicUrlSource = NO_PUBLIC_URL,
     /** userStatusChanged when a write moves a user's status (provisioning follows at once). */
     private readonly changes?: Changes,
   ) {}
 
   /** The user as the API shows them: subscription_url absolute when a public URL is set. */
   #shown(user: User): User {
-    const base = this.publicUrl();
+    const base = this.links.publicUrl();
     return base === "" ? user : { ...user, subscription_url: `${base}${user.subscription_url}` };
   }
 
@@ -121,6 +125,7 @@ export class UsersService {
       online_at: null,
       sub_updated_at: null,
       sub_last_user_agent: null,
+      next_plan_id: input.next_plan_id?.toLowerCase() ?? null,
     };
     checkOnHold(input.status, user);
     user.status = statusAfterWrite(input.status, user, clock);
@@ -139,6 +144,7 @@ export class UsersService {
     if (input.ip_limit !== undefined) patch.ip_limit = input.ip_limit;
     if (input.device_limit !== undefined) patch.device_limit = input.device_limit;
     if (input.telegram_id !== undefined) patch.telegram_id = input.telegram_id;
+    if (input.next_plan_id !== undefined) patch.next_plan_id = input.next_plan_id?.toLowerCase() ?? null;
     if (input.data_limit_bytes !== undefined) patch.data_limit_bytes = input.data_limit_bytes;
     if (input.data_limit_reset !== undefined) patch.data_limit_reset = input.data_limit_reset;
     if (input.expire_at !== undefined) patch.expire_at = moment(input.expire_at);

@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   "user.ip_blocked",
   "user.ip_released",
   "user.device_limit_reached",
+  "user.plan_applied",
   "server.status_changed",
   "webhook.test",
 ] as const;
@@ -71,6 +72,7 @@ export const AUDIT_ACTIONS = [
   "telegram.test",
   "users.fair_use_block",
   "users.fair_use_release",
+  "users.next_plan_applied",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -1556,7 +1556,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.plan_applied" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1618,7 +1618,7 @@ export type paths = {
                         url: string;
                         /** @description generated when absent */
                         secret?: string;
-                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
+                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.plan_applied" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                         is_active?: boolean;
                     };
                 };
@@ -1639,7 +1639,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.plan_applied" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1735,7 +1735,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.plan_applied" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -1808,7 +1808,7 @@ export type paths = {
                         url?: string;
                         /** @description generated when absent */
                         secret?: string;
-                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
+                        events?: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.plan_applied" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                         is_active?: boolean;
                     };
                 };
@@ -1829,7 +1829,7 @@ export type paths = {
                             name: string;
                             url: string;
                             /** @description event types it receives; [] = all */
-                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
+                            events: ("user.created" | "user.updated" | "user.deleted" | "user.limited" | "user.expired" | "user.activated" | "user.usage_threshold" | "user.expiring" | "user.ip_limit_warning" | "user.ip_blocked" | "user.ip_released" | "user.plan_applied" | "user.device_limit_reached" | "server.status_changed" | "webhook.test")[];
                             is_active: boolean;
                             /**
                              * Format: date-time
@@ -2553,6 +2553,8 @@ export type paths = {
                                 sub_updated_at: string | null;
                                 /** @description User-Agent of the last /sub fetch */
                                 sub_last_user_agent: string | null;
+                                /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
+                                next_plan_id: string | null;
                                 /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
                                 group_ids?: string[];
                             }[];
@@ -2613,6 +2615,8 @@ export type paths = {
                         /** @description devices (HWIDs) whose apps get the links when they fetch /sub (docs/FAIR-USE.md); null: the subscription settings' default_device_limit; 0: unlimited */
                         device_limit?: number | null;
                         telegram_id?: number | null;
+                        /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
+                        next_plan_id?: string | null;
                         /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
                         status?: "active" | "disabled" | "on_hold";
                         /** @description bytes per period; null = unlimited */
@@ -2629,6 +2633,11 @@ export type paths = {
                         inbound_ids?: string[];
                         /** @description the groups the user belongs to (their inbounds are granted as the user joins, revoked as the user leaves unless held otherwise); on update the whole new set. Needs access.write too */
                         group_ids?: string[];
+                        /**
+                         * Format: uuid
+                         * @description create the user from this plan (GET /api/plans): its data limit, period, duration (or on-hold start), IP limit and groups. The plan decides those fields: giving status, data_limit_bytes, data_limit_reset, expire_at, on_hold_duration_seconds, on_hold_timeout_at, ip_limit or group_ids as well is 400 (docs/PLANS.md)
+                         */
+                        plan_id?: string;
                     };
                 };
             };
@@ -2689,6 +2698,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
+                            next_plan_id: string | null;
                             /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
                             group_ids?: string[];
                         };
@@ -2927,6 +2938,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
+                            next_plan_id: string | null;
                             /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
                             group_ids?: string[];
                         }[];
@@ -3036,6 +3049,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
+                            next_plan_id: string | null;
                             /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
                             group_ids?: string[];
                         };
@@ -3097,6 +3112,8 @@ export type paths = {
                         /** @description devices (HWIDs) whose apps get the links when they fetch /sub (docs/FAIR-USE.md); null: the subscription settings' default_device_limit; 0: unlimited */
                         device_limit?: number | null;
                         telegram_id?: number | null;
+                        /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
+                        next_plan_id?: string | null;
                         /** @description active, disabled or on_hold (on_hold needs on_hold_duration_seconds). A user set active whose limit is reached or whose expiry has passed is limited or expired at once */
                         status?: "active" | "disabled" | "on_hold";
                         /** @description bytes per period; null = unlimited */
@@ -3171,6 +3188,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
+                            next_plan_id: string | null;
                             /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
                             group_ids?: string[];
                         };
@@ -3393,6 +3412,148 @@ export type paths = {
                 };
                 /** @description problem+json */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renew the user with a plan: its limit, period and IP limit; expiry extended from the current one or from now, as the plan says; usage reset if the plan says so; its groups joined
+         * @description A limited or expired user the new numbers allow is active again at once (back on the cores). A plan with groups needs access.write too. docs/PLANS.md
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the plan to renew the user with (GET /api/plans)
+                         */
+                        plan_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            comment: string | null;
+                            announce: string | null;
+                            ip_limit: number | null;
+                            device_limit: number | null;
+                            /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                            fair_use_blocked_until: string | null;
+                            telegram_id: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                            /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
+                            subscription_url: string;
+                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock) */
+                            status: "active" | "disabled" | "limited" | "expired" | "on_hold";
+                            /** @description bytes per period; null = unlimited */
+                            data_limit_bytes: number | null;
+                            /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                            data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                            /** @description traffic in the current period, each server's bytes × its usage_coefficient */
+                            used_bytes: number;
+                            /** @description traffic over every period (× coefficient) */
+                            lifetime_used_bytes: number;
+                            /** @description when used_bytes last started over */
+                            last_reset_at: string | null;
+                            /** @description null = never */
+                            expire_at: string | null;
+                            /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                            on_hold_duration_seconds: number | null;
+                            /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                            on_hold_timeout_at: string | null;
+                            /** @description the last traffic collection that saw this user's traffic */
+                            online_at: string | null;
+                            /** @description the last /sub fetch (written in batches: up to a few seconds late) */
+                            sub_updated_at: string | null;
+                            /** @description User-Agent of the last /sub fetch */
+                            sub_last_user_agent: string | null;
+                            /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
+                            next_plan_id: string | null;
+                            /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                            group_ids?: string[];
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4404,6 +4565,470 @@ export type paths = {
                             duration_ms: number;
                         };
                     };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List plans by name */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            /** @description bytes per period the user gets; null = unlimited */
+                            data_limit_bytes: number | null;
+                            /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                            data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                            /** @description days of access the plan gives; null = never expires */
+                            duration_days: number | null;
+                            start_on_hold: boolean;
+                            /** @description with start_on_hold: the clock starts after this many days even without traffic; null = only at first traffic */
+                            on_hold_timeout_days: number | null;
+                            /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
+                            ip_limit: number | null;
+                            /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
+                            renew_from: "expiry" | "now";
+                            reset_usage: boolean;
+                            /** @description by group name */
+                            group_ids: string[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a plan: data limit and period, duration in days (optionally starting on hold), IP limit, how a renewal counts, groups */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description defaults: unlimited, no_reset, never expires, not on hold, the default ip_limit, renew_from expiry, reset_usage false, no groups */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: line
+                         * @description 1-64 characters, trimmed, unique; one line: no control characters, line breaks or bidi overrides
+                         */
+                        name: string;
+                        /** @description bytes per period the user gets; null = unlimited */
+                        data_limit_bytes?: number | null;
+                        /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                        data_limit_reset?: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                        /** @description days of access the plan gives; null = never expires */
+                        duration_days?: number | null;
+                        /** @description a user created from the plan waits on_hold: duration_days count from their first traffic (or on_hold_timeout_days). Needs duration_days. Renewals start at once */
+                        start_on_hold?: boolean;
+                        /** @description with start_on_hold: the clock starts after this many days even without traffic; null = only at first traffic */
+                        on_hold_timeout_days?: number | null;
+                        /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
+                        ip_limit?: number | null;
+                        /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
+                        renew_from?: "expiry" | "now";
+                        /** @description a renewal starts used_bytes over at 0 (lifetime_used_bytes kept); false keeps it */
+                        reset_usage?: boolean;
+                        /** @description groups a user joins with the plan (at creation: their groups; at renewal: joined, none left) */
+                        group_ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            /** @description bytes per period the user gets; null = unlimited */
+                            data_limit_bytes: number | null;
+                            /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                            data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                            /** @description days of access the plan gives; null = never expires */
+                            duration_days: number | null;
+                            start_on_hold: boolean;
+                            /** @description with start_on_hold: the clock starts after this many days even without traffic; null = only at first traffic */
+                            on_hold_timeout_days: number | null;
+                            /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
+                            ip_limit: number | null;
+                            /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
+                            renew_from: "expiry" | "now";
+                            reset_usage: boolean;
+                            /** @description by group name */
+                            group_ids: string[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/plans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one plan */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            /** @description bytes per period the user gets; null = unlimited */
+                            data_limit_bytes: number | null;
+                            /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                            data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                            /** @description days of access the plan gives; null = never expires */
+                            duration_days: number | null;
+                            start_on_hold: boolean;
+                            /** @description with start_on_hold: the clock starts after this many days even without traffic; null = only at first traffic */
+                            on_hold_timeout_days: number | null;
+                            /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
+                            ip_limit: number | null;
+                            /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
+                            renew_from: "expiry" | "now";
+                            reset_usage: boolean;
+                            /** @description by group name */
+                            group_ids: string[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Update the fields present (group_ids: the whole new set); users keep what the plan gave them */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description the fields present; group_ids is the whole new set. Users made from the plan keep what they got */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: line
+                         * @description 1-64 characters, trimmed, unique; one line: no control characters, line breaks or bidi overrides
+                         */
+                        name?: string;
+                        /** @description bytes per period the user gets; null = unlimited */
+                        data_limit_bytes?: number | null;
+                        /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                        data_limit_reset?: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                        /** @description days of access the plan gives; null = never expires */
+                        duration_days?: number | null;
+                        /** @description a user created from the plan waits on_hold: duration_days count from their first traffic (or on_hold_timeout_days). Needs duration_days. Renewals start at once */
+                        start_on_hold?: boolean;
+                        /** @description with start_on_hold: the clock starts after this many days even without traffic; null = only at first traffic */
+                        on_hold_timeout_days?: number | null;
+                        /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
+                        ip_limit?: number | null;
+                        /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
+                        renew_from?: "expiry" | "now";
+                        /** @description a renewal starts used_bytes over at 0 (lifetime_used_bytes kept); false keeps it */
+                        reset_usage?: boolean;
+                        /** @description groups a user joins with the plan (at creation: their groups; at renewal: joined, none left) */
+                        group_ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            /** @description bytes per period the user gets; null = unlimited */
+                            data_limit_bytes: number | null;
+                            /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                            data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                            /** @description days of access the plan gives; null = never expires */
+                            duration_days: number | null;
+                            start_on_hold: boolean;
+                            /** @description with start_on_hold: the clock starts after this many days even without traffic; null = only at first traffic */
+                            on_hold_timeout_days: number | null;
+                            /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
+                            ip_limit: number | null;
+                            /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
+                            renew_from: "expiry" | "now";
+                            reset_usage: boolean;
+                            /** @description by group name */
+                            group_ids: string[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete a plan: users keep what it gave them; next_plan_id pointing to it becomes null */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description problem+json */
                 400: {
@@ -8948,6 +9573,8 @@ export type paths = {
                                 sub_updated_at: string | null;
                                 /** @description User-Agent of the last /sub fetch */
                                 sub_last_user_agent: string | null;
+                                /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
+                                next_plan_id: string | null;
                                 /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
                                 group_ids?: string[];
                             };

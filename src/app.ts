@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyRequest } from "fastify";
 import type { Deps } from "./deps.ts";
 import { accessRoutes } from "./features/access/access.routes.ts";
 import { adminsRoutes } from "./features/admins/admins.routes.ts";
-import { routePermission } from "./features/admins/permissions.ts";
+import { routePermission, routeUserReach } from "./features/admins/permissions.ts";
 import { auditRoutes } from "./features/audit/audit.routes.ts";
 import { beginAudit, finishAudit, isAudited } from "./features/audit/audit-hooks.ts";
 import { authRoutes } from "./features/auth/auth.routes.ts";
@@ -39,7 +39,7 @@ import { trafficRoutes } from "./features/traffic/traffic.routes.ts";
 import { usersRoutes } from "./features/users/users.routes.ts";
 import { allowedMethods } from "./lib/allowed-methods.ts";
 import { AppError, ForbiddenError, NotFoundError } from "./lib/errors.ts";
-import type { App } from "./lib/http.ts";
+import { type App, ownerScope } from "./lib/http.ts";
 import { guardInput } from "./lib/input-guard.ts";
 import { answerClientError, sendProblem } from "./lib/problem.ts";
 import { requestIdFrom } from "./lib/request-id.ts";
@@ -128,7 +128,9 @@ export async function buildApp(
           `${methods.join(",")} ${route.url} has no permission in features/admins/permissions.ts`,
         );
       }
-      route.config = { ...route.config, permission };
+      // How the route reaches users, for admins whose scope is own (also refuses a missing entry).
+      const userReach = routeUserReach(methods[0] as string, route.url, permission);
+      route.config = { ...route.config, permission, ...(userReach === undefined ? {} : { userReach }) };
     }
     // The OpenAPI document says which operations need no token.
     if (isPublic && route.schema !== undefined && route.schema.security === undefined) {
@@ -172,7 +174,27 @@ export async function buildApp(
     if (permission === undefined || !can(principal.role, permission)) {
       throw new ForbiddenError(`the ${principal.role} role may not do this (${permission})`);
     }
+    if (request.routeOptions.config.userReach?.kind === "fleet" && principal.ownScope.length > 0) {
+      throw new ForbiddenError(
+        "this reaches every admin's users: it needs every permission with scope all",
+        "scope_all_required",
+      );
+    }
   }
+  // A route naming one user in its path, for an admin who holds its permission for own users only:
+  // another admin's user is the same 404 as an unknown id (docs/RESELLERS.md). After validation, so
+  // the id is a well-formed uuid.
+  app.addHook("preHandler", (request, _reply, done) => {
+    const reach = request.routeOptions.config.userReach;
+    const permission = request.routeOptions.config.permission;
+    if (reach?.kind !== "user" || request.principal === undefined || permission === undefined) return done();
+    const owner = ownerScope(request.principal, permission);
+    if (owner === undefined) return done();
+    const userId = String((request.params as Record<string, unknown>)[reach.param]);
+    deps.services.users
+      .ownerOf(userId)
+      .then((found) => done(found === owner ? undefined : new NotFoundError("user", userId)), done);
+  });
   // NUL characters, unpaired surrogates and deep nesting are refused before any schema sees them.
   app.addHook("preValidation", (request, _reply, done) => {
     // No route, or a route that answers any malformed id itself (/sub: 404): nothing to refuse here.

@@ -83,6 +83,7 @@ import { UsageService } from "./features/traffic/usage.service.ts";
 import { UserBulkActions } from "./features/users/bulk-actions.service.ts";
 import { LifecycleRepository } from "./features/users/lifecycle.repository.ts";
 import { LifecycleService } from "./features/users/lifecycle.service.ts";
+import { QuotasRepository } from "./features/users/quotas.repository.ts";
 import { UserFiltersRepository } from "./features/users/user-filters.repository.ts";
 import { UserListService } from "./features/users/user-list.service.ts";
 import { UsersRepository } from "./features/users/users.repository.ts";
@@ -205,7 +206,16 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const throttle = new LoginThrottle();
   const auth = new AuthService(tokens, adminsRepository, twoFactor, throttle, config.tokenTtlSeconds, audit);
   const ownCredentials = new OwnCredentials(adminsRepository, tokens, twoFactor, throttle);
-  const admins = new AdminsService(adminsRepository, auth);
+  const admins = new AdminsService(adminsRepository, auth, {
+    // Declared further down; called only once requests are served.
+    disableOwnedBy: async (adminId) =>
+      (
+        await userBulkActions.runOver(
+          { action: { type: "set_status", status: "disabled" }, filter: { owner_admin_id: adminId } },
+          undefined,
+        )
+      ).changed,
+  });
   const certificatesRepository = new CertificatesRepository(database.db);
   const certificates = new CertificatesService(
     certificatesRepository,
@@ -268,6 +278,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     subscriptionSettings,
     devices,
   );
+  const quotas = new QuotasRepository(database.db, database.dialect);
   const users = new UsersService(
     new UsersRepository(database.db, database.dialect),
     sync,
@@ -275,10 +286,18 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     notifier.emit,
     subscriptions,
     events,
+    quotas,
   );
   const userFilters = new UserFiltersRepository(database.db, database.dialect);
   const userLists = new UserListService(userFilters, subscriptions);
-  const userBulkActions = new UserBulkActions(userFilters, sync, events, () => new Date(), notifier.emit);
+  const userBulkActions = new UserBulkActions(
+    userFilters,
+    sync,
+    events,
+    () => new Date(),
+    notifier.emit,
+    quotas,
+  );
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);

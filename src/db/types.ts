@@ -23,6 +23,13 @@ export interface AdminsTable {
   totp_enabled_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
   /** The last accepted 30-second step: a code is never accepted twice. */
   totp_last_step: ColumnType<number | string | null, number | null | undefined, number | null>;
+  /** Migration 0031: JSON array of the permissions this admin holds for their own users only. */
+  own_scope: ColumnType<string, string | undefined, string>;
+  /** Quotas over the users the admin owns (null: none). */
+  max_users: ColumnType<number | null, number | null | undefined, number | null>;
+  max_data_bytes: BigIntColumn | null;
+  /** JSON array of the group ids the admin may put users in (null: any group). */
+  allowed_group_ids: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -110,6 +117,8 @@ export interface UsersTable {
   ip_limit: ColumnType<number | null, number | null | undefined, number | null>;
   /** Migration 0027: blocked by the fair-use job until then (not admitted to cores); null: not blocked. */
   fair_use_blocked_until: Timestamp | null;
+  /** Migration 0031: the admin who owns the user (null: nobody; only `all`-scope admins see them). */
+  owner_admin_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Migration 0030: the plan the lifecycle job applies once the user is limited or expired. */
   next_plan_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Migration 0032: devices (HWIDs) allowed at /sub fetch time (null: the default; 0: unlimited). */

@@ -34,6 +34,8 @@ export const ERROR_CODES = {
   forbidden: 403,
   role_not_within: 403,
   session_required: 403,
+  quota_exceeded: 403,
+  scope_all_required: 403,
   not_found: 404,
   route_not_found: 404,
   core_not_found: 404,
@@ -45,6 +47,7 @@ export const ERROR_CODES = {
   cannot_disable_self: 409,
   cannot_delete_self: 409,
   cannot_reset_self: 409,
+  owner_scope_all: 409,
   totp_already_enabled: 409,
   totp_not_enrolled: 409,
   api_credentials_required: 409,
@@ -126,6 +129,12 @@ export class UnauthorizedError extends AppError {
 export class ForbiddenError extends AppError {
   constructor(message: string, code: CodeOf<403> = "forbidden") {
     super(code, message);
+  }
+}
+/** A reseller's quota (docs/RESELLERS.md) would be exceeded: the detail's path names the quota. */
+export class QuotaExceededError extends AppError {
+  constructor(quota: "max_users" | "max_data_bytes" | "allowed_group_ids", message: string) {
+    super("quota_exceeded", `quota ${quota} exceeded: ${message}`, [{ path: quota, message }]);
   }
 }
 export class NotFoundError extends AppError {

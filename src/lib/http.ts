@@ -8,7 +8,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
-import type { Permission, Role } from "./roles.ts";
+import type { Permission, Role, ScopablePermission } from "./roles.ts";
 
 /** Who made an authenticated request: an admin, through a login token or an API key, with a role. */
 export type Principal = {
@@ -18,7 +18,25 @@ export type Principal = {
   kind: "session" | "api_key";
   /** The role this request acts with: the admin's, or the API key's narrower one. */
   role: Role;
+  /** The permissions the admin holds for their own users only (scope own); empty: all scope. */
+  ownScope: readonly ScopablePermission[];
+  /** The groups the admin may put users in; null: any group. */
+  allowedGroupIds: readonly string[] | null;
 };
+
+/** What the use cases need to know about who acts: role, scopes and the allowed groups. */
+export type Actor = Pick<Principal, "adminId" | "role" | "ownScope" | "allowedGroupIds">;
+
+/**
+ * Whose users a request may act on with `permission`: the admin's own id when that permission is
+ * held with scope own, undefined when every user (scope all).
+ */
+export function ownerScope(
+  principal: Pick<Principal, "adminId" | "ownScope">,
+  permission: Permission,
+): string | undefined {
+  return (principal.ownScope as readonly Permission[]).includes(permission) ? principal.adminId : undefined;
+}
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -43,6 +61,8 @@ declare module "fastify" {
     guardInput?: boolean;
     /** What the caller's role must hold; set from features/admins/permissions.ts when registered. */
     permission?: Permission;
+    /** How the route reaches users, for own-scoped admins (features/admins/permissions.ts). */
+    userReach?: { kind: "user"; param: string } | { kind: "owned" } | { kind: "fleet" } | { kind: "none" };
   }
 }
 

@@ -28,6 +28,7 @@ import * as m0027 from "./0027_fair_use.ts";
 import * as m0028 from "./0028_imports.ts";
 import * as m0029 from "./0029_triggers_from_code.ts";
 import * as m0030 from "./0030_plans.ts";
+import * as m0031 from "./0031_resellers.ts";
 import * as m0032 from "./0032_devices.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
@@ -60,5 +61,6 @@ export const migrations: Record<string, MigrationModule> = {
   "0028_imports": m0028,
   "0029_triggers_from_code": m0029,
   "0030_plans": m0030,
+  "0031_resellers": m0031,
   "0032_devices": m0032,
 };

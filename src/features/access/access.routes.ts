@@ -1,7 +1,7 @@
 // Grants (POST/DELETE …/inbounds/{inbound_id}/users, POST …/users/bulk), a user's access records,
 // and the three client configuration endpoints of the seed.
 import { Type } from "typebox";
-import type { App } from "../../lib/http.ts";
+import { type App, ownerScope, principalOf } from "../../lib/http.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
 import { InboundParams } from "../inbounds/inbounds.schemas.ts";
 import { User } from "../users/users.schemas.ts";
@@ -55,7 +55,9 @@ export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants):
     },
     async (request, reply) => {
       const { server_id, inbound_id } = request.params;
-      return reply.code(201).send(await access.grant(server_id, inbound_id, request.body));
+      return reply
+        .code(201)
+        .send(await access.grant(server_id, inbound_id, request.body, principalOf(request)));
     },
   );
 
@@ -71,7 +73,13 @@ export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants):
         response: { 200: BulkGrantResult, ...problems(404, 422) },
       },
     },
-    async (request) => bulk.grant(request.params.server_id, request.params.inbound_id, request.body),
+    async (request) =>
+      bulk.grant(
+        request.params.server_id,
+        request.params.inbound_id,
+        request.body,
+        ownerScope(principalOf(request), "access.write"),
+      ),
   );
 
   app.delete(
@@ -89,7 +97,7 @@ export function accessRoutes(app: App, access: AccessService, bulk: BulkGrants):
     },
     async (request, reply) => {
       const { server_id, inbound_id, email } = request.params;
-      await access.revoke(server_id, inbound_id, email);
+      await access.revoke(server_id, inbound_id, email, ownerScope(principalOf(request), "access.write"));
       return reply.code(204).send(null);
     },
   );

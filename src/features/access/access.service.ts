@@ -8,6 +8,7 @@ import {
   UnprocessableError,
   ValidationError,
 } from "../../lib/errors.ts";
+import { ownerScope, type Principal } from "../../lib/http.ts";
 import { limiter } from "../../lib/limiter.ts";
 import { qrSvgDataUri } from "../../lib/qr.ts";
 import { type UserValues, userValues } from "../../lib/user-values.ts";
@@ -42,11 +43,22 @@ export class AccessService {
   ) {}
 
   /** 201 with the record; a core that cannot be reached leaves it stored with sync_state 'pending'. */
-  async grant(serverId: string, inboundId: string, input: GrantCreate): Promise<AccessRecord> {
+  /**
+   * `actor`: who grants. A new user (by name) is theirs, within their quotas; with an own
+   * access.write scope, another admin's user_id is answered like an unknown one.
+   */
+  async grant(
+    serverId: string,
+    inboundId: string,
+    input: GrantCreate,
+    actor?: Pick<Principal, "adminId" | "ownScope">,
+  ): Promise<AccessRecord> {
     await this.servers.get(serverId);
+    const owner = actor && ownerScope(actor, "access.write");
     return this.sync.exclusive(inboundId, async () => {
       const inbound = await this.inbounds.getInbound(serverId, inboundId);
-      const existing = input.user_id === undefined ? undefined : await this.#existingUser(input.user_id);
+      const existing =
+        input.user_id === undefined ? undefined : await this.#existingUser(input.user_id, owner);
       const held = existing && (await this.access.findOnInbound(inboundId, { userId: existing.id }));
       if (held?.is_own) throw accessExists(held.user_id);
       if (held !== undefined) {
@@ -55,21 +67,23 @@ export class AccessService {
         return record({ ...held, is_own: true });
       }
       await this.sync.checkCapacity(inbound, 1, { path: "server_inbound_id", message: "holds its one user" });
-      const user = existing ?? (await this.users.create(newUserOf(input)));
+      const user = existing ?? (await this.users.create(newUserOf(input), actor?.adminId ?? null));
       const row = await this.#insert(inbound, user.id, input.level ?? 0);
       const status = await this.sync.addGrant(row.id);
       return record({ ...row, sync_state: status.state, sync_error: status.error });
     });
   }
 
-  /** `key` is the grant's proxy_user_id or the user's uuid. */
-  async revoke(serverId: string, inboundId: string, key: string): Promise<void> {
+  /** `key` is the grant's proxy_user_id or the user's uuid; `ownerId`: only a grant of that admin's user. */
+  async revoke(serverId: string, inboundId: string, key: string, ownerId?: string): Promise<void> {
     await this.servers.get(serverId);
     await this.sync.exclusive(inboundId, async () => {
       const inbound = await this.inbounds.getInbound(serverId, inboundId);
       const by = isUuid(key) ? { userId: key.toLowerCase() } : { proxyUserId: key };
       const grant = await this.access.findOnInbound(inboundId, by);
-      if (grant === undefined) throw new NotFoundError("access grant", key);
+      if (grant === undefined || !(await this.#owns(ownerId, grant.user_id))) {
+        throw new NotFoundError("access grant", key);
+      }
       const groups = await this.access.listGroupCoveredUserIds(inboundId, [grant.user_id]);
       if (groups.has(grant.user_id)) {
         // A group still gives this inbound: revoking takes away the direct grant only.
@@ -176,12 +190,18 @@ export class AccessService {
     return configsOf(await this.access.listLinksOfInbound(inboundId), includeQr);
   }
 
-  async #existingUser(id: string): Promise<User> {
+  async #existingUser(id: string, ownerId: string | undefined): Promise<User> {
     try {
+      if (!(await this.#owns(ownerId, id))) throw new NotFoundError("user", id);
       return await this.users.get(id);
     } catch (error) {
       throw notFoundAt(error, "body.user_id", "no such user");
     }
+  }
+
+  /** Whether `ownerId` (undefined: anyone) may act on the user. */
+  async #owns(ownerId: string | undefined, userId: string): Promise<boolean> {
+    return ownerId === undefined || (await this.users.ownerOf(userId)) === ownerId;
   }
 
   /** A fresh credential, drawn again (never the same twice) in the unlikely case the inbound has it. */

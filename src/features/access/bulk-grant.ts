@@ -21,14 +21,23 @@ export class BulkGrants {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async grant(serverId: string, inboundId: string, input: BulkGrantCreate): Promise<BulkGrantResult> {
+  /** `ownerId`: only that admin's users (an own access.write); the others count as unknown users. */
+  async grant(
+    serverId: string,
+    inboundId: string,
+    input: BulkGrantCreate,
+    ownerId?: string,
+  ): Promise<BulkGrantResult> {
     const startedMs = performance.now();
     await this.servers.get(serverId);
     return this.sync.exclusive(inboundId, async () => {
       const inbound = await this.inbounds.getInbound(serverId, inboundId);
       const wanted = [...new Set(input.user_ids.map((id) => id.toLowerCase()))];
-      const known = await this.users.existingIds(wanted);
-      const granted = await this.access.listGrantedUserIds(inboundId, wanted);
+      const known = await this.users.ownedIds(wanted, ownerId);
+      const granted = await this.access.listGrantedUserIds(
+        inboundId,
+        wanted.filter((id) => known.has(id)),
+      );
       const fresh = wanted.filter((id) => known.has(id) && !granted.has(id));
       // A grant held through a group only becomes the user's own too (it outlives the group).
       await this.access.markOwn(inbound.id, [...granted]);

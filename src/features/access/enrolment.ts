@@ -4,7 +4,8 @@
 // if a create or a grant still fails, the users made by this request are deleted again (which
 // takes any grant off its core) and the error is answered: all or nothing, as the caller sees it.
 import { ForbiddenError, ValidationError } from "../../lib/errors.ts";
-import { can, type Role } from "../../lib/roles.ts";
+import type { Actor } from "../../lib/http.ts";
+import { can, checkAllowedGroups, type Role } from "../../lib/roles.ts";
 import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { CoreSync } from "../sync/core-sync.ts";
 import type {
@@ -45,15 +46,16 @@ export class Enrolment {
     private readonly plans?: PlanSource,
   ) {}
 
-  async createUser(request: UserCreateRequest, role: Role): Promise<User> {
+  /** The actor owns the new user (within their quotas, docs/RESELLERS.md). */
+  async createUser(request: UserCreateRequest, actor: Actor): Promise<User> {
     const { inbound_ids, group_ids, plan_id, ...fields } = request;
     const fromPlan = plan_id === undefined ? undefined : await this.plans?.creation(request);
     const input: UserCreate = { ...fields, ...fromPlan?.fields };
     if (input.next_plan_id) await this.plans?.checkPlanId(input.next_plan_id, "body.next_plan_id");
-    const inbounds = await this.#inbounds(inbound_ids ?? [], 1, role);
+    const inbounds = await this.#inbounds(inbound_ids ?? [], 1, actor.role);
     const wantedGroups = fromPlan?.groupIds ?? group_ids ?? [];
-    const groupIds = wantedGroups.length > 0 ? await this.#groupIds(wantedGroups, role) : [];
-    const user = await this.users.create(input);
+    const groupIds = wantedGroups.length > 0 ? await this.#groupIds(wantedGroups, actor) : [];
+    const user = await this.users.create(input, actor.adminId);
     await this.#undoOnFailure([user.id], async () => {
       for (const inbound of inbounds) {
         await this.access.grant(inbound.server_id, inbound.id, { user_id: user.id });
@@ -64,9 +66,9 @@ export class Enrolment {
   }
 
   /** PUT /api/users/{id}: the fields, then group_ids (when given) as the whole new set of groups. */
-  async updateUser(id: string, request: UserUpdateRequest, role: Role): Promise<User> {
+  async updateUser(id: string, request: UserUpdateRequest, actor: Actor): Promise<User> {
     const { group_ids, ...fields } = request;
-    const groupIds = group_ids === undefined ? undefined : await this.#groupIds(group_ids, role);
+    const groupIds = group_ids === undefined ? undefined : await this.#groupIds(group_ids, actor);
     await this.users.get(id);
     if (fields.next_plan_id) await this.plans?.checkPlanId(fields.next_plan_id, "body.next_plan_id");
     const user = await this.users.update(id, fields);
@@ -74,24 +76,26 @@ export class Enrolment {
     return user;
   }
 
-  async #groupIds(ids: readonly string[], role: Role): Promise<string[]> {
+  async #groupIds(ids: readonly string[], actor: Actor): Promise<string[]> {
+    const { role } = actor;
     if (!can(role, "access.write")) {
       throw new ForbiddenError(`the ${role} role may not change groups (access.write)`);
     }
     const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+    checkAllowedGroups(unique, actor.allowedGroupIds);
     if (unique.length > 0) await this.groups?.checkGroupIds(unique);
     return unique;
   }
 
-  async createMany(request: BulkUserCreate, role: Role): Promise<BulkUserResult> {
+  async createMany(request: BulkUserCreate, actor: Actor): Promise<BulkUserResult> {
     const { prefix, count, start = 1, inbound_ids, ...fields } = request;
-    const inbounds = await this.#inbounds(inbound_ids ?? [], count, role);
+    const inbounds = await this.#inbounds(inbound_ids ?? [], count, actor.role);
     const names = numberedNames(prefix.trim(), start, count);
     const created: { id: string; name: string }[] = [];
     const grants: BulkUserResult["grants"] = [];
     await this.#undoOnFailure(created, async () => {
       for (const name of names) {
-        const user = await this.users.create({ ...fields, name } satisfies UserCreate);
+        const user = await this.users.create({ ...fields, name } satisfies UserCreate, actor.adminId);
         created.push({ id: user.id, name: user.name });
       }
       const userIds = created.map((u) => u.id);

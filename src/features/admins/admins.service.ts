@@ -4,26 +4,44 @@
 // disabled or deleted, and an admin cannot disable or delete themself (a slip would lock them out).
 import { ConflictError } from "../../lib/errors.ts";
 import type { Principal } from "../../lib/http.ts";
-import type { AdminRecord, AdminsRepository } from "../auth/admins.repository.ts";
+import { type Role, SCOPABLE_PERMISSIONS, type ScopablePermission } from "../../lib/roles.ts";
+import type { AdminPatch, AdminRecord, AdminsRepository, OwnedTotals } from "../auth/admins.repository.ts";
 import type { ApiKey, AuthService } from "../auth/auth.service.ts";
-import type { AdminCreate, AdminUpdate, AdminView } from "./admins.schemas.ts";
+import type { AdminCreate, AdminUpdate, AdminView, Scopes } from "./admins.schemas.ts";
+
+/** Disables every user an admin owns (the users feature's bulk action, wired in deps.ts). */
+export interface OwnedUsersSwitch {
+  disableOwnedBy(adminId: string): Promise<number>;
+}
+
+const NO_USERS: OwnedTotals = { users: 0, dataBytes: 0, unlimitedUsers: 0 };
 
 export class AdminsService {
   constructor(
     private readonly admins: AdminsRepository,
     private readonly auth: AuthService,
+    private readonly ownedUsers: OwnedUsersSwitch = { disableOwnedBy: async () => 0 },
   ) {}
 
   async list(): Promise<AdminView[]> {
-    return (await this.admins.listAdmins()).map(toView);
+    const totals = await this.admins.ownedTotals();
+    return (await this.admins.listAdmins()).map((admin) => toView(admin, totals.get(admin.id)));
   }
 
   async get(id: string): Promise<AdminView> {
-    return toView(await this.admins.getAdmin(id));
+    const admin = await this.admins.getAdmin(id);
+    return toView(admin, (await this.admins.ownedTotals(id)).get(id));
   }
 
   async create(input: AdminCreate): Promise<AdminView> {
-    return toView(await this.auth.createAdmin(input.username, input.password, input.role));
+    const ownScope = ownScopeOf(input.scopes, []);
+    checkOwnerScope(input.role, ownScope);
+    const admin = await this.auth.createAdmin(input.username, input.password, input.role);
+    const patch = quotaPatch(input, ownScope);
+    if (Object.keys(patch).length > 0) {
+      await this.admins.updateAdmin(admin.id, patch, new Date().toISOString());
+    }
+    return this.get(admin.id);
   }
 
   async update(actor: Principal, id: string, input: AdminUpdate): Promise<AdminView> {
@@ -42,12 +60,18 @@ export class AdminsService {
     const losesOwner =
       current.role === "owner" &&
       ((input.role !== undefined && input.role !== "owner") || input.is_disabled === true);
-    const patch = {
+    const ownScope = ownScopeOf(input.scopes, current.ownScope);
+    checkOwnerScope(input.role ?? current.role, ownScope);
+    const patch: AdminPatch = {
       ...(input.role === undefined ? {} : { role: input.role }),
       ...(input.is_disabled === undefined ? {} : { isDisabled: input.is_disabled }),
+      ...quotaPatch(input, input.scopes === undefined ? undefined : ownScope),
     };
     await this.admins.updateKeepingAnOwner(id, patch, new Date().toISOString(), losesOwner);
     if (input.is_disabled === true) await this.auth.revokeTokens(id);
+    if (input.is_disabled === true && input.disable_users === true) {
+      await this.ownedUsers.disableOwnedBy(id);
+    }
     if (input.password !== undefined) await this.auth.setPassword(id, input.password);
     if (input.reset_totp === true) await this.auth.resetTotp(id);
     return this.get(id);
@@ -71,13 +95,65 @@ export class AdminsService {
   }
 }
 
-function toView(admin: AdminRecord): AdminView {
+/** The own-scoped permissions after applying `scopes` (omitted keys keep what `current` says). */
+function ownScopeOf(
+  scopes: Scopes | undefined,
+  current: readonly ScopablePermission[],
+): ScopablePermission[] {
+  if (scopes === undefined) return [...current];
+  return SCOPABLE_PERMISSIONS.filter((permission) => {
+    const scope = scopes[permission];
+    return scope === undefined ? current.includes(permission) : scope === "own";
+  });
+}
+
+/** An owner manages admins, settings and the audit log over everyone: their scope is always all. */
+function checkOwnerScope(role: Role, ownScope: readonly ScopablePermission[]): void {
+  if (role === "owner" && ownScope.length > 0) {
+    throw new ConflictError(
+      "an owner's scopes are all: give the admin another role first",
+      "owner_scope_all",
+    );
+  }
+}
+
+function quotaPatch(
+  input: Pick<AdminUpdate, "max_users" | "max_data_bytes" | "allowed_group_ids">,
+  ownScope: ScopablePermission[] | undefined,
+): AdminPatch {
+  return {
+    ...(ownScope === undefined ? {} : { ownScope }),
+    ...(input.max_users === undefined ? {} : { maxUsers: input.max_users }),
+    ...(input.max_data_bytes === undefined ? {} : { maxDataBytes: input.max_data_bytes }),
+    ...(input.allowed_group_ids === undefined
+      ? {}
+      : { allowedGroupIds: input.allowed_group_ids?.map((id) => id.toLowerCase()) ?? null }),
+  };
+}
+
+function toView(admin: AdminRecord, owned: OwnedTotals = NO_USERS): AdminView {
+  const scope = (permission: ScopablePermission) => (admin.ownScope.includes(permission) ? "own" : "all");
   return {
     id: admin.id,
     username: admin.username,
     role: admin.role,
     is_disabled: admin.isDisabled,
     totp_enabled: admin.totpEnabledAt !== null,
+    scopes: {
+      "users.read": scope("users.read"),
+      "users.write": scope("users.write"),
+      "users.lifecycle": scope("users.lifecycle"),
+      "links.read": scope("links.read"),
+      "access.write": scope("access.write"),
+    },
+    max_users: admin.maxUsers,
+    max_data_bytes: admin.maxDataBytes,
+    allowed_group_ids: admin.allowedGroupIds,
+    owned: {
+      users: owned.users,
+      data_limit_bytes: owned.dataBytes,
+      unlimited_users: owned.unlimitedUsers,
+    },
     created_at: admin.createdAt,
     updated_at: admin.updatedAt,
   };

@@ -2,7 +2,7 @@
 // one place (the roles and their permissions are in lib/roles.ts). app.ts refuses to register a
 // protected route missing from ROUTE_PERMISSIONS (a new route cannot forget its permission) and
 // checks the caller's role against it on every request.
-import type { Permission } from "../../lib/roles.ts";
+import { isScopable, type Permission } from "../../lib/roles.ts";
 
 /** `METHOD url` as Fastify registers it (`:param`) → the permission it needs. HEAD follows GET. */
 const ROUTE_PERMISSIONS: Record<string, Permission> = {
@@ -52,6 +52,8 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "PUT /api/users/:id": "users.write",
   "DELETE /api/users/:id": "users.write",
   "POST /api/users/:id/revoke-subscription": "users.write",
+  // Moving users between admins is an owner's (docs/RESELLERS.md).
+  "PATCH /api/users/:id/owner": "admins.manage",
   // support may extend expiry and reset usage; the other actions check users.write themselves.
   "POST /api/users/bulk-actions": "users.lifecycle",
   "GET /api/users/:id/usage": "links.read",
@@ -133,4 +135,94 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
 
 export function routePermission(method: string, url: string): Permission | undefined {
   return ROUTE_PERMISSIONS[`${method === "HEAD" ? "GET" : method} ${url}`];
+}
+
+/**
+ * How a protected route reaches users, for an admin who holds its permission with scope own
+ * (docs/RESELLERS.md): `user` names one user in the path (another admin's user is a 404, checked in
+ * app.ts before the handler runs, so ids cannot be probed); `owned` narrows to the admin's users in
+ * its handler (lists, search, creates, bulk work, ids in the body); `fleet` reaches every owner's
+ * users (a group's inbounds, an inbound's configs, who is online on a server, the audit log,
+ * webhooks): an admin with any own scope gets 403 scope_all_required. Routes not listed touch no
+ * user. app.ts refuses to register a route whose permission acts on users (lib/roles.ts
+ * SCOPABLE_PERMISSIONS) without an entry here, so a new user route cannot miss the scope.
+ */
+export type UserReach =
+  | { kind: "user"; param: string }
+  | { kind: "owned" }
+  | { kind: "fleet" }
+  | { kind: "none" };
+
+const ONE_USER = { kind: "user", param: "id" } as const;
+const ONE_USER_ID = { kind: "user", param: "user_id" } as const;
+const OWNED = { kind: "owned" } as const;
+const FLEET = { kind: "fleet" } as const;
+/** A user permission on a route that reads no user (a plan's definition). */
+const NO_USER = { kind: "none" } as const;
+
+const ROUTE_USER_REACH: Record<string, UserReach> = {
+  "GET /api/users": OWNED,
+  "POST /api/users": OWNED,
+  "POST /api/users/bulk": OWNED,
+  "GET /api/users/search": OWNED,
+  "POST /api/users/bulk-actions": OWNED,
+  "GET /api/users/:id": ONE_USER,
+  "PUT /api/users/:id": ONE_USER,
+  "DELETE /api/users/:id": ONE_USER,
+  "PATCH /api/users/:id/owner": ONE_USER,
+  "POST /api/users/:id/revoke-subscription": ONE_USER,
+  "GET /api/users/:id/usage": ONE_USER,
+  "GET /api/users/:id/access": ONE_USER,
+  "GET /api/users/:id/online": ONE_USER,
+  "GET /api/users/:id/fair-use": ONE_USER,
+  "POST /api/users/:id/renew": ONE_USER,
+  "GET /api/plans": NO_USER,
+  "GET /api/plans/:id": NO_USER,
+  // A plan's change reaches every user it renews.
+  "POST /api/plans": FLEET,
+  "PUT /api/plans/:id": FLEET,
+  "DELETE /api/plans/:id": FLEET,
+  "GET /api/users/:id/devices": ONE_USER,
+  "DELETE /api/users/:id/devices/:device_id": ONE_USER,
+  "GET /api/users/:user_id/configs": ONE_USER_ID,
+  "GET /api/users/:user_id/access/:inbound_id/config": ONE_USER_ID,
+
+  "GET /api/groups/:id/members": OWNED,
+  "POST /api/groups/:id/members": OWNED,
+  "POST /api/groups/:id/members/remove": OWNED,
+  "DELETE /api/groups/:id/members/:user_id": ONE_USER_ID,
+  "POST /api/groups": FLEET,
+  "PUT /api/groups/:id": FLEET,
+  "DELETE /api/groups/:id": FLEET,
+  "POST /api/groups/:id/inbounds": FLEET,
+  "DELETE /api/groups/:id/inbounds/:inbound_id": FLEET,
+
+  "POST /api/servers/:server_id/inbounds/:inbound_id/users": OWNED,
+  "POST /api/servers/:server_id/inbounds/:inbound_id/users/bulk": OWNED,
+  "DELETE /api/servers/:server_id/inbounds/:inbound_id/users/:email": OWNED,
+  "GET /api/servers/:server_id/inbounds/:inbound_id/configs": FLEET,
+  "GET /api/servers/:id/online": FLEET,
+  // The core's log lines name the users who connect.
+  "GET /api/servers/:id/node-log": FLEET,
+
+  "GET /api/audit": FLEET,
+  "GET /api/webhooks": FLEET,
+  "POST /api/webhooks": FLEET,
+  "GET /api/webhooks/:id": FLEET,
+  "PUT /api/webhooks/:id": FLEET,
+  "DELETE /api/webhooks/:id": FLEET,
+  "GET /api/webhooks/:id/deliveries": FLEET,
+  "POST /api/webhooks/:id/test": FLEET,
+};
+
+/** The route's reach over users; throws for a user-acting route missing from the table. */
+export function routeUserReach(method: string, url: string, permission: Permission): UserReach | undefined {
+  const key = `${method === "HEAD" ? "GET" : method} ${url}`;
+  const reach = ROUTE_USER_REACH[key];
+  if (reach === undefined && isScopable(permission)) {
+    throw new Error(
+      `${key} acts on users (${permission}) but has no entry in ROUTE_USER_REACH (features/admins/permissions.ts)`,
+    );
+  }
+  return reach;
 }

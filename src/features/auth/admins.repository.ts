@@ -4,7 +4,7 @@ import type { Kysely, Selectable, Transaction, Updateable } from "kysely";
 import { type DialectName, read } from "../../db/dialect.ts";
 import type { AdminsTable, Database } from "../../db/types.ts";
 import { ConflictError, NotFoundError } from "../../lib/errors.ts";
-import { isRole, type Role } from "../../lib/roles.ts";
+import { isRole, type Role, readIdList, readOwnScope, type ScopablePermission } from "../../lib/roles.ts";
 
 export type AdminRecord = {
   id: string;
@@ -15,9 +15,17 @@ export type AdminRecord = {
   totpSecretSealed: string | null;
   totpEnabledAt: string | null;
   totpLastStep: number | null;
+  /** Permissions held for own users only (docs/RESELLERS.md). */
+  ownScope: ScopablePermission[];
+  maxUsers: number | null;
+  maxDataBytes: number | null;
+  allowedGroupIds: string[] | null;
   createdAt: string;
   updatedAt: string;
 };
+
+/** What an admin's users add up to, against their quotas. */
+export type OwnedTotals = { users: number; dataBytes: number; unlimitedUsers: number };
 
 export type AdminPatch = Partial<{
   role: Role;
@@ -26,6 +34,10 @@ export type AdminPatch = Partial<{
   totpSecretSealed: string | null;
   totpEnabledAt: string | null;
   totpLastStep: number | null;
+  ownScope: ScopablePermission[];
+  maxUsers: number | null;
+  maxDataBytes: number | null;
+  allowedGroupIds: string[] | null;
 }>;
 
 export class AdminsRepository {
@@ -67,6 +79,32 @@ export class AdminsRepository {
     const admin = await this.findAdmin(id);
     if (admin === undefined) throw new NotFoundError("admin", id);
     return admin;
+  }
+
+  /** Each admin's users: how many, their data limits' sum, how many have none (one grouped query). */
+  async ownedTotals(adminId?: string): Promise<Map<string, OwnedTotals>> {
+    let query = this.db
+      .selectFrom("users")
+      .select((eb) => [
+        "owner_admin_id",
+        eb.fn.countAll().as("users"),
+        eb.fn.count("data_limit_bytes").as("limited"),
+        eb.fn.sum("data_limit_bytes").as("bytes"),
+      ])
+      .where("owner_admin_id", "is not", null)
+      .groupBy("owner_admin_id");
+    if (adminId !== undefined) query = query.where("owner_admin_id", "=", adminId);
+    const rows = await query.execute();
+    const out = new Map<string, OwnedTotals>();
+    for (const row of rows) {
+      const users = Number(row.users);
+      out.set(String(row.owner_admin_id), {
+        users,
+        dataBytes: Number(row.bytes ?? 0),
+        unlimitedUsers: users - Number(row.limited),
+      });
+    }
+    return out;
   }
 
   async findByUsername(username: string): Promise<AdminRecord | undefined> {
@@ -191,6 +229,12 @@ function toSet(patch: AdminPatch, now: string): Updateable<AdminsTable> {
   if (patch.totpSecretSealed !== undefined) set.totp_secret_sealed = patch.totpSecretSealed;
   if (patch.totpEnabledAt !== undefined) set.totp_enabled_at = patch.totpEnabledAt;
   if (patch.totpLastStep !== undefined) set.totp_last_step = patch.totpLastStep;
+  if (patch.ownScope !== undefined) set.own_scope = JSON.stringify(patch.ownScope);
+  if (patch.maxUsers !== undefined) set.max_users = patch.maxUsers;
+  if (patch.maxDataBytes !== undefined) set.max_data_bytes = patch.maxDataBytes;
+  if (patch.allowedGroupIds !== undefined) {
+    set.allowed_group_ids = patch.allowedGroupIds === null ? null : JSON.stringify(patch.allowedGroupIds);
+  }
   return set;
 }
 
@@ -204,6 +248,10 @@ function toRecord(row: Selectable<AdminsTable>): AdminRecord {
     totpSecretSealed: row.totp_secret_sealed,
     totpEnabledAt: read.optionalTimestamp(row.totp_enabled_at),
     totpLastStep: read.optionalBigint(row.totp_last_step),
+    ownScope: readOwnScope(row.own_scope),
+    maxUsers: row.max_users,
+    maxDataBytes: read.optionalBigint(row.max_data_bytes),
+    allowedGroupIds: readIdList(row.allowed_group_ids),
     createdAt: read.timestamp(row.created_at),
     updatedAt: read.timestamp(row.updated_at),
   };

@@ -17,7 +17,14 @@ export type StoredToken = {
 };
 
 /** A token with what authorising a request needs about its admin, read in one query. */
-export type TokenWithAdmin = StoredToken & { username: string; adminRole: string; adminDisabled: boolean };
+export type TokenWithAdmin = StoredToken & {
+  username: string;
+  adminRole: string;
+  adminDisabled: boolean;
+  /** JSON texts of the admin's own-scoped permissions and allowed groups (migration 0031). */
+  adminOwnScope: string;
+  adminAllowedGroupIds: string | null;
+};
 
 export class AuthRepository {
   constructor(private readonly db: Kysely<Database>) {}
@@ -44,7 +51,13 @@ export class AuthRepository {
       .selectFrom("admin_tokens as t")
       .innerJoin("admins as a", "a.id", "t.admin_id")
       .selectAll("t")
-      .select(["a.username", "a.role as admin_role", "a.is_disabled as admin_disabled"])
+      .select([
+        "a.username",
+        "a.role as admin_role",
+        "a.is_disabled as admin_disabled",
+        "a.own_scope as admin_own_scope",
+        "a.allowed_group_ids as admin_allowed_group_ids",
+      ])
       .where("t.token_hash", "=", tokenHash)
       .executeTakeFirst();
     if (row === undefined) return undefined;
@@ -53,6 +66,8 @@ export class AuthRepository {
       username: row.username,
       adminRole: row.admin_role,
       adminDisabled: read.bool(row.admin_disabled),
+      adminOwnScope: row.admin_own_scope,
+      adminAllowedGroupIds: row.admin_allowed_group_ids,
     };
   }
 

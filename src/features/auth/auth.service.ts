@@ -12,7 +12,15 @@ import {
 } from "../../lib/errors.ts";
 import type { Principal } from "../../lib/http.ts";
 import { hashPassword, randomPassword, verifyPassword } from "../../lib/password.ts";
-import { isRole, isWithin, type Permission, permissionsOf, type Role } from "../../lib/roles.ts";
+import {
+  isRole,
+  isWithin,
+  type Permission,
+  permissionsOf,
+  type Role,
+  readIdList,
+  readOwnScope,
+} from "../../lib/roles.ts";
 import type { AdminRecord, AdminsRepository } from "./admins.repository.ts";
 import type { AuthRepository, StoredToken } from "./auth.repository.ts";
 import type { LoginAttempt, LoginThrottle } from "./throttle.ts";
@@ -233,6 +241,8 @@ export class AuthService {
       tokenId: stored.id,
       kind: stored.kind,
       role,
+      ownScope: readOwnScope(stored.adminOwnScope),
+      allowedGroupIds: readIdList(stored.adminAllowedGroupIds),
     };
   }
 

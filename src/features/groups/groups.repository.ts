@@ -123,10 +123,12 @@ export class GroupsRepository {
     return removed;
   }
 
+  /** `ownerId`: only that admin's users (an own-scoped reader). */
   async listMembers(
     groupId: string,
     after: string | undefined,
     limit: number,
+    ownerId?: string,
   ): Promise<{ id: string; name: string; status: UserStatus }[]> {
     let query = this.db
       .selectFrom("user_groups as ug")
@@ -134,15 +136,19 @@ export class GroupsRepository {
       .select(["u.id", "u.name", "u.status"])
       .where("ug.group_id", "=", groupId);
     if (after !== undefined) query = query.where("u.id", ">", after);
+    if (ownerId !== undefined) query = query.where("u.owner_admin_id", "=", ownerId);
     return query.orderBy("u.id").limit(limit).execute();
   }
 
-  async countMembers(groupId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom("user_groups")
+  async countMembers(groupId: string, ownerId?: string): Promise<number> {
+    let query = this.db
+      .selectFrom("user_groups as ug")
       .select((eb) => eb.fn.countAll<number | string>().as("n"))
-      .where("group_id", "=", groupId)
-      .executeTakeFirstOrThrow();
+      .where("ug.group_id", "=", groupId);
+    if (ownerId !== undefined) {
+      query = query.innerJoin("users as u", "u.id", "ug.user_id").where("u.owner_admin_id", "=", ownerId);
+    }
+    const row = await query.executeTakeFirstOrThrow();
     return Number(row.n);
   }
 

@@ -1,6 +1,6 @@
 // /api/groups (issue 49): groups of inbounds and their members, in CRUD order.
 import { Type } from "typebox";
-import type { App } from "../../lib/http.ts";
+import { type App, ownerScope, principalOf } from "../../lib/http.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
 import {
   Group,
@@ -129,7 +129,8 @@ export function groupsRoutes(app: App, groups: GroupsService): void {
         response: { 200: MemberPage, ...problems(404) },
       },
     },
-    async (request) => groups.listMembers(request.params.id, request.query),
+    async (request) =>
+      groups.listMembers(request.params.id, request.query, ownerScope(principalOf(request), "users.read")),
   );
 
   app.post(
@@ -144,7 +145,7 @@ export function groupsRoutes(app: App, groups: GroupsService): void {
         response: { 200: MembersChangeResult, ...problems(404, 422) },
       },
     },
-    async (request) => groups.addMembers(request.params.id, request.body),
+    async (request) => groups.addMembers(request.params.id, request.body, principalOf(request)),
   );
 
   app.post(
@@ -159,7 +160,7 @@ export function groupsRoutes(app: App, groups: GroupsService): void {
         response: { 200: MembersChangeResult, ...problems(404) },
       },
     },
-    async (request) => groups.removeMembers(request.params.id, request.body),
+    async (request) => groups.removeMembers(request.params.id, request.body, principalOf(request)),
   );
 
   app.delete(

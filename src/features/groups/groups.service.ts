@@ -4,6 +4,8 @@
 // mechanism the reconciler, links, usage and the lifecycle read.
 import { IDS_PER_STATEMENT } from "../../db/dialect.ts";
 import { NotFoundError, ValidationError } from "../../lib/errors.ts";
+import { type Actor, ownerScope } from "../../lib/http.ts";
+import { checkAllowedGroups } from "../../lib/roles.ts";
 import type { ConvergeResult, GroupGrants } from "../access/group-grants.ts";
 import type { InboundRow, InboundsRepository } from "../inbounds/inbounds.repository.ts";
 import type { UserFiltersRepository } from "../users/user-filters.repository.ts";
@@ -114,23 +116,26 @@ export class GroupsService {
     for (const inboundId of inboundIds) await this.grants.converge(inboundId, members);
   }
 
-  async listMembers(id: string, query: MembersQuery): Promise<MemberPage> {
+  /** `ownerId`: only that admin's users among the members (an own-scoped reader). */
+  async listMembers(id: string, query: MembersQuery, ownerId?: string): Promise<MemberPage> {
     await this.repo.getGroup(id);
-    const items = await this.repo.listMembers(id, query.after, query.limit);
+    const items = await this.repo.listMembers(id, query.after, query.limit, ownerId);
     const last = items.at(-1);
     return {
       items,
-      total: await this.repo.countMembers(id),
+      total: await this.repo.countMembers(id, ownerId),
       next_cursor: items.length === query.limit && last !== undefined ? last.id : null,
     };
   }
 
-  async addMembers(id: string, change: MembersChange): Promise<MembersChangeResult> {
-    return this.#changeMembers(id, change, "add");
+  /** As `actor` (when given): only their own users with an own access.write, into allowed groups. */
+  async addMembers(id: string, change: MembersChange, actor?: Actor): Promise<MembersChangeResult> {
+    if (actor !== undefined) checkAllowedGroups([id], actor.allowedGroupIds);
+    return this.#changeMembers(id, change, "add", actor && ownerScope(actor, "access.write"));
   }
 
-  async removeMembers(id: string, change: MembersChange): Promise<MembersChangeResult> {
-    return this.#changeMembers(id, change, "remove");
+  async removeMembers(id: string, change: MembersChange, actor?: Actor): Promise<MembersChangeResult> {
+    return this.#changeMembers(id, change, "remove", actor && ownerScope(actor, "access.write"));
   }
 
   async removeMember(id: string, userId: string): Promise<MembersChangeResult> {
@@ -169,10 +174,11 @@ export class GroupsService {
     id: string,
     change: MembersChange,
     how: "add" | "remove",
+    ownerId?: string,
   ): Promise<MembersChangeResult> {
     const startedMs = performance.now();
     await this.repo.getGroup(id);
-    const userIds = await this.#selected(change);
+    const userIds = await this.#selected(change, ownerId);
     if (how === "add") {
       for (const inboundId of await this.repo.listInboundIds(id)) {
         const inbound = await this.inbounds.findInboundById(inboundId);
@@ -190,8 +196,8 @@ export class GroupsService {
     return { matched: userIds.length, changed, inbounds: results, duration_ms: since(startedMs) };
   }
 
-  /** The existing users the change names, by ids or by the list's filters. */
-  async #selected(change: MembersChange): Promise<string[]> {
+  /** The existing users the change names, by ids or by the list's filters (`ownerId`'s only). */
+  async #selected(change: MembersChange, ownerId: string | undefined): Promise<string[]> {
     if ((change.user_ids === undefined) === (change.filter === undefined)) {
       throw new ValidationError("give user_ids or filter, exactly one of the two", [
         { path: "body", message: "exactly one of user_ids and filter" },
@@ -199,10 +205,11 @@ export class GroupsService {
     }
     if (change.user_ids !== undefined) {
       const wanted = [...new Set(change.user_ids.map((userId) => userId.toLowerCase()))];
-      const known = await this.users.existingIds(wanted);
+      const known = await this.users.ownedIds(wanted, ownerId);
       return wanted.filter((userId) => known.has(userId));
     }
     const filter = listFilterOf(change.filter ?? {});
+    if (ownerId !== undefined) filter.ownerAdminId = ownerId;
     const out: string[] = [];
     for (let after: string | undefined; ; ) {
       const chunk = await this.filters.idsAfter(filter, after, IDS_PER_STATEMENT);

@@ -6,8 +6,10 @@
 import { IDS_PER_STATEMENT } from "../../db/dialect.ts";
 import { ForbiddenError, ValidationError } from "../../lib/errors.ts";
 import type { Changes } from "../../lib/events.ts";
+import { ownerScope, type Principal } from "../../lib/http.ts";
 import type { Role } from "../../lib/roles.ts";
 import { can } from "../../lib/roles.ts";
+import type { QuotasRepository } from "./quotas.repository.ts";
 import type { BulkNumbers, ListFilter, UserFiltersRepository } from "./user-filters.repository.ts";
 import { listFilterOf } from "./user-list.service.ts";
 import type { BulkActionRequest, BulkActionResult, User } from "./users.schemas.ts";
@@ -24,6 +26,8 @@ export class UserBulkActions {
     private readonly events: Pick<Changes, "emit">,
     private readonly now: () => Date = () => new Date(),
     private readonly notify: NotifyUser = async () => {},
+    /** Resellers' quotas: add_data_limit runs within the data quota of the users' owners. */
+    private readonly quotas?: QuotasRepository,
   ) {}
 
   /** The permission an action needs beyond the route's users.lifecycle. */
@@ -31,11 +35,27 @@ export class UserBulkActions {
     return LIFECYCLE_ACTIONS.has(action) ? can(role, "users.lifecycle") : can(role, "users.write");
   }
 
-  async run(request: BulkActionRequest, role: Role): Promise<BulkActionResult> {
+  /**
+   * Runs the action as `actor`: over their own users only when the permission the action needs is
+   * held with scope own (ids of other admins' users are skipped like unknown ids).
+   */
+  async run(
+    request: BulkActionRequest,
+    actor: Role | Pick<Principal, "role" | "adminId" | "ownScope">,
+  ): Promise<BulkActionResult> {
+    const role = typeof actor === "string" ? actor : actor.role;
     const { action } = request;
     if (!UserBulkActions.mayRun(role, action.type)) {
       throw new ForbiddenError(`the ${role} role may not run ${action.type} (users.write)`);
     }
+    const needs = LIFECYCLE_ACTIONS.has(action.type) ? "users.lifecycle" : "users.write";
+    const owner = typeof actor === "string" ? undefined : ownerScope(actor, needs);
+    return this.runOver(request, owner);
+  }
+
+  /** The action over the selected users; `owner`: only among that admin's users. */
+  async runOver(request: BulkActionRequest, owner: string | undefined): Promise<BulkActionResult> {
+    const { action } = request;
     if ((request.ids === undefined) === (request.filter === undefined)) {
       throw new ValidationError("give ids or filter, exactly one of the two", [
         {
@@ -46,18 +66,20 @@ export class UserBulkActions {
     }
     const now = this.now();
     const result: BulkActionResult = { action: action.type, matched: 0, changed: 0, status_changed: 0 };
-    for await (const chunk of this.#chunks(request)) {
+    for await (const chunk of this.#chunks(request, owner)) {
       result.matched += chunk.length;
       if (action.type === "delete_expired") {
         const cutoff = new Date(now.getTime() - action.expired_for_days * DAY_MS).toISOString();
         result.changed += await this.#deleteExpired(chunk, cutoff);
         continue;
       }
-      const { changed, statusChanged } = await this.repo.apply(
-        chunk,
-        action as BulkNumbers,
-        now.toISOString(),
-      );
+      const numbers = action as BulkNumbers;
+      const { changed, statusChanged } =
+        action.type === "add_data_limit" && this.quotas !== undefined
+          ? await this.quotas.withinQuotas(await this.repo.ownersOf(chunk), (trx) =>
+              this.repo.apply(chunk, numbers, now.toISOString(), trx),
+            )
+          : await this.repo.apply(chunk, numbers, now.toISOString());
       result.changed += changed;
       result.status_changed += statusChanged.length;
       if (statusChanged.length > 0) await this.events.emit("userStatusChanged", statusChanged);
@@ -66,16 +88,17 @@ export class UserBulkActions {
   }
 
   /** The selected users' ids, IDS_PER_STATEMENT at a time (unknown ids skipped). */
-  async *#chunks(request: BulkActionRequest): AsyncGenerator<string[]> {
+  async *#chunks(request: BulkActionRequest, owner: string | undefined): AsyncGenerator<string[]> {
     if (request.ids !== undefined) {
       const ids = [...new Set(request.ids)];
       for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
-        const chunk = await this.repo.existing(ids.slice(i, i + IDS_PER_STATEMENT));
+        const chunk = await this.repo.existing(ids.slice(i, i + IDS_PER_STATEMENT), owner);
         if (chunk.length > 0) yield chunk;
       }
       return;
     }
     const filter: ListFilter = listFilterOf(request.filter ?? {});
+    if (owner !== undefined) filter.ownerAdminId = owner;
     // Walked by id, so a user the action moves out of (or into) the filter is seen once at most.
     let after: string | undefined;
     for (;;) {

@@ -3,7 +3,7 @@
 // the caller in the same order), expire_at's users who never expire as a range of their own (after
 // the dated ones ascending, before them descending). Bulk actions are set-based: one UPDATE per chunk
 // of ids for the numbers and one that judges the status again, in a transaction.
-import { type Kysely, type RawBuilder, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql, type Transaction } from "kysely";
 import { type DialectName, IDS_PER_STATEMENT } from "../../db/dialect.ts";
 import { usageRatioSql } from "../../db/migrations/0018_user_filters.ts";
 import type { Database } from "../../db/types.ts";
@@ -17,6 +17,8 @@ export type ListFilter = {
   /** ISO, as toISOString writes it. */
   expiresBefore?: string;
   usedOverPercent?: number;
+  /** Users this admin owns; null: users owned by nobody; undefined: anyone's (migration 0031). */
+  ownerAdminId?: string | null;
 };
 export type SortKey = "created_at" | "used_bytes" | "expire_at";
 export type ListSort = { key: SortKey; order: "asc" | "desc" };
@@ -63,6 +65,10 @@ export class UserFiltersRepository {
       parts.push(sql<boolean>`${statusCol} IN (${sql.join(filter.statuses)})`);
     }
     if (filter.expiresBefore !== undefined) parts.push(sql<boolean>`expire_at < ${filter.expiresBefore}`);
+    if (filter.ownerAdminId === null) parts.push(sql<boolean>`owner_admin_id IS NULL`);
+    else if (filter.ownerAdminId !== undefined) {
+      parts.push(sql<boolean>`owner_admin_id = ${filter.ownerAdminId}`);
+    }
     const percent = filter.usedOverPercent;
     if (percent !== undefined) {
       // The index range (a double compared with a double: rounding keeps every true match in it),
@@ -171,10 +177,25 @@ export class UserFiltersRepository {
     return rows.map((row) => row.id);
   }
 
-  /** Which of these ids are users. */
-  async existing(ids: readonly string[]): Promise<string[]> {
+  /** The owners of these users (each once; nobody's users left out). */
+  async ownersOf(ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.selectFrom("users").select("id").where("id", "in", ids).execute();
+    const rows = await this.db
+      .selectFrom("users")
+      .select("owner_admin_id")
+      .distinct()
+      .where("id", "in", ids)
+      .where("owner_admin_id", "is not", null)
+      .execute();
+    return rows.flatMap((row) => (row.owner_admin_id === null ? [] : [row.owner_admin_id]));
+  }
+
+  /** Which of these ids are users (of `ownerAdminId` when given). */
+  async existing(ids: readonly string[], ownerAdminId?: string): Promise<string[]> {
+    if (ids.length === 0) return [];
+    let query = this.db.selectFrom("users").select("id").where("id", "in", ids);
+    if (ownerAdminId !== undefined) query = query.where("owner_admin_id", "=", ownerAdminId);
+    const rows = await query.execute();
     return rows.map((row) => row.id);
   }
 
@@ -187,10 +208,14 @@ export class UserFiltersRepository {
     ids: readonly string[],
     action: BulkNumbers,
     now: string,
+    /** The transaction to run in (a write under quotas, quotas.repository.ts); else one of its own. */
+    within?: Transaction<Database>,
   ): Promise<{ changed: number; statusChanged: string[] }> {
     if (ids.length > IDS_PER_STATEMENT) throw new Error("chunk larger than IDS_PER_STATEMENT");
     if (ids.length === 0) return { changed: 0, statusChanged: [] };
-    return this.db.transaction().execute(async (trx) => {
+    const inTransaction = <T>(work: (trx: Transaction<Database>) => Promise<T>) =>
+      within === undefined ? this.db.transaction().execute(work) : work(within);
+    return inTransaction(async (trx) => {
       let changed = 0;
       const update = () => trx.updateTable("users").where("id", "in", ids);
       if (action.type === "extend_expiry") {

@@ -27,6 +27,7 @@ export function isFilteredList(query: ListQuery): boolean {
     query.status !== undefined ||
     query.expires_before !== undefined ||
     query.used_over_percent !== undefined ||
+    query.owner_admin_id !== undefined ||
     (query.sort !== undefined && query.sort !== "created_at") ||
     query.order === "desc"
   );
@@ -37,6 +38,7 @@ export function listFilterOf(filter: {
   status?: readonly UserStatus[] | string | undefined;
   expires_before?: string | undefined;
   used_over_percent?: number | undefined;
+  owner_admin_id?: string | undefined;
 }): ListFilter {
   const out: ListFilter = {};
   if (filter.status !== undefined) {
@@ -46,6 +48,9 @@ export function listFilterOf(filter: {
   }
   if (filter.expires_before !== undefined) out.expiresBefore = new Date(filter.expires_before).toISOString();
   if (filter.used_over_percent !== undefined) out.usedOverPercent = filter.used_over_percent;
+  if (filter.owner_admin_id !== undefined) {
+    out.ownerAdminId = filter.owner_admin_id === "none" ? null : filter.owner_admin_id.toLowerCase();
+  }
   return out;
 }
 
@@ -65,6 +70,7 @@ export function specKey(spec: ListSpec): string {
     filter.statuses ?? null,
     filter.expiresBefore ?? null,
     filter.usedOverPercent ?? null,
+    filter.ownerAdminId === undefined ? "any" : filter.ownerAdminId,
   ]);
   return createHash("sha256").update(canonical).digest("base64url").slice(0, 16);
 }

@@ -32,6 +32,7 @@ export const COLUMNS = [
   "online_at",
   "sub_updated_at",
   "sub_last_user_agent",
+  "owner_admin_id",
   "next_plan_id",
 ] as const;
 /** The same list for the raw SQL of name search. */
@@ -106,8 +107,8 @@ export class UsersRepository {
     return { items, total: Number(count.n), hasMore: rows.length > perPage };
   }
 
-  async findUser(id: string): Promise<User | undefined> {
-    const row = await this.db.selectFrom("users").select(COLUMNS).where("id", "=", id).executeTakeFirst();
+  async findUser(id: string, db: Kysely<Database> = this.db): Promise<User | undefined> {
+    const row = await db.selectFrom("users").select(COLUMNS).where("id", "=", id).executeTakeFirst();
     return row && toUser(row);
   }
 
@@ -115,6 +116,31 @@ export class UsersRepository {
     const user = await this.findUser(id);
     if (user === undefined) throw new NotFoundError("user", id);
     return user;
+  }
+
+  /**
+   * Among one admin's users (an own-scoped search): the id, the telegram_id or a name substring, in
+   * created_at order along the users_owner index (a reseller's users, bounded by their quota).
+   */
+  async searchOwnedUsers(q: string, limit: number, ownerId: string): Promise<User[]> {
+    const pattern = `%${escapeLike(q)}%`;
+    const like = this.dialect === "postgres" ? sql.raw("ILIKE") : sql.raw("LIKE");
+    const rows = await this.db
+      .selectFrom("users")
+      .select(COLUMNS)
+      .where("owner_admin_id", "=", ownerId)
+      .where((eb) =>
+        eb.or([
+          ...(UUID_RE.test(q) ? [eb("id", "=", q.toLowerCase())] : []),
+          sql<boolean>`name ${like} ${pattern} ESCAPE '\\'`,
+          ...(/^\d{1,15}$/.test(q) ? [eb("telegram_id", "=", Number(q))] : []),
+        ]),
+      )
+      .orderBy("created_at")
+      .orderBy("id")
+      .limit(limit)
+      .execute();
+    return rows.map(toUser);
   }
 
   /** Exact id and telegram_id matches first, then name matches; at most `limit`, no duplicates. */
@@ -177,8 +203,8 @@ export class UsersRepository {
   }
 
   /** The user as given; the counters and what was last seen start at their defaults. */
-  async insertUser(user: User, subToken: string): Promise<void> {
-    await this.db
+  async insertUser(user: User, subToken: string, db: Kysely<Database> = this.db): Promise<void> {
+    await db
       .insertInto("users")
       .values({
         id: user.id,
@@ -198,9 +224,54 @@ export class UsersRepository {
         expire_at: user.expire_at,
         on_hold_duration_seconds: user.on_hold_duration_seconds,
         on_hold_timeout_at: user.on_hold_timeout_at,
+        owner_admin_id: user.owner_admin_id,
         next_plan_id: user.next_plan_id,
       })
       .execute();
+  }
+
+  /** Who owns the user: an admin's id, null (nobody), or undefined when there is no such user. */
+  async findOwner(id: string): Promise<string | null | undefined> {
+    const row = await this.db
+      .selectFrom("users")
+      .select("owner_admin_id")
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return row === undefined ? undefined : row.owner_admin_id;
+  }
+
+  /** Of these ids, the users `ownerId` owns. */
+  async listOwnedIds(ids: readonly string[], ownerId: string): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
+      const rows = await this.db
+        .selectFrom("users")
+        .select("id")
+        .where("id", "in", ids.slice(i, i + IDS_PER_STATEMENT))
+        .where("owner_admin_id", "=", ownerId)
+        .execute();
+      for (const row of rows) out.add(row.id);
+    }
+    return out;
+  }
+
+  async adminExists(id: string): Promise<boolean> {
+    const row = await this.db.selectFrom("admins").select("id").where("id", "=", id).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Moves users to another owner (null: nobody); the number moved. */
+  async setOwner(ids: readonly string[], ownerId: string | null, updatedAt: string, db = this.db) {
+    let moved = 0;
+    for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
+      const result = await db
+        .updateTable("users")
+        .set({ owner_admin_id: ownerId, updated_at: updatedAt })
+        .where("id", "in", ids.slice(i, i + IDS_PER_STATEMENT))
+        .executeTakeFirst();
+      moved += Number(result.numUpdatedRows);
+    }
+    return moved;
   }
 
   /**
@@ -217,7 +288,12 @@ export class UsersRepository {
   }
 
   /** Applies only the given fields; returns the updated user or undefined when the id is unknown. */
-  async updateUser(id: string, patch: UserPatch, updatedAt: string): Promise<User | undefined> {
+  async updateUser(
+    id: string,
+    patch: UserPatch,
+    updatedAt: string,
+    db: Kysely<Database> = this.db,
+  ): Promise<User | undefined> {
     // The lifecycle job's bookkeeping follows the new numbers: a new period is counted from its next
     // tick, a new limit re-arms the usage thresholds, a new expiry the expiring notice.
     const internal = {
@@ -225,12 +301,12 @@ export class UsersRepository {
       ...(patch.data_limit_bytes === undefined ? {} : { notified_usage_percent: 0, next_notice_percent: 0 }),
       ...(patch.expire_at === undefined ? {} : { expiring_notified_at: null }),
     };
-    const result = await this.db
+    const result = await db
       .updateTable("users")
       .set({ ...patch, ...internal, updated_at: updatedAt })
       .where("id", "=", id)
       .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 0 ? undefined : this.findUser(id);
+    return Number(result.numUpdatedRows) === 0 ? undefined : this.findUser(id, db);
   }
 
   /** Which of these ids are users (a bulk grant's check), 5,000 per query. */
@@ -299,6 +375,7 @@ export function toUser(row: UserRow): User {
     online_at: read.optionalTimestamp(row.online_at),
     sub_updated_at: read.optionalTimestamp(row.sub_updated_at),
     sub_last_user_agent: row.sub_last_user_agent,
+    owner_admin_id: row.owner_admin_id,
     next_plan_id: row.next_plan_id,
   };
 }

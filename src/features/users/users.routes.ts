@@ -1,6 +1,6 @@
 // /api/users: the seed's user endpoints, in CRUD order.
 import { Type } from "typebox";
-import { type App, principalOf } from "../../lib/http.ts";
+import { type Actor, type App, ownerScope, principalOf } from "../../lib/http.ts";
 import type { Role } from "../../lib/roles.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
 import type { UserBulkActions } from "./bulk-actions.service.ts";
@@ -12,6 +12,7 @@ import {
   BulkUserCreate as BulkUserCreateSchema,
   BulkUserResult,
   ListQuery,
+  OwnerChange,
   RenewRequest,
   SearchQuery,
   User,
@@ -23,9 +24,9 @@ import type { UsersService } from "./users.service.ts";
 
 /** Creating users with their grants (the access feature's Enrolment; wired in app.ts). */
 export interface UserEnrolment {
-  createUser(request: UserCreateRequest, role: Role): Promise<User>;
-  createMany(request: BulkUserCreate, role: Role): Promise<BulkUserResult>;
-  updateUser(id: string, request: UserUpdateRequest, role: Role): Promise<User>;
+  createUser(request: UserCreateRequest, actor: Actor): Promise<User>;
+  createMany(request: BulkUserCreate, actor: Actor): Promise<BulkUserResult>;
+  updateUser(id: string, request: UserUpdateRequest, actor: Actor): Promise<User>;
 }
 
 /** The groups of users, shown as group_ids (the groups feature; wired in app.ts). */
@@ -68,9 +69,10 @@ export function usersRoutes(
       },
     },
     async (request) => {
-      const page = isFilteredList(request.query)
-        ? await tools.lists.list(request.query)
-        : await users.list(request.query);
+      // An own-scoped reader's list is their users' list, whatever owner they ask for.
+      const owner = ownerScope(principalOf(request), "users.read");
+      const query = owner === undefined ? request.query : { ...request.query, owner_admin_id: owner };
+      const page = isFilteredList(query) ? await tools.lists.list(query) : await users.list(query);
       return { ...page, items: await withGroups(page.items) };
     },
   );
@@ -91,7 +93,7 @@ export function usersRoutes(
     async (request) => {
       const { action } = request.body;
       request.auditNotes = { bulk_action: action.type, selected_by: request.body.ids ? "ids" : "filter" };
-      const result = await tools.bulk.run(request.body, principalOf(request).role);
+      const result = await tools.bulk.run(request.body, principalOf(request));
       request.auditNotes.matched = String(result.matched);
       request.auditNotes.changed = String(result.changed);
       return result;
@@ -108,7 +110,8 @@ export function usersRoutes(
         response: { 200: Type.Array(User), ...problems() },
       },
     },
-    async (request) => withGroups(await users.search(request.query.q)),
+    async (request) =>
+      withGroups(await users.search(request.query.q, ownerScope(principalOf(request), "users.read"))),
   );
 
   app.get(
@@ -132,7 +135,7 @@ export function usersRoutes(
       },
     },
     async (request, reply) => {
-      const user = await tools.enrol.createUser(request.body, principalOf(request).role);
+      const user = await tools.enrol.createUser(request.body, principalOf(request));
       return reply.code(201).send(await withGroupsOne(user));
     },
   );
@@ -151,7 +154,7 @@ export function usersRoutes(
       },
     },
     async (request, reply) => {
-      const result = await tools.enrol.createMany(request.body, principalOf(request).role);
+      const result = await tools.enrol.createMany(request.body, principalOf(request));
       request.auditNotes = { created: String(result.created) };
       return reply.code(201).send(result);
     },
@@ -170,7 +173,26 @@ export function usersRoutes(
       },
     },
     async (request) =>
-      withGroupsOne(await tools.enrol.updateUser(request.params.id, request.body, principalOf(request).role)),
+      withGroupsOne(await tools.enrol.updateUser(request.params.id, request.body, principalOf(request))),
+  );
+
+  app.patch(
+    "/api/users/:id/owner",
+    {
+      schema: {
+        tags,
+        summary: "Move a user to another admin (owners only)",
+        description:
+          "The new owner's quotas apply: a move past max_users or max_data_bytes is 403 quota_exceeded (docs/RESELLERS.md)",
+        params: IdParams,
+        body: OwnerChange,
+        response: { 200: User, ...problems(400, 403, 404) },
+      },
+    },
+    async (request) =>
+      withGroupsOne(
+        await users.setOwner(request.params.id, request.body.owner_admin_id?.toLowerCase() ?? null),
+      ),
   );
 
   app.post(

@@ -108,6 +108,10 @@ export const User = Type.Object({
   sub_last_user_agent: Type.Union([Type.String(), Type.Null()], {
     description: "User-Agent of the last /sub fetch",
   }),
+  owner_admin_id: Type.Union([Uuid, Type.Null()], {
+    description:
+      "the admin who owns the user (who created them, or whom an owner moved them to); null: nobody, seen only by admins whose scope is all (docs/RESELLERS.md)",
+  }),
   next_plan_id: NextPlanId,
   group_ids: Type.Optional(
     Type.Array(Uuid, {
@@ -269,6 +273,12 @@ const ListFilterQuery = {
   ),
   expires_before: Type.Optional(ExpiresBefore),
   used_over_percent: Type.Optional(UsedOverPercent),
+  owner_admin_id: Type.Optional(
+    Type.Union([Uuid, Type.Literal("none")], {
+      description:
+        "users this admin owns, or none: users owned by nobody. An admin whose users.read scope is own always sees only their own users",
+    }),
+  ),
 };
 
 /** page/per_page as the seed has them, or an opaque cursor from a previous page's next_cursor. */
@@ -326,6 +336,7 @@ export const UserFilter = Type.Object(
     status: Type.Optional(Type.Array(UserStatus, { minItems: 1, maxItems: 5, uniqueItems: true })),
     expires_before: Type.Optional(ExpiresBefore),
     used_over_percent: Type.Optional(UsedOverPercent),
+    owner_admin_id: ListFilterQuery.owner_admin_id,
   },
   {
     additionalProperties: false,
@@ -413,3 +424,13 @@ export const BulkActionResult = Type.Object({
   status_changed: Type.Integer({ description: "of those, users whose status changed" }),
 });
 export type BulkActionResult = Static<typeof BulkActionResult>;
+
+export const OwnerChange = Type.Object(
+  {
+    owner_admin_id: Type.Union([Uuid, Type.Null()], {
+      description: "the admin who owns the user from now on (null: nobody); within that admin's quotas",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type OwnerChange = Static<typeof OwnerChange>;

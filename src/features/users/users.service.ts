@@ -5,6 +5,7 @@ import { NotFoundError, ValidationError } from "../../lib/errors.ts";
 import type { Changes } from "../../lib/events.ts";
 import { trimName } from "../../lib/names.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
+import type { QuotasRepository, QuotaTx } from "./quotas.repository.ts";
 import { statusAfterWrite } from "./status.ts";
 import type { UserPatch, UsersRepository } from "./users.repository.ts";
 import type { ListQuery, User, UserCreate, UserPage, UserUpdate } from "./users.schemas.ts";
@@ -36,7 +37,38 @@ export class UsersService {
     private readonly links: PublicUrlSource = NO_PUBLIC_URL,
     /** userStatusChanged when a write moves a user's status (provisioning follows at once). */
     private readonly changes?: Changes,
+    /** Resellers' quotas (docs/RESELLERS.md): creates, data limits and owner moves run within them. */
+    private readonly quotas?: QuotasRepository,
   ) {}
+
+  /** Runs a write that may grow the users of these owners within their quotas (none wired: as is). */
+  #withinQuotas<T>(ownerIds: readonly (string | null)[], work: (db?: QuotaTx) => Promise<T>): Promise<T> {
+    return this.quotas === undefined ? work() : this.quotas.withinQuotas(ownerIds, work);
+  }
+
+  /** Who owns the user: an admin's id, null (nobody), undefined when there is no such user. */
+  ownerOf(id: string): Promise<string | null | undefined> {
+    return this.users.findOwner(id);
+  }
+
+  /** Of these ids, the ones `ownerId` owns (every existing one when ownerId is undefined). */
+  ownedIds(ids: readonly string[], ownerId: string | undefined): Promise<Set<string>> {
+    return ownerId === undefined ? this.users.listExistingIds(ids) : this.users.listOwnedIds(ids, ownerId);
+  }
+
+  /** An owner moves a user to another admin (null: nobody), within that admin's quotas. */
+  async setOwner(id: string, ownerId: string | null): Promise<User> {
+    await this.users.getUser(id);
+    if (ownerId !== null && !(await this.users.adminExists(ownerId))) {
+      throw new ValidationError("no such admin", [{ path: "body.owner_admin_id", message: "no such admin" }]);
+    }
+    await this.#withinQuotas([ownerId], (db) =>
+      this.users.setOwner([id], ownerId, this.now().toISOString(), db),
+    );
+    const user = await this.get(id);
+    await this.notify("user.updated", { user: this.#event(user), changed: ["owner_admin_id"] });
+    return user;
+  }
 
   /** The user as the API shows them: subscription_url absolute when a public URL is set. */
   #shown(user: User): User {
@@ -86,8 +118,14 @@ export class UsersService {
     };
   }
 
-  async search(q: string): Promise<User[]> {
-    return (await this.users.searchUsers(q.trim() || q, SEARCH_LIMIT)).map((user) => this.#shown(user));
+  /** `ownerId`: only that admin's users (an own-scoped search). */
+  async search(q: string, ownerId?: string): Promise<User[]> {
+    const query = q.trim() || q;
+    const found =
+      ownerId === undefined
+        ? await this.users.searchUsers(query, SEARCH_LIMIT)
+        : await this.users.searchOwnedUsers(query, SEARCH_LIMIT, ownerId);
+    return found.map((user) => this.#shown(user));
   }
 
   async get(id: string): Promise<User> {
@@ -98,7 +136,8 @@ export class UsersService {
     return this.users.listExistingIds(ids);
   }
 
-  async create(input: UserCreate): Promise<User> {
+  /** `ownerAdminId`: the admin who creates the user and owns them (null: nobody, e.g. the CLI). */
+  async create(input: UserCreate, ownerAdminId: string | null = null): Promise<User> {
     const clock = this.now();
     const now = clock.toISOString();
     const user: User = {
@@ -125,13 +164,14 @@ export class UsersService {
       online_at: null,
       sub_updated_at: null,
       sub_last_user_agent: null,
+      owner_admin_id: ownerAdminId,
       next_plan_id: input.next_plan_id?.toLowerCase() ?? null,
     };
     checkOnHold(input.status, user);
     user.status = statusAfterWrite(input.status, user, clock);
     const subToken = newSubToken();
     user.subscription_url = `/sub/${subToken}`;
-    await this.users.insertUser(user, subToken);
+    await this.#withinQuotas([ownerAdminId], (db) => this.users.insertUser(user, subToken, db));
     await this.notify("user.created", { user: this.#event(user) });
     return this.#shown(user);
   }
@@ -164,7 +204,11 @@ export class UsersService {
       const status = statusAfterWrite(input.status, next, this.now());
       if (status !== current.status) patch.status = status;
     }
-    const updated = await this.users.updateUser(id, patch, this.now().toISOString());
+    // A new data limit may grow the owner's granted total: written within their quota.
+    const owner = patch.data_limit_bytes === undefined ? undefined : await this.users.findOwner(id);
+    const updated = await this.#withinQuotas(owner ? [owner] : [], (db) =>
+      this.users.updateUser(id, patch, this.now().toISOString(), db),
+    );
     if (updated === undefined) throw new NotFoundError("user", id);
     if (patch.status !== undefined) await this.changes?.emit("userStatusChanged", [id]);
     await this.notify("user.updated", { user: this.#event(updated), changed: Object.keys(patch) });

@@ -841,6 +841,24 @@ export type paths = {
                             role: "owner" | "operator" | "support" | "viewer";
                             is_disabled: boolean;
                             totp_enabled: boolean;
+                            scopes: {
+                                "users.read": "own" | "all";
+                                "users.write": "own" | "all";
+                                "users.lifecycle": "own" | "all";
+                                "links.read": "own" | "all";
+                                "access.write": "own" | "all";
+                            };
+                            max_users: number | null;
+                            max_data_bytes: number | null;
+                            allowed_group_ids: string[] | null;
+                            /** @description the users this admin owns, against the quotas */
+                            owned: {
+                                users: number;
+                                /** @description the sum of their data limits */
+                                data_limit_bytes: number;
+                                /** @description users without a data limit */
+                                unlimited_users: number;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -900,6 +918,20 @@ export type paths = {
                         password: string;
                         /** @description owner: everything; operator: the fleet; support: users' links, usage, expiry; viewer: read-only */
                         role: "owner" | "operator" | "support" | "viewer";
+                        /** @description own: the permission reaches only the users this admin owns (another admin's user is a 404); all: every user. Omitted: all. An owner's are always all */
+                        scopes?: {
+                            "users.read"?: "own" | "all";
+                            "users.write"?: "own" | "all";
+                            "users.lifecycle"?: "own" | "all";
+                            "links.read"?: "own" | "all";
+                            "access.write"?: "own" | "all";
+                        };
+                        /** @description most users this admin may own (null: no quota) */
+                        max_users?: number | null;
+                        /** @description most bytes of data limits this admin may grant in all, summed over their users (null: no quota); with a quota, a user without a data limit is refused */
+                        max_data_bytes?: number | null;
+                        /** @description groups this admin may put users in (null: any group) */
+                        allowed_group_ids?: string[] | null;
                     };
                 };
             };
@@ -921,6 +953,24 @@ export type paths = {
                             role: "owner" | "operator" | "support" | "viewer";
                             is_disabled: boolean;
                             totp_enabled: boolean;
+                            scopes: {
+                                "users.read": "own" | "all";
+                                "users.write": "own" | "all";
+                                "users.lifecycle": "own" | "all";
+                                "links.read": "own" | "all";
+                                "access.write": "own" | "all";
+                            };
+                            max_users: number | null;
+                            max_data_bytes: number | null;
+                            allowed_group_ids: string[] | null;
+                            /** @description the users this admin owns, against the quotas */
+                            owned: {
+                                users: number;
+                                /** @description the sum of their data limits */
+                                data_limit_bytes: number;
+                                /** @description users without a data limit */
+                                unlimited_users: number;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -1015,6 +1065,24 @@ export type paths = {
                             role: "owner" | "operator" | "support" | "viewer";
                             is_disabled: boolean;
                             totp_enabled: boolean;
+                            scopes: {
+                                "users.read": "own" | "all";
+                                "users.write": "own" | "all";
+                                "users.lifecycle": "own" | "all";
+                                "links.read": "own" | "all";
+                                "access.write": "own" | "all";
+                            };
+                            max_users: number | null;
+                            max_data_bytes: number | null;
+                            allowed_group_ids: string[] | null;
+                            /** @description the users this admin owns, against the quotas */
+                            owned: {
+                                users: number;
+                                /** @description the sum of their data limits */
+                                data_limit_bytes: number;
+                                /** @description users without a data limit */
+                                unlimited_users: number;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -1089,6 +1157,22 @@ export type paths = {
                         password?: string;
                         /** @description true: remove the admin's second factor */
                         reset_totp?: boolean;
+                        /** @description with is_disabled true: every user this admin owns is disabled too (taken off the cores); re-enabling them is a bulk action over owner_admin_id */
+                        disable_users?: boolean;
+                        /** @description own: the permission reaches only the users this admin owns (another admin's user is a 404); all: every user. Omitted: all. An owner's are always all */
+                        scopes?: {
+                            "users.read"?: "own" | "all";
+                            "users.write"?: "own" | "all";
+                            "users.lifecycle"?: "own" | "all";
+                            "links.read"?: "own" | "all";
+                            "access.write"?: "own" | "all";
+                        };
+                        /** @description most users this admin may own (null: no quota) */
+                        max_users?: number | null;
+                        /** @description most bytes of data limits this admin may grant in all, summed over their users (null: no quota); with a quota, a user without a data limit is refused */
+                        max_data_bytes?: number | null;
+                        /** @description groups this admin may put users in (null: any group) */
+                        allowed_group_ids?: string[] | null;
                     };
                 };
             };
@@ -1110,6 +1194,24 @@ export type paths = {
                             role: "owner" | "operator" | "support" | "viewer";
                             is_disabled: boolean;
                             totp_enabled: boolean;
+                            scopes: {
+                                "users.read": "own" | "all";
+                                "users.write": "own" | "all";
+                                "users.lifecycle": "own" | "all";
+                                "links.read": "own" | "all";
+                                "access.write": "own" | "all";
+                            };
+                            max_users: number | null;
+                            max_data_bytes: number | null;
+                            allowed_group_ids: string[] | null;
+                            /** @description the users this admin owns, against the quotas */
+                            owned: {
+                                users: number;
+                                /** @description the sum of their data limits */
+                                data_limit_bytes: number;
+                                /** @description users without a data limit */
+                                unlimited_users: number;
+                            };
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
@@ -2483,6 +2585,8 @@ export type paths = {
                     expires_before?: string;
                     /** @description users with a data limit whose used_bytes is at least this percentage of data_limit_bytes (0-1000; 100 = at or over the limit); unlimited users never match */
                     used_over_percent?: number;
+                    /** @description users this admin owns, or none: users owned by nobody. An admin whose users.read scope is own always sees only their own users */
+                    owner_admin_id?: string | "none";
                     /** @description created_at (default: the seed's order, oldest first), used_bytes or expire_at; ties by id. expire_at null (never) sorts after every date ascending and before them descending */
                     sort?: "created_at" | "used_bytes" | "expire_at";
                     /** @description asc (default) or desc */
@@ -2553,6 +2657,8 @@ export type paths = {
                                 sub_updated_at: string | null;
                                 /** @description User-Agent of the last /sub fetch */
                                 sub_last_user_agent: string | null;
+                                /** @description the admin who owns the user (who created them, or whom an owner moved them to); null: nobody, seen only by admins whose scope is all (docs/RESELLERS.md) */
+                                owner_admin_id: string | null;
                                 /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
                                 next_plan_id: string | null;
                                 /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
@@ -2698,6 +2804,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the admin who owns the user (who created them, or whom an owner moved them to); null: nobody, seen only by admins whose scope is all (docs/RESELLERS.md) */
+                            owner_admin_id: string | null;
                             /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
                             next_plan_id: string | null;
                             /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
@@ -2805,6 +2913,8 @@ export type paths = {
                             expires_before?: string;
                             /** @description users with a data limit whose used_bytes is at least this percentage of data_limit_bytes (0-1000; 100 = at or over the limit); unlimited users never match */
                             used_over_percent?: number;
+                            /** @description users this admin owns, or none: users owned by nobody. An admin whose users.read scope is own always sees only their own users */
+                            owner_admin_id?: string | "none";
                         };
                     };
                 };
@@ -2938,6 +3048,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the admin who owns the user (who created them, or whom an owner moved them to); null: nobody, seen only by admins whose scope is all (docs/RESELLERS.md) */
+                            owner_admin_id: string | null;
                             /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
                             next_plan_id: string | null;
                             /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
@@ -3049,6 +3161,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the admin who owns the user (who created them, or whom an owner moved them to); null: nobody, seen only by admins whose scope is all (docs/RESELLERS.md) */
+                            owner_admin_id: string | null;
                             /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
                             next_plan_id: string | null;
                             /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
@@ -3188,6 +3302,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the admin who owns the user (who created them, or whom an owner moved them to); null: nobody, seen only by admins whose scope is all (docs/RESELLERS.md) */
+                            owner_admin_id: string | null;
                             /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
                             next_plan_id: string | null;
                             /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
@@ -3427,6 +3543,147 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/users/{id}/owner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move a user to another admin (owners only)
+         * @description The new owner's quotas apply: a move past max_users or max_data_bytes is 403 quota_exceeded (docs/RESELLERS.md)
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID in lowercase canonical form (upper case and urn:uuid: are refused) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the admin who owns the user from now on (null: nobody); within that admin's quotas */
+                        owner_admin_id: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID in lowercase canonical form (upper case and urn:uuid: are refused)
+                             */
+                            id: string;
+                            name: string;
+                            comment: string | null;
+                            announce: string | null;
+                            ip_limit: number | null;
+                            device_limit: number | null;
+                            /** @description blocked by the IP limit until then (credentials off every core); null: not blocked */
+                            fair_use_blocked_until: string | null;
+                            telegram_id: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC, e.g. 2026-11-21T10:00:00.000Z
+                             */
+                            updated_at: string;
+                            /** @description the user's subscription URL: /sub/{sub_token}, absolute when public_url is set in /api/subscription-settings; a credential (POST /api/users/{id}/revoke-subscription replaces it) */
+                            subscription_url: string;
+                            /** @description active: on the cores. disabled: set by an admin. limited: used_bytes reached data_limit_bytes. expired: expire_at passed. on_hold: waiting for first traffic or on_hold_timeout_at; then active, with expire_at = that moment + on_hold_duration_seconds. Only active and on_hold users have credentials on the cores (on_hold: their first traffic starts the clock) */
+                            status: "active" | "disabled" | "limited" | "expired" | "on_hold";
+                            /** @description bytes per period; null = unlimited */
+                            data_limit_bytes: number | null;
+                            /** @description when used_bytes starts over: never, at 00:00 UTC each day, Monday each week, the 1st of each month, each month on the day of the user's last reset (or creation), 1 January */
+                            data_limit_reset: "no_reset" | "day" | "week" | "month" | "month_rolling" | "year";
+                            /** @description traffic in the current period, each server's bytes × its usage_coefficient */
+                            used_bytes: number;
+                            /** @description traffic over every period (× coefficient) */
+                            lifetime_used_bytes: number;
+                            /** @description when used_bytes last started over */
+                            last_reset_at: string | null;
+                            /** @description null = never */
+                            expire_at: string | null;
+                            /** @description on_hold: seconds of access counted from the first traffic (or on_hold_timeout_at) */
+                            on_hold_duration_seconds: number | null;
+                            /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
+                            on_hold_timeout_at: string | null;
+                            /** @description the last traffic collection that saw this user's traffic */
+                            online_at: string | null;
+                            /** @description the last /sub fetch (written in batches: up to a few seconds late) */
+                            sub_updated_at: string | null;
+                            /** @description User-Agent of the last /sub fetch */
+                            sub_last_user_agent: string | null;
+                            /** @description the admin who owns the user (who created them, or whom an owner moved them to); null: nobody, seen only by admins whose scope is all (docs/RESELLERS.md) */
+                            owner_admin_id: string | null;
+                            /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
+                            next_plan_id: string | null;
+                            /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
+                            group_ids?: string[];
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
     "/api/users/{id}/renew": {
         parameters: {
             query?: never;
@@ -3518,6 +3775,8 @@ export type paths = {
                             sub_updated_at: string | null;
                             /** @description User-Agent of the last /sub fetch */
                             sub_last_user_agent: string | null;
+                            /** @description the admin who owns the user (who created them, or whom an owner moved them to); null: nobody, seen only by admins whose scope is all (docs/RESELLERS.md) */
+                            owner_admin_id: string | null;
                             /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
                             next_plan_id: string | null;
                             /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */
@@ -4320,6 +4579,8 @@ export type paths = {
                             expires_before?: string;
                             /** @description users with a data limit whose used_bytes is at least this percentage of data_limit_bytes (0-1000; 100 = at or over the limit); unlimited users never match */
                             used_over_percent?: number;
+                            /** @description users this admin owns, or none: users owned by nobody. An admin whose users.read scope is own always sees only their own users */
+                            owner_admin_id?: string | "none";
                         };
                     };
                 };
@@ -4437,6 +4698,8 @@ export type paths = {
                             expires_before?: string;
                             /** @description users with a data limit whose used_bytes is at least this percentage of data_limit_bytes (0-1000; 100 = at or over the limit); unlimited users never match */
                             used_over_percent?: number;
+                            /** @description users this admin owns, or none: users owned by nobody. An admin whose users.read scope is own always sees only their own users */
+                            owner_admin_id?: string | "none";
                         };
                     };
                 };
@@ -9573,6 +9836,8 @@ export type paths = {
                                 sub_updated_at: string | null;
                                 /** @description User-Agent of the last /sub fetch */
                                 sub_last_user_agent: string | null;
+                                /** @description the admin who owns the user (who created them, or whom an owner moved them to); null: nobody, seen only by admins whose scope is all (docs/RESELLERS.md) */
+                                owner_admin_id: string | null;
                                 /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
                                 next_plan_id: string | null;
                                 /** @description the groups the user belongs to, by name (docs/GROUPS.md); on the user routes of /api/users, not in webhook payloads */

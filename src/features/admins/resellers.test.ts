@@ -1,0 +1,352 @@
+// Resellers (issue 49 item 3, docs/RESELLERS.md): two resellers whose every user permission has
+// scope own walk every protected route of the app's route table with the other one's ids. A route
+// naming a user is the same 404 as an unknown id; a route over every owner's users is 403
+// scope_all_required; a list, search, bulk action or grant never shows or touches the other's users.
+// Quotas hold under 50 concurrent creates (check and write in one locked transaction, both dialects).
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { MemoryFleet } from "../../../test/support/memory-core.ts";
+import { operationsOf, sample } from "../../../test/support/openapi-ops.ts";
+import { createInbound, kindTemplate, registerServer } from "../../../test/support/provisioning.ts";
+import { createTemplate } from "../../../test/support/templates.ts";
+import { can, isScopable, SCOPABLE_PERMISSIONS } from "../../lib/roles.ts";
+import { routePermission, routeUserReach } from "./permissions.ts";
+
+const fleet = new MemoryFleet();
+let t: TestApp;
+type Reseller = { id: string; auth: { authorization: string }; userIds: string[] };
+const resellers: Reseller[] = [];
+let serverId = "";
+let inboundId = "";
+let groupId = "";
+
+const ALL_OWN = Object.fromEntries(SCOPABLE_PERMISSIONS.map((p) => [p, "own"]));
+
+async function api(auth: Record<string, string>, method: string, url: string, payload?: unknown) {
+  return t.app.inject({
+    method: method as "GET",
+    url,
+    headers: auth,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
+}
+
+async function makeReseller(username: string, quotas: Record<string, unknown> = {}): Promise<Reseller> {
+  const password = `${username}-password`;
+  const res = await api(t.auth, "POST", "/api/admins", {
+    username,
+    password,
+    role: "operator",
+    scopes: ALL_OWN,
+    ...quotas,
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  const token = await t.app.inject({
+    method: "POST",
+    url: "/api/auth/token",
+    payload: { username, password },
+  });
+  assert.equal(token.statusCode, 200, token.body);
+  return { id: res.json().id, auth: { authorization: `Bearer ${token.json().access_token}` }, userIds: [] };
+}
+
+before(async () => {
+  t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "500" }, { cores: fleet });
+  const port = 21_000 + Math.floor(Math.random() * 1000);
+  fleet.add(port, "v2ray");
+  serverId = (await registerServer(t, port, { name: "reseller fleet" })).id;
+  const template = (await createTemplate(
+    t,
+    kindTemplate({ protocol: "vless", network: "tcp", tls: false }),
+  )) as {
+    id: string;
+  };
+  inboundId = (await createInbound(t, serverId, { template_id: template.id, port: port + 1 })).id;
+  const group = await api(t.auth, "POST", "/api/groups", { name: "resold", inbound_ids: [] });
+  assert.equal(group.statusCode, 201, group.body);
+  groupId = group.json().id;
+  for (const name of ["reseller-a", "reseller-b"]) {
+    const reseller = await makeReseller(name);
+    for (let i = 0; i < 2; i++) {
+      const res = await api(reseller.auth, "POST", "/api/users", { name: `${name} user ${i}` });
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal(res.json().owner_admin_id, reseller.id);
+      reseller.userIds.push(res.json().id);
+    }
+    resellers.push(reseller);
+  }
+  // The owner's own user: owned by the owner, seen by neither reseller.
+  const own = await api(t.auth, "POST", "/api/users", { name: "owner's user" });
+  assert.equal(own.statusCode, 201, own.body);
+});
+after(async () => {
+  await t.close();
+});
+
+/** Every user route answers another reseller's id exactly as an unknown id (nothing to probe). */
+function sameAsUnknown(other: string, unknown: string, otherId: string, unknownId: string) {
+  assert.equal(other.replaceAll(otherId, "ID"), unknown.replaceAll(unknownId, "ID"));
+}
+
+describe("reseller isolation: the route walk", () => {
+  test("every route that acts on users has a reach in the table (a new route cannot be missed)", () => {
+    for (const route of t.app.routeTable.filter((r) => !r.isPublic)) {
+      const permission = routePermission(route.method, route.url);
+      assert.ok(permission !== undefined, `${route.method} ${route.url}`);
+      const reach = routeUserReach(route.method, route.url, permission);
+      if (isScopable(permission)) assert.ok(reach !== undefined, `${route.method} ${route.url}`);
+    }
+    assert.throws(() => routeUserReach("GET", "/api/users/:id/new-thing", "users.read"), /ROUTE_USER_REACH/);
+  });
+
+  test("with the other reseller's ids: one-user routes are 404 like unknown ids, fleet routes 403, and nothing changes", async () => {
+    const [a, b] = resellers as [Reseller, Reseller];
+    const doc = (await t.app.inject({ url: "/api/openapi.json" })).json();
+    const bodies = new Map(operationsOf(doc).map((op) => [`${op.method} ${op.path}`, op.body]));
+    const victim = b.userIds[0] as string;
+    const before = (await api(t.auth, "GET", `/api/users/${victim}`)).json();
+    let walked = 0;
+    for (const route of t.app.routeTable.filter((r) => !r.isPublic && r.method !== "HEAD")) {
+      const permission = routePermission(route.method, route.url);
+      if (permission === undefined) continue;
+      const reach = routeUserReach(route.method, route.url, permission);
+      if (reach === undefined || reach.kind === "owned" || reach.kind === "none") continue;
+      const openapiPath = route.url.replace(/:([a-z_]+)/g, "{$1}");
+      const body = sample(bodies.get(`${route.method} ${openapiPath}`) as never, {
+        user_ids: [victim],
+        owner_admin_id: a.id,
+      });
+      const others = randomUUID();
+      const fill = (userId: string) =>
+        route.url.replace(/:([a-z_]+)/g, (_m, name: string) =>
+          reach.kind === "user" && name === reach.param ? userId : name === "id" ? groupId : others,
+        );
+      const payload = body === null ? undefined : body;
+      const res = await api(a.auth, route.method, fill(victim), payload);
+      const key = `${route.method} ${route.url}`;
+      if (!can("operator", permission)) {
+        // The role stops it first (owners only: the audit log, webhooks, moving users between admins).
+        assert.equal(res.statusCode, 403, `${key}: ${res.body}`);
+      } else if (reach.kind === "fleet") {
+        assert.equal(res.statusCode, 403, `${key}: ${res.body}`);
+        assert.equal(res.json().code, "scope_all_required", key);
+      } else {
+        const unknownId = randomUUID();
+        const unknown = await api(a.auth, route.method, fill(unknownId), payload);
+        assert.equal(res.statusCode, 404, `${key}: ${res.body}`);
+        assert.equal(unknown.statusCode, 404, `${key}: ${unknown.body}`);
+        sameAsUnknown(res.body, unknown.body, victim, unknownId);
+      }
+      walked++;
+    }
+    assert.ok(walked >= 20, `walked ${walked} routes`);
+    const afterWalk = (await api(t.auth, "GET", `/api/users/${victim}`)).json();
+    assert.deepEqual(afterWalk, before, "the victim's user is unchanged");
+  });
+
+  test("lists, search, filters and group members show only the reseller's own users", async () => {
+    const [a, b] = resellers as [Reseller, Reseller];
+    const list = await api(a.auth, "GET", "/api/users");
+    assert.equal(list.statusCode, 200, list.body);
+    assert.deepEqual(
+      list
+        .json()
+        .items.map((u: { id: string }) => u.id)
+        .sort(),
+      [...a.userIds].sort(),
+    );
+    assert.equal(list.json().total, a.userIds.length);
+    const asked = await api(a.auth, "GET", `/api/users?owner_admin_id=${b.id}&status=active`);
+    assert.deepEqual(
+      asked
+        .json()
+        .items.map((u: { id: string }) => u.id)
+        .sort(),
+      [...a.userIds].sort(),
+    );
+    const nobody = await api(a.auth, "GET", "/api/users?owner_admin_id=none");
+    assert.deepEqual(
+      nobody
+        .json()
+        .items.map((u: { id: string }) => u.id)
+        .sort(),
+      [...a.userIds].sort(),
+    );
+    for (const q of ["reseller-b", b.userIds[0] as string, "user"]) {
+      const found = await api(a.auth, "GET", `/api/users/search?q=${encodeURIComponent(q)}`);
+      assert.equal(found.statusCode, 200, found.body);
+      for (const user of found.json())
+        assert.ok(a.userIds.includes(user.id), `search ${q} found ${user.name}`);
+    }
+    // The owner filters by owner.
+    const byOwner = await api(t.auth, "GET", `/api/users?owner_admin_id=${b.id}`);
+    assert.deepEqual(
+      byOwner
+        .json()
+        .items.map((u: { id: string }) => u.id)
+        .sort(),
+      [...b.userIds].sort(),
+    );
+    const joined = await api(t.auth, "POST", `/api/groups/${groupId}/members`, { user_ids: b.userIds });
+    assert.equal(joined.statusCode, 200, joined.body);
+    const members = await api(a.auth, "GET", `/api/groups/${groupId}/members`);
+    assert.equal(members.statusCode, 200, members.body);
+    assert.deepEqual(members.json().items, []);
+    assert.equal(members.json().total, 0);
+  });
+
+  test("bulk actions, group membership and grants with the other reseller's ids match nothing", async () => {
+    const [a, b] = resellers as [Reseller, Reseller];
+    const bulk = await api(a.auth, "POST", "/api/users/bulk-actions", {
+      action: { type: "set_status", status: "disabled" },
+      ids: b.userIds,
+    });
+    assert.equal(bulk.statusCode, 200, bulk.body);
+    assert.equal(bulk.json().matched, 0);
+    const byFilter = await api(a.auth, "POST", "/api/users/bulk-actions", {
+      action: { type: "extend_expiry", days: 1 },
+      filter: { owner_admin_id: b.id },
+    });
+    assert.equal(byFilter.json().matched, a.userIds.length, byFilter.body);
+    for (const path of ["members", "members/remove"]) {
+      const res = await api(a.auth, "POST", `/api/groups/${groupId}/${path}`, { user_ids: b.userIds });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().matched, 0, path);
+    }
+    const grant = await api(a.auth, "POST", `/api/servers/${serverId}/inbounds/${inboundId}/users`, {
+      user_id: b.userIds[0],
+    });
+    assert.equal(grant.statusCode, 404, grant.body);
+    const bulkGrant = await api(a.auth, "POST", `/api/servers/${serverId}/inbounds/${inboundId}/users/bulk`, {
+      user_ids: b.userIds,
+    });
+    assert.equal(bulkGrant.statusCode, 200, bulkGrant.body);
+    assert.equal(bulkGrant.json().granted, 0);
+    assert.deepEqual([...bulkGrant.json().unknown_users].sort(), [...b.userIds].sort());
+    // B's own grant, which A can neither see nor revoke.
+    const own = await api(b.auth, "POST", `/api/servers/${serverId}/inbounds/${inboundId}/users`, {
+      user_id: b.userIds[1],
+    });
+    assert.equal(own.statusCode, 201, own.body);
+    const revoke = await api(
+      a.auth,
+      "DELETE",
+      `/api/servers/${serverId}/inbounds/${inboundId}/users/${b.userIds[1]}`,
+    );
+    assert.equal(revoke.statusCode, 404, revoke.body);
+    const still = await api(t.auth, "GET", `/api/users/${b.userIds[1]}/access`);
+    assert.equal(still.json().length, 1, still.body);
+    for (const id of b.userIds) {
+      const user = (await api(t.auth, "GET", `/api/users/${id}`)).json();
+      assert.equal(user.status, "active");
+      assert.equal(user.expire_at, null);
+    }
+  });
+});
+
+describe("quotas", () => {
+  test("max_users holds under 50 concurrent creates: 10 made, 40 refused naming the quota", async () => {
+    const r = await makeReseller("quota-users", { max_users: 10 });
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => api(r.auth, "POST", "/api/users", { name: `race ${i}` })),
+    );
+    const codes = answers.map((res) => res.statusCode);
+    assert.equal(codes.filter((c) => c === 201).length, 10, JSON.stringify(codes));
+    assert.equal(codes.filter((c) => c === 403).length, 40, JSON.stringify(codes));
+    const refused = answers.find((res) => res.statusCode === 403)?.json();
+    assert.equal(refused.code, "quota_exceeded");
+    assert.equal(refused.errors[0].path, "max_users");
+    const admin = (await api(t.auth, "GET", `/api/admins/${r.id}`)).json();
+    assert.equal(admin.owned.users, 10);
+    const list = await api(r.auth, "GET", "/api/users");
+    assert.equal(list.json().total, 10);
+  });
+
+  test("max_data_bytes holds under 50 concurrent creates, and refuses unlimited users and raised limits", async () => {
+    const r = await makeReseller("quota-data", { max_data_bytes: 1000 });
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        api(r.auth, "POST", "/api/users", { name: `bytes ${i}`, data_limit_bytes: 100 }),
+      ),
+    );
+    assert.equal(answers.filter((res) => res.statusCode === 201).length, 10);
+    assert.ok(answers.every((res) => res.statusCode === 201 || res.json().code === "quota_exceeded"));
+    const admin = (await api(t.auth, "GET", `/api/admins/${r.id}`)).json();
+    assert.deepEqual(admin.owned, { users: 10, data_limit_bytes: 1000, unlimited_users: 0 });
+    const unlimited = await api(r.auth, "POST", "/api/users", { name: "unlimited" });
+    assert.equal(unlimited.statusCode, 403, unlimited.body);
+    assert.equal(unlimited.json().errors[0].path, "max_data_bytes");
+    const mine = (await api(r.auth, "GET", "/api/users")).json().items[0];
+    const raised = await api(r.auth, "PUT", `/api/users/${mine.id}`, { data_limit_bytes: 101 });
+    assert.equal(raised.statusCode, 403, raised.body);
+    const lowered = await api(r.auth, "PUT", `/api/users/${mine.id}`, { data_limit_bytes: 50 });
+    assert.equal(lowered.statusCode, 200, lowered.body);
+    const added = await api(r.auth, "POST", "/api/users/bulk-actions", {
+      action: { type: "add_data_limit", bytes: 100 },
+      ids: [mine.id],
+    });
+    assert.equal(added.statusCode, 403, added.body);
+    assert.equal((await api(t.auth, "GET", `/api/users/${mine.id}`)).json().data_limit_bytes, 50);
+  });
+
+  test("allowed groups: a group outside them is refused, naming the quota", async () => {
+    const other = await api(t.auth, "POST", "/api/groups", { name: "not resold", inbound_ids: [] });
+    const r = await makeReseller("quota-groups", { allowed_group_ids: [groupId] });
+    const inGroup = await api(r.auth, "POST", "/api/users", { name: "grouped", group_ids: [groupId] });
+    assert.equal(inGroup.statusCode, 201, inGroup.body);
+    const outside = await api(r.auth, "POST", "/api/users", {
+      name: "outside",
+      group_ids: [other.json().id],
+    });
+    assert.equal(outside.statusCode, 403, outside.body);
+    assert.equal(outside.json().errors[0].path, "allowed_group_ids");
+    const join = await api(r.auth, "POST", `/api/groups/${other.json().id}/members`, {
+      user_ids: [inGroup.json().id],
+    });
+    assert.equal(join.statusCode, 403, join.body);
+  });
+});
+
+describe("owners move users and disable resellers", () => {
+  test("an owner moves a user to another admin within that admin's quota; the reseller then sees it", async () => {
+    const [a, b] = resellers as [Reseller, Reseller];
+    const moved = await api(t.auth, "PATCH", `/api/users/${b.userIds[0]}/owner`, { owner_admin_id: a.id });
+    assert.equal(moved.statusCode, 200, moved.body);
+    assert.equal(moved.json().owner_admin_id, a.id);
+    assert.equal((await api(a.auth, "GET", `/api/users/${b.userIds[0]}`)).statusCode, 200);
+    assert.equal((await api(b.auth, "GET", `/api/users/${b.userIds[0]}`)).statusCode, 404);
+    const full = await makeReseller("quota-full", { max_users: 0 });
+    const refused = await api(t.auth, "PATCH", `/api/users/${b.userIds[0]}/owner`, {
+      owner_admin_id: full.id,
+    });
+    assert.equal(refused.statusCode, 403, refused.body);
+    assert.equal(refused.json().code, "quota_exceeded");
+    const unknown = await api(t.auth, "PATCH", `/api/users/${b.userIds[0]}/owner`, {
+      owner_admin_id: randomUUID(),
+    });
+    assert.equal(unknown.statusCode, 400, unknown.body);
+    const back = await api(t.auth, "PATCH", `/api/users/${b.userIds[0]}/owner`, { owner_admin_id: b.id });
+    assert.equal(back.statusCode, 200, back.body);
+  });
+
+  test("an owner's scopes are all; disabling a reseller can disable their users", async () => {
+    const owner = await api(t.auth, "POST", "/api/admins", {
+      username: "scoped-owner",
+      password: "scoped-owner-password",
+      role: "owner",
+      scopes: { "users.read": "own" },
+    });
+    assert.equal(owner.statusCode, 409, owner.body);
+    assert.equal(owner.json().code, "owner_scope_all");
+    const r = await makeReseller("to-disable");
+    const made = await api(r.auth, "POST", "/api/users", { name: "goes dark" });
+    assert.equal(made.statusCode, 201, made.body);
+    const off = await api(t.auth, "PUT", `/api/admins/${r.id}`, { is_disabled: true, disable_users: true });
+    assert.equal(off.statusCode, 200, off.body);
+    assert.equal((await api(t.auth, "GET", `/api/users/${made.json().id}`)).json().status, "disabled");
+    const others = (await api(t.auth, "GET", `/api/users/${resellers[0]?.userIds[1]}`)).json();
+    assert.equal(others.status, "active");
+  });
+});

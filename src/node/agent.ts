@@ -16,6 +16,7 @@ import { packageVersion } from "../lib/version.ts";
 import { AgentRequestError, type AgentServer, startAgentServer } from "./agent-server.ts";
 import { writeFileAtomic } from "./atomic-file.ts";
 import { ConnectionTracker, destroySockets } from "./connections.ts";
+import { CutSchedule } from "./cut-schedule.ts";
 import { DesiredState } from "./desired-state.ts";
 import { type NodeIdentity, readIdentity, writeCertificate } from "./identity.ts";
 import { CoreSupervisor } from "./supervisor.ts";
@@ -55,6 +56,8 @@ export class NodeAgent {
   private readonly connections = new ConnectionTracker();
   private cutTimer: NodeJS.Timeout | null = null;
   private cutDeadline: number | null = null;
+  /** Users dropped with a replaced inbound wait for the panel's re-adds before being cut. */
+  private readonly cuts = new CutSchedule();
   private lastReplay: {
     at: string;
     inbounds: number;
@@ -135,7 +138,11 @@ export class NodeAgent {
     await this.gate;
     const answer = await this.supervisor.relay.call(path, body);
     const change = answer.ok ? changeOf(path, body) : null;
-    if (change !== null) await this.desired.record(change, path, body);
+    if (change !== null) {
+      const before = change.kind === "remove-inbound" ? this.desired.emailsOf(change.tag) : [];
+      this.cuts.noteChange(change, before, Date.now());
+      await this.desired.record(change, path, body);
+    }
     // The core now refuses a removed user's new connections; the open ones are cut once the
     // panel's changes settle (a V2Ray re-apply removes an inbound and adds it back with its users).
     if (change !== null && change.kind !== "add-user") this.scheduleCut();
@@ -157,8 +164,19 @@ export class NodeAgent {
     this.cutTimer = null;
     this.cutDeadline = null;
     const present = this.desired.emails();
-    for (const email of this.connections.emails()) {
-      if (present.has(email)) continue;
+    const absent = new Set(this.connections.emails().filter((email) => !present.has(email)));
+    const { cut, retryInMs } = this.cuts.due(absent, Date.now());
+    this.cuts.forgetExcept(absent);
+    if (retryInMs !== undefined) {
+      this.cutTimer = setTimeout(() => void this.cutRemoved(), Math.max(0, retryInMs));
+    }
+    if (cut.length > 0 || retryInMs !== undefined) {
+      this.options.log?.("cutting removed users' connections", {
+        users: cut.length,
+        held_back: absent.size - cut.length,
+      });
+    }
+    for (const email of cut) {
       const sources = this.connections.take(email);
       const result = await destroySockets(sources);
       if (result.error !== null) {

@@ -67,6 +67,11 @@ export class DesiredState {
     return out;
   }
 
+  /** The emails the inbound `tag` holds now. */
+  emailsOf(tag: string): string[] {
+    return [...(this.users.get(tag)?.keys() ?? [])];
+  }
+
   /** Records a change the core accepted; resolves once it is on disk. */
   record(change: DesiredChange, path: string, request: Uint8Array): Promise<void> {
     const call = { path, request: Buffer.from(request).toString("base64") };

@@ -61,7 +61,10 @@ export async function joinedNode(t: TestApp, cleanup: Cleanup, panelUrl: string)
 export async function startAgent(
   cleanup: Cleanup,
   node: NodeFixture,
-  options: { trafficIntervalMs?: number } = {},
+  options: {
+    trafficIntervalMs?: number;
+    log?: (message: string, fields?: Record<string, unknown>) => void;
+  } = {},
 ): Promise<NodeAgent> {
   const agent = new NodeAgent({
     dir: node.dir,
@@ -71,6 +74,7 @@ export async function startAgent(
     coreApiPort: await freePort(),
     backoff: { initialMs: 50, maxMs: 500 },
     trafficIntervalMs: options.trafficIntervalMs ?? 500,
+    ...(options.log === undefined ? {} : { log: options.log }),
   });
   cleanup(() => agent.stop());
   await agent.start();

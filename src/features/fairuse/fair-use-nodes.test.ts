@@ -37,6 +37,8 @@ const TRAFFIC_INTERVAL_MS = 500;
 const RECONCILE_MS = 3000;
 const BLOCK_SECONDS = 15;
 let t: TestApp;
+/** The agent's wait for a replaced inbound's re-adds (src/node/cut-schedule.ts REPLACE_QUIET_MS). */
+const REPLACE_QUIET_MS = 1000;
 let nodes: NodeFixture[];
 let httpPort: number;
 let streamPort: number;
@@ -46,7 +48,12 @@ needs.before(async () => {
   stack.add(() => t.close());
   const panelUrl = await listenPanel(t);
   nodes = [await joinedNode(t, stack.add, panelUrl), await joinedNode(t, stack.add, panelUrl)];
-  for (const node of nodes) await startAgent(stack.add, node, { trafficIntervalMs: TRAFFIC_INTERVAL_MS });
+  for (const node of nodes) {
+    await startAgent(stack.add, node, {
+      trafficIntervalMs: TRAFFIC_INTERVAL_MS,
+      log: (message, fields) => t.deps.logger.info({ ...fields, agent: node.serverId }, message),
+    });
+  }
   httpPort = await startHttpServer(stack.add, BODY);
   const stream = createServer((_request, response) => {
     response.writeHead(200, { "content-type": "application/octet-stream" });
@@ -203,12 +210,14 @@ describe("IP limits across two nodes, real v2ray cores and clients", needs, () =
     );
     stack.add(() => jobs.stop());
     const startedAt = Date.now();
+    t.deps.logger.info({ started_at: startedAt }, "fair-use test: jobs started");
     const lastBytes = await Promise.all(
       downloads.map((d, i) => silent(d, TRAFFIC_INTERVAL_MS + RECONCILE_MS + 8000, `client ${i + 1} cut`)),
     );
     for (const [i, at] of lastBytes.entries()) {
       assert.ok(
-        at - startedAt <= TRAFFIC_INTERVAL_MS + RECONCILE_MS + 2000,
+        // + the agent's wait for a replaced inbound's re-adds (the first reconcile here is a full apply)
+        at - startedAt <= TRAFFIC_INTERVAL_MS + RECONCILE_MS + REPLACE_QUIET_MS + 2000,
         `client ${i + 1}'s last byte came ${at - startedAt} ms after the job started`,
       );
     }
@@ -223,23 +232,19 @@ describe("IP limits across two nodes, real v2ray cores and clients", needs, () =
     );
     for (const [i, socks] of clients.entries())
       await expectBlocked(socks, httpPort, BODY, `client ${i + 1} while blocked`);
-    // the user under the limit: never cut, never warned
-    // never warned or blocked, still admitted, and its client carries new connections. Its open
-    // download is only observed: in some runs on the loaded machine it stalled after the sharer's
-    // removal on the same V2Ray inbound (cause not found yet; docs/FAIR-USE.md, "Open").
+    // The user under the limit is never touched: never warned or blocked, still admitted, new
+    // connections carry traffic, and the download it had open all along goes on. (It used to stall in
+    // some loaded runs: the reconciler's full apply replaces the V2Ray inbound, which drops every user
+    // of it from the agent's desired state until the re-adds arrive, and the agent's cut ran in
+    // between; src/node/cut-schedule.ts now waits for the re-adds.)
     const calmView = await fairUseOf(calm.user_id);
     assert.deepEqual([calmView.blocked_until, calmView.blocks.length], [null, 0]);
     await expectCarries(calmClient, httpPort, BODY, "the calm user's client while the sharer is blocked");
     const calmBefore = calmDownload.received();
-    const calmGoesOn = await waitFor(() => calmDownload.received() > calmBefore + 64 * 1024, {
+    await waitFor(() => calmDownload.received() > calmBefore + 64 * 1024, {
       timeoutMs: 10_000,
       what: "the calm user's open download going on",
-    }).then(
-      () => true,
-      () => false,
-    );
-    if (!calmGoesOn)
-      t.deps.logger.warn("fair-use test: the calm user's open download stalled (see docs/FAIR-USE.md, Open)");
+    });
 
     // Warnings and blocks are in the outbox and the audit log with their reason.
     const audit = await request(t, "GET", `/api/audit?action=users.fair_use_block&target=${userId}`);

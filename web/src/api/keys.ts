@@ -11,6 +11,8 @@ export const keys = {
     one: (id: string) => ["users", "one", id] as const,
     access: (id: string) => ["users", "one", id, "access"] as const,
     usage: (id: string) => ["users", "one", id, "usage"] as const,
+    devices: (id: string) => ["users", "one", id, "devices"] as const,
+    fairUse: (id: string) => ["users", "one", id, "fair-use"] as const,
   },
   /** Every user's grants (a bulk grant changes many). */
   allAccess: ["users", "one"] as const,

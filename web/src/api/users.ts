@@ -62,6 +62,22 @@ export function useUserUsage(id: string) {
   });
 }
 
+/** The user's devices (HWIDs) and device limit. */
+export function useUserDevices(id: string) {
+  return useQuery({
+    queryKey: keys.users.devices(id),
+    queryFn: () => unwrap(api.GET("/api/users/{id}/devices", byId(id))),
+  });
+}
+
+/** The user's IP limit, block, addresses in the window and block history. */
+export function useUserFairUse(id: string) {
+  return useQuery({
+    queryKey: keys.users.fairUse(id),
+    queryFn: () => unwrap(api.GET("/api/users/{id}/fair-use", byId(id))),
+  });
+}
+
 export async function userHistory(id: string, range: HistoryQuery): Promise<UsageSeries["buckets"]> {
   const answer = await unwrap(api.GET("/api/users/{id}/usage", { params: { path: { id }, query: range } }));
   if (!("buckets" in answer)) throw new Error("expected the usage history");
@@ -74,5 +90,9 @@ export const usersApi = {
   update: (id: string, body: UserUpdate) => unwrap(api.PUT("/api/users/{id}", { ...byId(id), body })),
   remove: (id: string) => unwrap(api.DELETE("/api/users/{id}", byId(id))),
   bulkAction: (body: BulkActionBody) => unwrap(api.POST("/api/users/bulk-actions", { body })),
+  removeDevice: (id: string, deviceId: string) =>
+    unwrap(
+      api.DELETE("/api/users/{id}/devices/{device_id}", { params: { path: { id, device_id: deviceId } } }),
+    ),
   revokeSubscription: (id: string) => unwrap(api.POST("/api/users/{id}/revoke-subscription", byId(id))),
 };

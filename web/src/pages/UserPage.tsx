@@ -1,5 +1,6 @@
 // One user: their fields, their subscription URL, every grant with its share link (copy, QR), grant
-// on any inbound in two clicks (open the picker, pick), revoke, usage per server and over time, delete.
+// on any inbound in two clicks (open the picker, pick), revoke, usage per server and over time, its
+// devices and addresses (fair use), delete.
 
 import {
   ActionIcon,
@@ -37,6 +38,7 @@ import { PageLoader } from "../ui/PageLoader.tsx";
 import { QrCode } from "../ui/QrCode.tsx";
 import { BackLink } from "../ui/Scaffold.tsx";
 import { SyncBadge } from "../ui/StatusBadge.tsx";
+import { FairUseCard } from "./users/FairUseCard.tsx";
 import { UserCard } from "./users/UserCard.tsx";
 
 export function QrButton({ value, title }: { value: string; title: string }) {
@@ -373,6 +375,7 @@ export function UserPage({ id }: { id: string }) {
         </Stack>
         <Stack>
           <UserCard user={data} canEdit={can("users.write")} />
+          <FairUseCard user={data} canEdit={can("users.write")} />
           <UsageCard user={data} />
           <UsageHistoryCard
             title={t("history.userTitle")}

@@ -26,7 +26,8 @@ export function UserCard({ user, canEdit }: { user: User; canEdit: boolean }) {
     form.resetDirty();
   }, [user.updated_at]);
   const save = useChange((body: UserUpdate) => usersApi.update(user.id, body), {
-    invalidates: [keys.users.lists()],
+    // the fair-use card shows the limits applied (device_limit, ip_limit)
+    invalidates: [keys.users.lists(), keys.users.devices(user.id), keys.users.fairUse(user.id)],
     done: t("common.saved"),
     onSuccess: (saved) => {
       queryClient.setQueryData(keys.users.one(saved.id), saved);

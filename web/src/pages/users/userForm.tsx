@@ -1,7 +1,7 @@
 // A user's form, the same in "New user" and on the user page: name, Telegram ID, comment (and on the
 // user page the user's own announcement), the data
 // limit in GiB or MiB (empty = unlimited), when usage starts over, the expiry (empty = never) or on
-// hold with its duration. Values are named after the API's fields, so a problem's `body.<field>`
+// hold with its duration, the device and IP limits (empty = the settings' default, 0 = unlimited). Values are named after the API's fields, so a problem's `body.<field>`
 // lands on its input; the page sends only what changed, the dialog what was filled in.
 import { NumberInput, Select, SimpleGrid, Textarea, TextInput } from "@mantine/core";
 import type { UseFormReturnType } from "@mantine/form";
@@ -29,6 +29,9 @@ export type UserValues = {
   expire_at: string;
   /** days; "" = none */
   on_hold_duration_seconds: number | string;
+  /** "" = the settings' default; 0 = unlimited */
+  ip_limit: number | string;
+  device_limit: number | string;
 };
 
 export const NEW_USER: UserValues = {
@@ -42,6 +45,8 @@ export const NEW_USER: UserValues = {
   data_limit_reset: "no_reset",
   expire_at: "",
   on_hold_duration_seconds: "",
+  ip_limit: "",
+  device_limit: "",
 };
 
 function localInput(iso: string | null): string {
@@ -66,6 +71,8 @@ export function valuesOf(user: User): UserValues {
     expire_at: localInput(user.expire_at),
     on_hold_duration_seconds:
       user.on_hold_duration_seconds === null ? "" : Math.round(user.on_hold_duration_seconds / 86_400),
+    ip_limit: user.ip_limit ?? "",
+    device_limit: user.device_limit ?? "",
   };
 }
 
@@ -82,6 +89,8 @@ const CONVERT: { [K in Field]: (v: UserValues) => unknown } = {
   expire_at: (v) => (v.expire_at === "" ? null : new Date(v.expire_at).toISOString()),
   on_hold_duration_seconds: (v) =>
     v.on_hold_duration_seconds === "" ? null : Math.round(Number(v.on_hold_duration_seconds) * 86_400),
+  ip_limit: (v) => (v.ip_limit === "" ? null : Number(v.ip_limit)),
+  device_limit: (v) => (v.device_limit === "" ? null : Number(v.device_limit)),
 };
 
 /**
@@ -221,6 +230,28 @@ export function LimitFields({ form, readOnly = false }: FormProps) {
           readOnly={readOnly}
           data-testid="limit-onhold"
           {...form.getInputProps("on_hold_duration_seconds")}
+        />
+      </SimpleGrid>
+      <SimpleGrid cols={{ base: 1, xs: 2 }}>
+        <NumberInput
+          label={t("limits.deviceLimit")}
+          description={t("limits.deviceLimitHint")}
+          min={0}
+          max={1000}
+          allowDecimal={false}
+          readOnly={readOnly}
+          data-testid="limit-devices"
+          {...form.getInputProps("device_limit")}
+        />
+        <NumberInput
+          label={t("limits.ipLimit")}
+          description={t("limits.ipLimitHint")}
+          min={0}
+          max={1000}
+          allowDecimal={false}
+          readOnly={readOnly}
+          data-testid="limit-ips"
+          {...form.getInputProps("ip_limit")}
         />
       </SimpleGrid>
     </>

@@ -163,12 +163,14 @@ async function expiredToken(): Promise<string> {
 /** Fixture ids by path prefix; a path no fixture covers gets a well-formed id of nothing. */
 function valuesFor(op: Operation): Record<string, string> {
   const prefix = Object.keys(pathValues).find((p) => p !== "" && op.path.startsWith(`${p}/{id}`));
-  return {
-    id: randomUUID(),
-    key_id: randomUUID(),
+  const values: Record<string, string> = {
     ...pathValues[""],
     ...(prefix === undefined ? {} : pathValues[prefix]),
   };
+  // Every other path parameter (id, key_id, device_id, …) is an id nobody has: an empty one would
+  // make a different path (a 405 or another route), not the operation under attack.
+  for (const [, name] of op.path.matchAll(/\{([^}]+)\}/g)) values[name ?? ""] ??= randomUUID();
+  return values;
 }
 
 type Sent = { op: Operation; what: string; answer: RawAnswer };

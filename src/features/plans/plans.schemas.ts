@@ -63,19 +63,21 @@ export const Plan = Type.Object({
 });
 export type Plan = Static<typeof Plan>;
 
+/** What a plan holds, each optional: the create and the update take the same fields. */
+const PlanTerms = {
+  data_limit_bytes: Type.Optional(DataLimit),
+  data_limit_reset: Type.Optional(DataLimitReset),
+  duration_days: Type.Optional(DurationDays),
+  start_on_hold: Type.Optional(StartOnHold),
+  on_hold_timeout_days: Type.Optional(OnHoldTimeoutDays),
+  ip_limit: Type.Optional(IpLimit),
+  renew_from: Type.Optional(RenewFrom),
+  reset_usage: Type.Optional(ResetUsage),
+  group_ids: Type.Optional(GroupIds),
+};
+
 export const PlanCreate = Type.Object(
-  {
-    name: PlanName,
-    data_limit_bytes: Type.Optional(DataLimit),
-    data_limit_reset: Type.Optional(DataLimitReset),
-    duration_days: Type.Optional(DurationDays),
-    start_on_hold: Type.Optional(StartOnHold),
-    on_hold_timeout_days: Type.Optional(OnHoldTimeoutDays),
-    ip_limit: Type.Optional(IpLimit),
-    renew_from: Type.Optional(RenewFrom),
-    reset_usage: Type.Optional(ResetUsage),
-    group_ids: Type.Optional(GroupIds),
-  },
+  { name: PlanName, ...PlanTerms },
   {
     additionalProperties: false,
     description:
@@ -85,18 +87,7 @@ export const PlanCreate = Type.Object(
 export type PlanCreate = Static<typeof PlanCreate>;
 
 export const PlanUpdate = Type.Object(
-  {
-    name: Type.Optional(PlanName),
-    data_limit_bytes: Type.Optional(DataLimit),
-    data_limit_reset: Type.Optional(DataLimitReset),
-    duration_days: Type.Optional(DurationDays),
-    start_on_hold: Type.Optional(StartOnHold),
-    on_hold_timeout_days: Type.Optional(OnHoldTimeoutDays),
-    ip_limit: Type.Optional(IpLimit),
-    renew_from: Type.Optional(RenewFrom),
-    reset_usage: Type.Optional(ResetUsage),
-    group_ids: Type.Optional(GroupIds),
-  },
+  { name: Type.Optional(PlanName), ...PlanTerms },
   {
     additionalProperties: false,
     description:

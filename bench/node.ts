@@ -58,8 +58,9 @@ const UNIT = join(ROOT, "deploy/portcullis-node.service");
 /** The environment the systemd unit gives the agent (its `Environment=` lines): measured as shipped. */
 function unitEnvironment(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const match of readFileSync(UNIT, "utf8").matchAll(/^Environment=([A-Z_]+)=(.*)$/gm)) {
-    env[match[1] as string] = (match[2] as string).replace(/^"(.*)"$/, "$1");
+  // `Environment=NAME=value` or, with spaces in the value, `Environment="NAME=value with spaces"`.
+  for (const match of readFileSync(UNIT, "utf8").matchAll(/^Environment=("?)([A-Z_]+)=(.*)\1$/gm)) {
+    env[match[2] as string] = match[3] as string;
   }
   if (values["node-options"] !== undefined) env.NODE_OPTIONS = values["node-options"];
   return env;

@@ -48,8 +48,7 @@ function skip(bytes: Uint8Array, at: Cursor, wireType: number): void {
   else if (wireType === LENGTH_DELIMITED) {
     const length = smallVarint(bytes, at);
     at.pos += length;
-  }
-  else throw new Error(`unsupported wire type ${wireType}`);
+  } else throw new Error(`unsupported wire type ${wireType}`);
   if (at.pos > bytes.length) throw new Error("truncated field");
 }
 

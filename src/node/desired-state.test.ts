@@ -14,7 +14,8 @@ after(() => stack.run());
 const ADD_INBOUND = "/v2ray.core.app.proxyman.command.HandlerService/AddInbound";
 const ALTER = "/v2ray.core.app.proxyman.command.HandlerService/AlterInbound";
 const everyByte = Uint8Array.from({ length: 256 }, (_, i) => i);
-const userBytes = (i: number) => Uint8Array.from([...everyByte.subarray(0, 40), i & 0xff, i >> 8, 0xff, 0x80]);
+const userBytes = (i: number) =>
+  Uint8Array.from([...everyByte.subarray(0, 40), i & 0xff, i >> 8, 0xff, 0x80]);
 
 async function replayed(state: DesiredState): Promise<string[]> {
   const sent: string[] = [];
@@ -69,4 +70,3 @@ describe("the desired state", () => {
     assert.deepEqual(reloaded.size, { inbounds: 1, users: 300 });
   });
 });
-

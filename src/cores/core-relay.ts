@@ -43,7 +43,7 @@ export class CoreRelay {
       const done = (error: ServiceError | null, response?: Buffer) => {
         if (error !== null || response === undefined) {
           resolve({ ok: false, code: error?.code ?? status.UNKNOWN, details: error?.details ?? "no answer" });
-        } else resolve({ ok: true, response: new Uint8Array(response) });
+        } else resolve({ ok: true, response }); // a Buffer is a Uint8Array: no copy
       };
       try {
         this.client.makeUnaryRequest(

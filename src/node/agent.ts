@@ -193,10 +193,10 @@ export class NodeAgent {
   }
 
   private async replay(): Promise<void> {
-    const result = await this.desired.replay((path, request) => {
-      this.heap.touch();
-      return this.supervisor.relay.call(path, request);
-    });
+    // No collections while the users go back on (that is what the panel and they wait for); the
+    // garbage goes at the pause after it.
+    const result = await this.desired.replay((path, request) => this.supervisor.relay.call(path, request));
+    this.heap.touch();
     this.lastReplay = {
       at: new Date().toISOString(),
       inbounds: result.inbounds,

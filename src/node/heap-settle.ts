@@ -9,12 +9,12 @@
 // collection), so the idle agent holds only what it keeps. Each takes a few tens of ms (20 MB live).
 // Not on committed growth during a burst: after each collection V8 commits its young generation and
 // fresh pages again at once, so that fired every few calls and made a re-apply of 10,000 users 2.6×
-// slower (bench:node, 2026-12-02). A relayed call leaves about 20 KB of garbage, so at 16 MiB a
-// re-apply of 10,000 users runs about a dozen collections (8 MiB: twice as many, ~2 s of CPU more
-// under load 28).
+// slower (bench:node, 2026-12-02). A relayed call leaves about 20 KB of garbage: a grant of 10,000
+// users runs a few dozen collections. The agent's own re-apply after a core restart does not touch
+// the settler call by call (the users come back first; agent.ts touches it once at the end).
 import { getHeapStatistics } from "node:v8";
 
-export const GROWTH_BYTES = 16 * 2 ** 20;
+export const GROWTH_BYTES = 8 * 2 ** 20;
 export const QUIET_MS = 1000;
 /** Less than this allocated or committed since the last collection is not worth one at a pause. */
 const QUIET_GARBAGE_BYTES = 2 ** 20;

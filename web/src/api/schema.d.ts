@@ -3444,7 +3444,10 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description names are the prefix and a number, zero-padded to the width of the last: shop-001 … shop-100 */
+                        /**
+                         * Format: line
+                         * @description one line (no control characters, line breaks or bidi overrides); names are the prefix and a number, zero-padded to the width of the last: shop-001 … shop-100
+                         */
                         prefix: string;
                         /** @description how many users (1-1000) */
                         count: number;

@@ -808,6 +808,7 @@ export const en = {
   "import.already": "Already here",
   "import.leftOut": "Left out",
   "import.reasons": "Left out or changed, and why",
+  "import.noServer": "No server: users only",
   "import.took": "Took",
 } as const;
 

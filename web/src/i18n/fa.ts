@@ -807,5 +807,6 @@ export const fa: Messages = {
   "import.already": "از قبل هست",
   "import.leftOut": "کنار گذاشته",
   "import.reasons": "کنار گذاشته یا تغییر یافته، و چرا",
+  "import.noServer": "بدون سرور: فقط کاربران",
   "import.took": "زمان",
 };

@@ -815,5 +815,6 @@ export const ru: Messages = {
   "import.already": "Уже есть",
   "import.leftOut": "Пропущено",
   "import.reasons": "Пропущено или изменено, и почему",
+  "import.noServer": "Без сервера: только пользователи",
   "import.took": "Заняло",
 };

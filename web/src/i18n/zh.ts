@@ -786,5 +786,6 @@ export const zh: Messages = {
   "import.already": "已存在",
   "import.leftOut": "未导入",
   "import.reasons": "未导入或已更改的内容及原因",
+  "import.noServer": "不选服务器：只导入用户",
   "import.took": "耗时",
 };

@@ -122,7 +122,6 @@ export function ImportPage() {
               description={t("import.fileHint")}
               value={file}
               onChange={setFile}
-              clearable
             />
           ) : (
             <TextInput
@@ -155,6 +154,7 @@ export function ImportPage() {
             value={serverId}
             onChange={setServerId}
             clearable
+            clearButtonProps={{ "aria-label": t("import.noServer") }}
           />
           <Group>
             <Button variant="default" loading={busy} disabled={!ready || running} onClick={() => start(true)}>

@@ -22,8 +22,8 @@ export class ImportRepository {
 
   /**
    * Runs `work` with SQLite's page cache raised to BULK_CACHE_KIB, then puts the connection's own
-   * size back. The default (2 MB) holds the users' and grants' indexes of about 20,000 users; past
-   * that every batch reads its index pages again from the file. PostgreSQL: just `work`.
+   * size back. With the default (2 MB) a large import keeps reading the pages of the users' and
+   * grants' indexes again from the file (docs/BENCHMARKS.md, Import). PostgreSQL: just `work`.
    */
   async withBulkCache<T>(work: () => Promise<T>): Promise<T> {
     if (this.dialect !== "sqlite") return work();

@@ -43,6 +43,7 @@ import { GroupsRepository } from "./features/groups/groups.repository.ts";
 import { GroupsService } from "./features/groups/groups.service.ts";
 import { ImportRepository } from "./features/import/import.repository.ts";
 import { ImportService } from "./features/import/import.service.ts";
+import { ImportJobs } from "./features/import/import-jobs.service.ts";
 import { LegacySubscriptions } from "./features/import/legacy.service.ts";
 import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
 import { HostsService } from "./features/inbounds/hosts.service.ts";
@@ -117,6 +118,7 @@ export type Deps = {
     hosts: HostsService;
     access: AccessService;
     importer: ImportService;
+    importJobs: ImportJobs;
     legacySubscriptions: LegacySubscriptions;
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
@@ -234,7 +236,10 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     (address, material, transport) => new NodeTransport(address, material, transport),
   );
   const notificationsRepository = new NotificationsRepository(database.db, database.dialect);
-  const notifier = new Notifier(notificationsRepository, logger);
+  // Memberships, read by the notifier (user events carry group_ids) and before user deletes.
+  const memberships = new GroupsRepository(database.db);
+  const groupIdsOf = (userIds: readonly string[]) => memberships.groupIdsOf(userIds);
+  const notifier = new Notifier(notificationsRepository, logger, () => new Date(), groupIdsOf);
   const nodesRepository = new NodesRepository(database.db);
   // The node CA: the servers service reaches node agents with it, the nodes service enrols them.
   const nodeAuthority = new NodeAuthority(nodesRepository, secretBox);
@@ -287,6 +292,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     subscriptions,
     events,
     quotas,
+    { groupIdsOf },
   );
   const userFilters = new UserFiltersRepository(database.db, database.dialect);
   const userLists = new UserListService(userFilters, subscriptions);
@@ -297,6 +303,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     () => new Date(),
     notifier.emit,
     quotas,
+    { groupIdsOf },
   );
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
@@ -313,6 +320,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     sync,
     secretBox,
   );
+  const importJobs = new ImportJobs(config.dataDir, importer, servers);
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
   const groupGrants = new GroupGrants(accessRepository, inboundsRepository, sync);
   const groups = new GroupsService(
@@ -330,6 +338,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
     notifier.emit,
     events,
+    () => new Date(),
+    quotas,
   );
   const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync, groups, plans);
   const leases: ServerLeases =
@@ -423,6 +433,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       hosts,
       access,
       importer,
+      importJobs,
       legacySubscriptions,
       bulkGrants,
       enrolment,
@@ -445,6 +456,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     cores,
     leases,
     close: async () => {
+      await importJobs.close();
       cores.closeAll();
       await certificates.close();
       await database.close();

@@ -67,6 +67,7 @@ export const ERROR_CODES = {
   plan_name_taken: 409,
   core_conflict: 409,
   server_not_node: 409,
+  import_running: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,
@@ -133,7 +134,10 @@ export class ForbiddenError extends AppError {
 }
 /** A reseller's quota (docs/RESELLERS.md) would be exceeded: the detail's path names the quota. */
 export class QuotaExceededError extends AppError {
-  constructor(quota: "max_users" | "max_data_bytes" | "allowed_group_ids", message: string) {
+  constructor(
+    quota: "max_users" | "max_data_bytes" | "allowed_group_ids" | "allowed_plan_ids",
+    message: string,
+  ) {
     super("quota_exceeded", `quota ${quota} exceeded: ${message}`, [{ path: quota, message }]);
   }
 }

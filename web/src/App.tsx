@@ -54,6 +54,9 @@ const WebhooksPage = lazy(() =>
 const SubscriptionSettingsPage = lazy(() =>
   import("./pages/SubscriptionSettingsPage.tsx").then((m) => ({ default: m.SubscriptionSettingsPage })),
 );
+const GroupsPage = lazy(() => import("./pages/GroupsPage.tsx").then((m) => ({ default: m.GroupsPage })));
+const GroupPage = lazy(() => import("./pages/GroupPage.tsx").then((m) => ({ default: m.GroupPage })));
+const PlansPage = lazy(() => import("./pages/PlansPage.tsx").then((m) => ({ default: m.PlansPage })));
 const WebhookPage = lazy(() => import("./pages/WebhookPage.tsx").then((m) => ({ default: m.WebhookPage })));
 
 type Route = { pattern: string; render: (params: Match) => ReactNode };
@@ -61,6 +64,9 @@ type Route = { pattern: string; render: (params: Match) => ReactNode };
 const ROUTES: Route[] = [
   { pattern: "/users", render: () => <UsersPage /> },
   { pattern: "/users/:id", render: (p) => <UserPage id={p.id ?? ""} /> },
+  { pattern: "/groups", render: () => <GroupsPage /> },
+  { pattern: "/groups/:id", render: (p) => <GroupPage id={p.id ?? ""} /> },
+  { pattern: "/plans", render: () => <PlansPage /> },
   { pattern: "/servers", render: () => <ServersPage /> },
   { pattern: "/servers/:id", render: (p) => <ServerPage id={p.id ?? ""} /> },
   { pattern: "/templates", render: () => <TemplatesPage /> },
@@ -82,6 +88,8 @@ type NavItem = { to: string; label: MessageKey; needs: Permission };
 /** What the caller's role may open; the owners' pages and the settings in a section of their own. */
 const NAV: NavItem[] = [
   { to: "/users", label: "nav.users", needs: "users.read" },
+  { to: "/groups", label: "nav.groups", needs: "inbounds.read" },
+  { to: "/plans", label: "nav.plans", needs: "users.read" },
   { to: "/servers", label: "nav.servers", needs: "servers.read" },
   { to: "/templates", label: "nav.templates", needs: "templates.read" },
   { to: "/certificates", label: "nav.certificates", needs: "certificates.read" },

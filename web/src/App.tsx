@@ -32,7 +32,9 @@ import { MoonIcon, SunIcon } from "./ui/icons.tsx";
 import { PageLoader } from "./ui/PageLoader.tsx";
 import { RoleBadge } from "./ui/RoleBadge.tsx";
 
-// The users page is where operators land; every other page loads when first opened.
+// The users page is where a role without the servers lands (and the home page's neighbour); every
+// other page loads when first opened.
+const HomePage = lazy(() => import("./pages/HomePage.tsx").then((m) => ({ default: m.HomePage })));
 const UserPage = lazy(() => import("./pages/UserPage.tsx").then((m) => ({ default: m.UserPage })));
 const ServersPage = lazy(() => import("./pages/ServersPage.tsx").then((m) => ({ default: m.ServersPage })));
 const ServerPage = lazy(() => import("./pages/ServerPage.tsx").then((m) => ({ default: m.ServerPage })));
@@ -59,6 +61,7 @@ const WebhookPage = lazy(() => import("./pages/WebhookPage.tsx").then((m) => ({ 
 type Route = { pattern: string; render: (params: Match) => ReactNode };
 
 const ROUTES: Route[] = [
+  { pattern: "/", render: () => <Home /> },
   { pattern: "/users", render: () => <UsersPage /> },
   { pattern: "/users/:id", render: (p) => <UserPage id={p.id ?? ""} /> },
   { pattern: "/servers", render: () => <ServersPage /> },
@@ -81,6 +84,7 @@ type NavItem = { to: string; label: MessageKey; needs: Permission };
 
 /** What the caller's role may open; the owners' pages and the settings in a section of their own. */
 const NAV: NavItem[] = [
+  { to: "/", label: "nav.home", needs: "servers.read" },
   { to: "/users", label: "nav.users", needs: "users.read" },
   { to: "/servers", label: "nav.servers", needs: "servers.read" },
   { to: "/templates", label: "nav.templates", needs: "templates.read" },
@@ -96,6 +100,14 @@ const OWNER_NAV: NavItem[] = [
 function Redirect({ to }: { to: string }) {
   useEffect(() => navigate(to, { replace: true }), [to]);
   return null;
+}
+
+/** Where signing in lands: the fleet for a role that reads servers, the users for the others. */
+function Home() {
+  const { me } = useMe();
+  const can = useCan();
+  if (me === undefined) return <PageLoader />;
+  return can("servers.read") ? <HomePage /> : <Redirect to="/users" />;
 }
 
 function ThemeToggle() {
@@ -142,7 +154,7 @@ function NavLinks({ items, path, onFollow }: { items: NavItem[]; path: string; o
       component="a"
       href={href(item.to)}
       label={t(item.label)}
-      active={path === item.to || path.startsWith(`${item.to}/`)}
+      active={path === item.to || (item.to !== "/" && path.startsWith(`${item.to}/`))}
       onClick={(event) => {
         followLink(event, item.to);
         onFollow();
@@ -232,7 +244,7 @@ export function App() {
     if (token === null) queryClient.clear();
   }, [token, queryClient]);
   useEffect(() => {
-    if (token !== null && (path === "/" || path === "/login")) navigate("/users", { replace: true });
+    if (token !== null && path === "/login") navigate("/", { replace: true });
   }, [token, path]);
 
   if (token === null) return <SignInPage />;

@@ -283,6 +283,44 @@ test("sign-in lands on the overview: servers, agents, the offline one as a probl
   expect(problems).toEqual([]);
 });
 
+test("the subscription settings leave offline servers out after the minutes set on the page", async ({
+  page,
+}) => {
+  const problems = watchForProblems(page);
+  await signIn(page, base);
+  await page.goto(`${base}/dashboard/settings/subscription`);
+  const leaveOut = page.getByRole("switch", { name: "Leave out offline servers" });
+  const minutes = page.getByRole("textbox", { name: "Offline for longer than (minutes)" });
+  const before = await stack.api<{ leave_out_offline_servers: boolean; offline_minutes: number }>(
+    "GET",
+    "/api/subscription-settings",
+  );
+  await expect(leaveOut).toBeChecked({ checked: before.leave_out_offline_servers });
+  await expect(minutes).toHaveValue(String(before.offline_minutes));
+  // The switch's track covers its input: toggled from the keyboard.
+  await leaveOut.focus();
+  await page.keyboard.press("Space");
+  await minutes.fill("45");
+  const put = page.waitForRequest(
+    (r) => r.method() === "PUT" && r.url().endsWith("/api/subscription-settings"),
+  );
+  await page.getByRole("button", { name: "Save" }).click();
+  expect((await put).postDataJSON()).toEqual({
+    leave_out_offline_servers: !before.leave_out_offline_servers,
+    offline_minutes: 45,
+  });
+  await expect(page.getByText("Saved")).toBeVisible();
+  const after = await stack.api<{ leave_out_offline_servers: boolean; offline_minutes: number }>(
+    "GET",
+    "/api/subscription-settings",
+  );
+  expect(after).toMatchObject({
+    leave_out_offline_servers: !before.leave_out_offline_servers,
+    offline_minutes: 45,
+  });
+  expect(problems).toEqual([]);
+});
+
 test("in Persian: the overview and the node section keep every number with its unit isolated", async ({
   browser,
 }) => {

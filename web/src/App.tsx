@@ -24,6 +24,7 @@ import { type Permission, useCan, useMe } from "./auth/me.ts";
 import { session, useToken } from "./auth/session.ts";
 import type { MessageKey } from "./i18n/en.ts";
 import { LANGUAGES, type Language, useI18n } from "./i18n/i18n.tsx";
+import { HomePage } from "./pages/HomePage.tsx";
 import { SignInPage } from "./pages/SignInPage.tsx";
 import { UsersPage } from "./pages/UsersPage.tsx";
 import { followLink, href, type Match, matchRoute, navigate, usePath } from "./router.tsx";
@@ -32,9 +33,8 @@ import { MoonIcon, SunIcon } from "./ui/icons.tsx";
 import { PageLoader } from "./ui/PageLoader.tsx";
 import { RoleBadge } from "./ui/RoleBadge.tsx";
 
-// The users page is where a role without the servers lands (and the home page's neighbour); every
-// other page loads when first opened.
-const HomePage = lazy(() => import("./pages/HomePage.tsx").then((m) => ({ default: m.HomePage })));
+// The overview (where operators land) and the users page (where a role that may not read servers
+// lands) are in the first bundle; every other page loads when first opened.
 const UserPage = lazy(() => import("./pages/UserPage.tsx").then((m) => ({ default: m.UserPage })));
 const ServersPage = lazy(() => import("./pages/ServersPage.tsx").then((m) => ({ default: m.ServersPage })));
 const ServerPage = lazy(() => import("./pages/ServerPage.tsx").then((m) => ({ default: m.ServerPage })));

@@ -246,6 +246,50 @@ const ETAG_LETTER: Record<Format, string> = {
   "xray-json": "X",
 };
 
+/**
+ * The 200 list of a base64 answer whose settings add headers, for a record without its own
+ * announcement: formatAnswer()'s headers in its order, made once per settings and reused, with
+ * `extra` empty pairs after them. answerInto() fills the record's values (OK_VALUES, as in the plain
+ * list) and fillSettingsValues() the rest, so the bytes are formatAnswer()'s.
+ */
+export type SettingsOkHeaders = {
+  readonly settings: AnswerSettings;
+  readonly list: string[];
+  /** Where Profile-Web-Page-Url's value is when it is made from the key (-1: constant or none). */
+  readonly keyedWebPage: number;
+  /** Where the templated headers start (their names in place). */
+  readonly templated: number;
+  /** Where the `extra` pairs start. */
+  readonly end: number;
+};
+
+export function settingsOkHeaders(settings: AnswerSettings, extra: number): SettingsOkHeaders {
+  const list = okHeaders();
+  list[7] = settings.updateInterval;
+  list.push(...settings.extras);
+  let keyedWebPage = -1;
+  if (settings.webPageUrl !== null) list.push("profile-web-page-url", settings.webPageUrl);
+  else if (settings.publicUrl !== null) {
+    list.push("profile-web-page-url", "");
+    keyedWebPage = list.length - 1;
+  }
+  const templated = list.length;
+  for (const name of settings.templated.names) list.push(name, "");
+  const end = list.length;
+  for (let i = 0; i < extra; i++) list.push("", "");
+  return { settings, list, keyedWebPage, templated, end };
+}
+
+/** The values of `headers` that depend on the key and the record beyond answerInto()'s: as formatAnswer() writes them. */
+export function fillSettingsValues(headers: SettingsOkHeaders, key: string, page: Buffer, at: number): void {
+  const { settings, list } = headers;
+  if (headers.keyedWebPage < 0 && settings.templated.length === 0) return;
+  const subscriptionUrl = `${settings.publicUrl ?? ""}/sub/${key}`;
+  if (headers.keyedWebPage >= 0) list[headers.keyedWebPage] = subscriptionUrl;
+  if (settings.templated.length > 0)
+    settings.templated.writeInto(list, headers.templated, page, at, Date.now(), subscriptionUrl);
+}
+
 /** The answer in any format (the base64 one too when settings add headers): new header lists per call. */
 export function formatAnswer(
   format: Format,

@@ -5,12 +5,13 @@
 // line breaks refused; a user's announcement reaches a cached subscription at once.
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
 import { expectProblem, request } from "../../../test/support/templates.ts";
+import { SECURITY_HEADERS } from "../../lib/security-headers.ts";
 import { withCacheFastPath } from "./fast-path.ts";
 
 const DAY_MS = 86_400_000;
@@ -57,6 +58,39 @@ async function headersOf(path: string): Promise<Headers> {
 }
 
 const base64 = (text: string) => `base64:${Buffer.from(text, "utf8").toString("base64")}`;
+
+/**
+ * A GET on a socket of its own: the status line, the head's fields in order (without those Node
+ * adds or that differ per answer: Date, Connection, Keep-Alive, X-Request-Id) and the body.
+ */
+async function rawAnswer(path: string, more = ""): Promise<{ status: string; head: string[]; body: string }> {
+  const { port } = server.address() as AddressInfo;
+  const socket = connect(port, "127.0.0.1");
+  socket.setTimeout(5000);
+  let data = Buffer.alloc(0);
+  return await new Promise((resolve, reject) => {
+    socket.on("timeout", () => {
+      socket.destroy();
+      reject(new Error(`no whole answer in 5 s for ${path}`));
+    });
+    socket.on("error", reject);
+    socket.on("data", (chunk: Buffer) => {
+      data = Buffer.concat([data, chunk]);
+      const end = data.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      const [status = "", ...lines] = data.subarray(0, end).toString("latin1").split("\r\n");
+      const length = Number(lines.find((l) => /^content-length:/i.test(l))?.split(":")[1] ?? "0");
+      if (data.length < end + 4 + length) return;
+      socket.destroy();
+      resolve({
+        status,
+        head: lines.filter((l) => !/^(date|connection|keep-alive|x-request-id):/i.test(l)),
+        body: data.subarray(end + 4, end + 4 + length).toString("latin1"),
+      });
+    });
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n${more}\r\n`);
+  });
+}
 
 describe("headers apps read", () => {
   const settings = {
@@ -133,6 +167,47 @@ describe("headers apps read", () => {
         assert.equal(headers.get("x-user"), name, path);
       }
     }
+  });
+
+  test("with the settings' headers the fast path writes formatAnswer()'s head in its order, and the route's fields and body", async () => {
+    const user = await newUser("Ordered Ünïcode", { data_limit_bytes: 10 * 2 ** 30 });
+    const token = user.subscription_url.split("/").at(-1) as string;
+    const subscriptions = t.deps.services.subscriptions;
+    // Profile-Web-Page-Url as set, then made from the key (the public URL alone).
+    for (const webPage of [settings.profile_web_page_url, null]) {
+      const saved = await request(t, "PUT", "/api/subscription-settings", {
+        ...settings,
+        profile_web_page_url: webPage,
+      });
+      assert.equal(saved.statusCode, 200, saved.body);
+      for (const key of [token, user.id]) {
+        await headersOf(`/sub/${key}`); // in memory
+        const fast = await rawAnswer(`/sub/${key}`);
+        assert.equal(fast.status, "HTTP/1.1 200 OK");
+        const made = await subscriptions.respondFormat(key, "base64", undefined);
+        const expected: string[] = [];
+        const pairs = [...made.headers, ...SECURITY_HEADERS, "content-length", String(made.body?.length)];
+        for (let i = 0; i < pairs.length; i += 2) expected.push(`${pairs[i]}: ${pairs[i + 1]}`);
+        assert.deepEqual(fast.head, expected, `${key}, web page ${webPage}`);
+        assert.equal(fast.body, made.body);
+        if (webPage === null)
+          assert.ok(fast.head.includes(`profile-web-page-url: https://sub.example.com/sub/${key}`));
+        // The route (an uppercase key is not the fast path's) sends the same fields and body.
+        const routed = await rawAnswer(`/sub/${key.toUpperCase()}`);
+        assert.deepEqual([...routed.head].sort(), [...fast.head].sort());
+        assert.equal(routed.body, fast.body);
+        // 304 for its ETag, as formatAnswer() answers it.
+        const etag = fast.head.find((line) => line.startsWith("etag: "))?.slice(6) ?? "";
+        const conditional = await rawAnswer(`/sub/${key}`, `If-None-Match: ${etag}\r\n`);
+        assert.equal(conditional.status, "HTTP/1.1 304 Not Modified");
+        const notModified = await subscriptions.respondFormat(key, "base64", etag);
+        const expected304: string[] = [];
+        const pairs304 = [...notModified.headers, ...SECURITY_HEADERS];
+        for (let i = 0; i < pairs304.length; i += 2) expected304.push(`${pairs304[i]}: ${pairs304[i + 1]}`);
+        assert.deepEqual(conditional.head, expected304);
+      }
+    }
+    await request(t, "PUT", "/api/subscription-settings", settings);
   });
 
   test("a user's own announce replaces the settings' one, at once on a cached subscription", async () => {

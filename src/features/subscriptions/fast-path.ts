@@ -11,7 +11,15 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { SECURITY_HEADERS } from "../../lib/security-headers.ts";
 import { type Format, isFormat } from "../../lib/subscription-formats.ts";
-import { NOT_MODIFIED_HEADERS, notModifiedHeaders, OK_HEADERS, okHeaders } from "./answer.ts";
+import {
+  type AnswerSettings,
+  NOT_MODIFIED_HEADERS,
+  notModifiedHeaders,
+  OK_HEADERS,
+  okHeaders,
+  type SettingsOkHeaders,
+  settingsOkHeaders,
+} from "./answer.ts";
 import { isBrowser } from "./formats.ts";
 import type { SubscriptionsService } from "./subscriptions.service.ts";
 
@@ -127,7 +135,7 @@ export function answerFromMemory(
   const address = subscriptions.findKey(url, PREFIX.length, shape.length);
   if (address < 0 || subscriptions.checksDevices(address)) return false; // devices: judged by the route
   subscriptions.noteFetch(address, userAgent); // into preallocated typed arrays: written in batches (fetch-log.ts)
-  if (format !== "base64" || !settings.isPlain || subscriptions.hasOwnHeaders(address)) {
+  if (format !== "base64" || subscriptions.hasOwnHeaders(address)) {
     const key = url.slice(PREFIX.length, PREFIX.length + shape.length);
     const answer = subscriptions.answerFormat(address, key, format, ifNoneMatch);
     const headers = answer.headers;
@@ -137,18 +145,47 @@ export function answerFromMemory(
     endWith(response, method === "GET" ? answer.body : undefined);
     return true;
   }
-  const body = subscriptions.answerInto(address, ifNoneMatch, OK, NOT_MODIFIED);
-  if (body === undefined) {
-    NOT_MODIFIED[NOT_MODIFIED_HEADERS + 1] = requestIds.next();
-    response.writeHead(304, NOT_MODIFIED);
-    response.end();
+  if (!settings.isPlain) {
+    // Headers from the settings: a list made once per settings, the key's and the record's values written into it.
+    const headers = settingsOkFor(settings.answer);
+    const body = subscriptions.answerInto(address, ifNoneMatch, headers.list, NOT_MODIFIED);
+    if (body === undefined) return notModified(response);
+    const key = url.slice(PREFIX.length, PREFIX.length + shape.length);
+    subscriptions.fillSettingsValues(headers, address, key);
+    const list = headers.list;
+    list[headers.end + 1] = requestIds.next();
+    list[list.length - 1] = String(body.length); // base64: ASCII
+    response.writeHead(200, list); // values an admin may have typed: checked
+    endWith(response, method === "GET" ? body : undefined);
     return true;
   }
+  const body = subscriptions.answerInto(address, ifNoneMatch, OK, NOT_MODIFIED);
+  if (body === undefined) return notModified(response);
   OK[OK_HEADERS + 1] = requestIds.next();
   OK[OK_HEADERS + 3] = String(body.length); // base64: ASCII
   response.writeHead(200, OK);
   endWith(response, method === "GET" ? body : undefined);
   return true;
+}
+
+/** The 304 whose values answerInto() wrote into NOT_MODIFIED. */
+function notModified(response: ServerResponse): true {
+  NOT_MODIFIED[NOT_MODIFIED_HEADERS + 1] = requestIds.next();
+  response.writeHead(304, NOT_MODIFIED);
+  response.end();
+  return true;
+}
+
+/** The settings' 200 list (answer.ts), then X-Request-Id, the security headers and Content-Length. */
+let settingsOk: SettingsOkHeaders | undefined;
+function settingsOkFor(answer: AnswerSettings): SettingsOkHeaders {
+  if (settingsOk?.settings === answer) return settingsOk;
+  const made = settingsOkHeaders(answer, 2 + SECURITY_PAIRS);
+  made.list[made.end] = "x-request-id";
+  made.list.splice(made.end + 2, SECURITY_HEADERS.length, ...SECURITY_HEADERS);
+  made.list[made.list.length - 2] = "content-length";
+  settingsOk = made;
+  return made;
 }
 
 /** Fastify's request handler behind the fast path (Fastify's serverFactory option). */

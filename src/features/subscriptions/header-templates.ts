@@ -5,7 +5,7 @@
 // values)) of the same user: headerSafe() works character by character and a variable's value is
 // never read again for variables, so the parts can be made safe apart.
 import { headerSafe } from "../../lib/text.ts";
-import { dataLeft, daysLeft, expireDate } from "../../lib/user-values.ts";
+import { dataLeft, daysLeft, expireDate, UNLIMITED } from "../../lib/user-values.ts";
 import {
   DOWNLOAD,
   EXPIRE,
@@ -68,8 +68,30 @@ export class HeaderTemplates {
     return this.#headers.length;
   }
 
+  /** The headers' names in order (the value of header j goes at 2j + 1 of the list writeInto fills). */
+  get names(): readonly string[] {
+    return this.#headers.map((header) => header.name);
+  }
+
   /** Pushes each header's name and value for the user whose record is at `at` onto `out`. */
   pushInto(out: string[], page: Buffer, at: number, nowMs: number, subscriptionUrl: string): void {
+    const from = out.length;
+    for (const { name } of this.#headers) out.push(name, "");
+    this.writeInto(out, from, page, at, nowMs, subscriptionUrl);
+  }
+
+  /**
+   * Writes each header's value for the user whose record is at `at` into out[from + 2j + 1] (the
+   * names at out[from + 2j] are left as they are: a reused list holds them already).
+   */
+  writeInto(
+    out: string[],
+    from: number,
+    page: Buffer,
+    at: number,
+    nowMs: number,
+    subscriptionUrl: string,
+  ): void {
     const uses = this.#uses;
     const values = this.#values;
     if (uses & 1) {
@@ -84,17 +106,23 @@ export class HeaderTemplates {
     if (uses & 8) values[3] = safe(expireDate(page.readDoubleLE(at + EXPIRE)));
     if (uses & 16) values[4] = STATUS_CODES[page[at + STATUS] as number] ?? "";
     if (uses & 32) values[5] = safe(subscriptionUrl);
-    for (const { name, parts, vars } of this.#headers) {
+    const headers = this.#headers;
+    for (let h = 0; h < headers.length; h++) {
+      const { parts, vars } = headers[h] as CompiledHeader;
       let value = parts[0] as string;
       for (let i = 0; i < vars.length; i++)
         value += (values[vars[i] as number] as string) + (parts[i + 1] as string);
-      out.push(name, value);
+      out[from + 2 * h + 1] = value;
     }
   }
 }
 
+/** "∞" (no limit, never) as headerSafe() writes it: the value most users' variables have, made once. */
+const SAFE_UNLIMITED = headerSafe(UNLIMITED);
+
 /** headerSafe() for a value that is mostly printable ASCII already (then it is returned as it is). */
 function safe(value: string): string {
+  if (value === UNLIMITED) return SAFE_UNLIMITED;
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
     if (c < 0x20 || c > 0x7e) return headerSafe(value);

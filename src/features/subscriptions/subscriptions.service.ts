@@ -21,10 +21,12 @@ import {
   answerInto,
   bodyBytes,
   type FormatResponse,
+  fillSettingsValues,
   formatAnswer,
   hasOwnHeaders,
   notModifiedHeaders,
   okHeaders,
+  type SettingsOkHeaders,
 } from "./answer.ts";
 import { type EngineStats, type Entry, missingInbound, SubscriptionEngine } from "./engine/engine.ts";
 import type { FetchLog } from "./engine/fetch-log.ts";
@@ -467,7 +469,13 @@ export class SubscriptionsService {
     );
   }
 
-  /** Whether the record at `address` needs answerFormat() even for plain base64 (its own announcement). */
+  /** The values of a settings list (settingsOkHeaders()) that come from the key and the record at `address`. */
+  fillSettingsValues(headers: SettingsOkHeaders, address: number, key: string): void {
+    const { index } = this.#engine;
+    fillSettingsValues(headers, key, index.page(address), index.offset(address));
+  }
+
+  /** Whether the record at `address` needs answerFormat() even for base64 (its own announcement). */
   hasOwnHeaders(address: number): boolean {
     const { index } = this.#engine;
     return hasOwnHeaders(index.page(address), index.offset(address));

@@ -234,7 +234,10 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     (address, material, transport) => new NodeTransport(address, material, transport),
   );
   const notificationsRepository = new NotificationsRepository(database.db, database.dialect);
-  const notifier = new Notifier(notificationsRepository, logger);
+  // Memberships, read by the notifier (user events carry group_ids) and before user deletes.
+  const memberships = new GroupsRepository(database.db);
+  const groupIdsOf = (userIds: readonly string[]) => memberships.groupIdsOf(userIds);
+  const notifier = new Notifier(notificationsRepository, logger, () => new Date(), groupIdsOf);
   const nodesRepository = new NodesRepository(database.db);
   // The node CA: the servers service reaches node agents with it, the nodes service enrols them.
   const nodeAuthority = new NodeAuthority(nodesRepository, secretBox);
@@ -287,6 +290,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     subscriptions,
     events,
     quotas,
+    { groupIdsOf },
   );
   const userFilters = new UserFiltersRepository(database.db, database.dialect);
   const userLists = new UserListService(userFilters, subscriptions);
@@ -297,6 +301,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     () => new Date(),
     notifier.emit,
     quotas,
+    { groupIdsOf },
   );
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
@@ -330,6 +335,8 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
     notifier.emit,
     events,
+    () => new Date(),
+    quotas,
   );
   const enrolment = new Enrolment(users, inboundsRepository, access, bulkGrants, sync, groups, plans);
   const leases: ServerLeases =

@@ -12,7 +12,7 @@ import { bytes } from "./users.ts";
 export const usage = `usage: portcullis plans list
        portcullis plans create NAME [--data-limit-gib N] [--reset PERIOD] [--days N]
                                     [--on-hold] [--on-hold-timeout-days N] [--ip-limit N]
-                                    [--renew-from expiry|now] [--reset-usage] [--group ID]…
+                                    [--device-limit N] [--renew-from expiry|now] [--reset-usage] [--group ID]…
 
 list    a header, then one plan per line (tab-separated): name, limit, period, days, groups, id
 create  a new plan:
@@ -22,6 +22,7 @@ create  a new plan:
           --on-hold                 users created from it wait for their first traffic (needs --days)
           --on-hold-timeout-days N  with --on-hold: the clock starts after N days anyway
           --ip-limit N              the users' IP limit (0: unlimited)
+          --device-limit N          the users' device limit (0: unlimited)
           --renew-from WHEN         a renewal counts from the current expiry (expiry) or from now
           --reset-usage             a renewal starts used traffic over at 0
           --group ID                a group users join with the plan (repeat for more)
@@ -35,6 +36,7 @@ const OPTIONS = {
   "on-hold": { type: "boolean" },
   "on-hold-timeout-days": { type: "string" },
   "ip-limit": { type: "string" },
+  "device-limit": { type: "string" },
   "renew-from": { type: "string" },
   "reset-usage": { type: "boolean" },
   group: { type: "string", multiple: true },
@@ -122,6 +124,7 @@ function createBody(name: string, values: Values): Record<string, unknown> {
     ...optional("start_on_hold", values["on-hold"]),
     ...optional("on_hold_timeout_days", numberOf(values["on-hold-timeout-days"])),
     ...optional("ip_limit", numberOf(values["ip-limit"])),
+    ...optional("device_limit", numberOf(values["device-limit"])),
     ...optional("renew_from", values["renew-from"]),
     ...optional("reset_usage", values["reset-usage"]),
     ...optional("group_ids", values.group),

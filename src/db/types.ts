@@ -30,6 +30,8 @@ export interface AdminsTable {
   max_data_bytes: BigIntColumn | null;
   /** JSON array of the group ids the admin may put users in (null: any group). */
   allowed_group_ids: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 0033: JSON array of the plan ids the admin may use (null: any plan). */
+  allowed_plan_ids: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -375,6 +377,8 @@ export interface PlansTable {
   start_on_hold: Bool;
   on_hold_timeout_days: number | null;
   ip_limit: number | null;
+  /** Migration 0033: the user's device_limit (null: the settings' default; 0: unlimited). */
+  device_limit: ColumnType<number | null, number | null | undefined, number | null>;
   /** expiry | now: where a renewal's duration is counted from. */
   renew_from: string;
   reset_usage: Bool;

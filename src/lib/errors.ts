@@ -133,7 +133,10 @@ export class ForbiddenError extends AppError {
 }
 /** A reseller's quota (docs/RESELLERS.md) would be exceeded: the detail's path names the quota. */
 export class QuotaExceededError extends AppError {
-  constructor(quota: "max_users" | "max_data_bytes" | "allowed_group_ids", message: string) {
+  constructor(
+    quota: "max_users" | "max_data_bytes" | "allowed_group_ids" | "allowed_plan_ids",
+    message: string,
+  ) {
     super("quota_exceeded", `quota ${quota} exceeded: ${message}`, [{ path: quota, message }]);
   }
 }

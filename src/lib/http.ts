@@ -22,10 +22,12 @@ export type Principal = {
   ownScope: readonly ScopablePermission[];
   /** The groups the admin may put users in; null: any group. */
   allowedGroupIds: readonly string[] | null;
+  /** The plans the admin may use (create from, renew with, set as next plan); null: any plan. */
+  allowedPlanIds: readonly string[] | null;
 };
 
-/** What the use cases need to know about who acts: role, scopes and the allowed groups. */
-export type Actor = Pick<Principal, "adminId" | "role" | "ownScope" | "allowedGroupIds">;
+/** What the use cases need to know about who acts: role, scopes and the allowed groups and plans. */
+export type Actor = Pick<Principal, "adminId" | "role" | "ownScope" | "allowedGroupIds" | "allowedPlanIds">;
 
 /**
  * Whose users a request may act on with `permission`: the admin's own id when that permission is

@@ -130,3 +130,9 @@ export function checkAllowedGroups(groupIds: readonly string[], allowed: readonl
     throw new QuotaExceededError("allowed_group_ids", `group ${outside} is not among your allowed groups`);
   }
 }
+
+/** 403 naming the quota when a plan is outside the admin's allowed plans (null: any plan). */
+export function checkAllowedPlan(planId: string, allowed: readonly string[] | null): void {
+  if (allowed === null || allowed.includes(planId.toLowerCase())) return;
+  throw new QuotaExceededError("allowed_plan_ids", `plan ${planId} is not among your allowed plans`);
+}

@@ -44,6 +44,12 @@ const QuotaFields = {
       description: "groups this admin may put users in (null: any group)",
     }),
   ),
+  allowed_plan_ids: Type.Optional(
+    Type.Union([Type.Array(Uuid, { maxItems: 1000, uniqueItems: true }), Type.Null()], {
+      description:
+        "plans this admin may use: create users from, renew with, set as a user's next_plan_id (null: any plan)",
+    }),
+  ),
 };
 
 export const AdminView = Type.Object({
@@ -62,6 +68,7 @@ export const AdminView = Type.Object({
   max_users: Type.Union([Type.Integer(), Type.Null()]),
   max_data_bytes: Type.Union([Type.Integer(), Type.Null()]),
   allowed_group_ids: Type.Union([Type.Array(Uuid), Type.Null()]),
+  allowed_plan_ids: Type.Union([Type.Array(Uuid), Type.Null()]),
   owned: Type.Object(
     {
       users: Type.Integer(),

@@ -118,7 +118,7 @@ function checkOwnerScope(role: Role, ownScope: readonly ScopablePermission[]): v
 }
 
 function quotaPatch(
-  input: Pick<AdminUpdate, "max_users" | "max_data_bytes" | "allowed_group_ids">,
+  input: Pick<AdminUpdate, "max_users" | "max_data_bytes" | "allowed_group_ids" | "allowed_plan_ids">,
   ownScope: ScopablePermission[] | undefined,
 ): AdminPatch {
   return {
@@ -128,6 +128,9 @@ function quotaPatch(
     ...(input.allowed_group_ids === undefined
       ? {}
       : { allowedGroupIds: input.allowed_group_ids?.map((id) => id.toLowerCase()) ?? null }),
+    ...(input.allowed_plan_ids === undefined
+      ? {}
+      : { allowedPlanIds: input.allowed_plan_ids?.map((id) => id.toLowerCase()) ?? null }),
   };
 }
 
@@ -149,6 +152,7 @@ function toView(admin: AdminRecord, owned: OwnedTotals = NO_USERS): AdminView {
     max_users: admin.maxUsers,
     max_data_bytes: admin.maxDataBytes,
     allowed_group_ids: admin.allowedGroupIds,
+    allowed_plan_ids: admin.allowedPlanIds,
     owned: {
       users: owned.users,
       data_limit_bytes: owned.dataBytes,

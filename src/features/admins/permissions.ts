@@ -202,6 +202,11 @@ const ROUTE_USER_REACH: Record<string, UserReach> = {
   "DELETE /api/servers/:server_id/inbounds/:inbound_id/users/:email": OWNED,
   "GET /api/servers/:server_id/inbounds/:inbound_id/configs": FLEET,
   "GET /api/servers/:id/online": FLEET,
+  // The core's traffic counters per user name every owner's users.
+  "GET /api/servers/:id/stats": FLEET,
+  // Fleet-wide totals, narrowed to the admin's own users in the handler (users.read's scope).
+  "GET /api/overview": OWNED,
+  "GET /api/usage": OWNED,
   // The core's log lines name the users who connect.
   "GET /api/servers/:id/node-log": FLEET,
 

@@ -350,3 +350,282 @@ describe("owners move users and disable resellers", () => {
     assert.equal(others.status, "active");
   });
 });
+
+describe("plans under quotas (renew, allowed plans, bulk create)", () => {
+  async function plan(body: Record<string, unknown>): Promise<string> {
+    const res = await api(t.auth, "POST", "/api/plans", body);
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json().id;
+  }
+
+  test("a renewal with a plan is within max_data_bytes and the allowed groups: 403 naming the quota, the user unchanged", async () => {
+    const big = await plan({ name: "renew big", data_limit_bytes: 2000, duration_days: 30 });
+    const unlimited = await plan({ name: "renew unlimited", duration_days: 30 });
+    const small = await plan({ name: "renew small", data_limit_bytes: 400, duration_days: 30 });
+    const other = await api(t.auth, "POST", "/api/groups", { name: "renew outside", inbound_ids: [] });
+    const grouped = await plan({ name: "renew grouped", data_limit_bytes: 10, group_ids: [other.json().id] });
+    const r = await makeReseller("quota-renew", { max_data_bytes: 1000, allowed_group_ids: [groupId] });
+    const made = await api(r.auth, "POST", "/api/users", { name: "renewed", data_limit_bytes: 600 });
+    assert.equal(made.statusCode, 201, made.body);
+    const id = made.json().id;
+    const before = (await api(t.auth, "GET", `/api/users/${id}`)).json();
+    for (const [planId, quota] of [
+      [big, "max_data_bytes"],
+      [unlimited, "max_data_bytes"],
+      [grouped, "allowed_group_ids"],
+    ] as const) {
+      const refused = await api(r.auth, "POST", `/api/users/${id}/renew`, { plan_id: planId });
+      assert.equal(refused.statusCode, 403, refused.body);
+      assert.equal(refused.json().code, "quota_exceeded");
+      assert.equal(refused.json().errors[0].path, quota);
+    }
+    assert.deepEqual((await api(t.auth, "GET", `/api/users/${id}`)).json(), before, "unchanged");
+    const renewed = await api(r.auth, "POST", `/api/users/${id}/renew`, { plan_id: small });
+    assert.equal(renewed.statusCode, 200, renewed.body);
+    assert.equal(renewed.json().data_limit_bytes, 400);
+    // The owner renews the reseller's user too, within the same quota: the reseller's totals count.
+    const byOwner = await api(t.auth, "POST", `/api/users/${id}/renew`, { plan_id: big });
+    assert.equal(byOwner.statusCode, 403, byOwner.body);
+    assert.equal(byOwner.json().errors[0].path, "max_data_bytes");
+  });
+
+  test("a next plan that would exceed the owner's max_data_bytes is not applied: the user stays limited, the plan waits", async () => {
+    const big = await plan({ name: "next big", data_limit_bytes: 5000 });
+    const fits = await plan({ name: "next fits", data_limit_bytes: 300 });
+    const r = await makeReseller("quota-next", { max_data_bytes: 1000 });
+    const made = await api(r.auth, "POST", "/api/users", {
+      name: "next user",
+      data_limit_bytes: 200,
+      next_plan_id: big,
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    const id = made.json().id;
+    await t.deps.database.db
+      .updateTable("users")
+      .set({ used_bytes: 201, status: "limited" })
+      .where("id", "=", id)
+      .execute();
+    await t.deps.services.plans.applyDueNextPlans();
+    const stays = (await api(t.auth, "GET", `/api/users/${id}`)).json();
+    assert.deepEqual([stays.status, stays.data_limit_bytes, stays.next_plan_id], ["limited", 200, big]);
+    const set = await api(r.auth, "PUT", `/api/users/${id}`, { next_plan_id: fits });
+    assert.equal(set.statusCode, 200, set.body);
+    await t.deps.services.plans.applyDueNextPlans();
+    const moved = (await api(t.auth, "GET", `/api/users/${id}`)).json();
+    assert.deepEqual([moved.status, moved.data_limit_bytes, moved.next_plan_id], ["active", 300, null]);
+  });
+
+  test("allowed_plan_ids: create from, next plan, renew and bulk create outside them are 403 naming the quota", async () => {
+    const allowed = await plan({ name: "allowed plan", data_limit_bytes: 100, device_limit: 2 });
+    const outside = await plan({ name: "outside plan", data_limit_bytes: 100 });
+    const r = await makeReseller("quota-plans", { allowed_plan_ids: [allowed] });
+    const shown = (await api(t.auth, "GET", `/api/admins/${r.id}`)).json();
+    assert.deepEqual(shown.allowed_plan_ids, [allowed]);
+    const ok = await api(r.auth, "POST", "/api/users", { name: "allowed", plan_id: allowed });
+    assert.equal(ok.statusCode, 201, ok.body);
+    assert.equal(ok.json().device_limit, 2);
+    const id = ok.json().id;
+    const refusals = [
+      await api(r.auth, "POST", "/api/users", { name: "refused", plan_id: outside }),
+      await api(r.auth, "POST", "/api/users", { name: "refused", next_plan_id: outside }),
+      await api(r.auth, "PUT", `/api/users/${id}`, { next_plan_id: outside }),
+      await api(r.auth, "POST", `/api/users/${id}/renew`, { plan_id: outside }),
+      await api(r.auth, "POST", "/api/users/bulk", { prefix: "refused-", count: 2, plan_id: outside }),
+    ];
+    for (const res of refusals) {
+      assert.equal(res.statusCode, 403, res.body);
+      assert.equal(res.json().code, "quota_exceeded");
+      assert.equal(res.json().errors[0].path, "allowed_plan_ids");
+    }
+    const mine = (await api(r.auth, "GET", "/api/users")).json();
+    assert.deepEqual(
+      mine.items.map((u: { name: string }) => u.name),
+      ["allowed"],
+    );
+    assert.equal(mine.items[0].next_plan_id, null);
+    const next = await api(r.auth, "PUT", `/api/users/${id}`, { next_plan_id: allowed });
+    assert.equal(next.statusCode, 200, next.body);
+    const cleared = await api(t.auth, "PUT", `/api/admins/${r.id}`, { allowed_plan_ids: null });
+    assert.equal(cleared.json().allowed_plan_ids, null);
+  });
+
+  test("bulk create from a plan: the plan's fields and groups for every user; a batch over a quota is refused whole", async () => {
+    const joined = await api(t.auth, "POST", "/api/groups", { name: "bulk plan group", inbound_ids: [] });
+    const groupOfPlan = joined.json().id;
+    const hundred = await plan({
+      name: "bulk hundred",
+      data_limit_bytes: 100,
+      duration_days: 10,
+      ip_limit: 3,
+      device_limit: 2,
+      group_ids: [groupOfPlan],
+    });
+    const r = await makeReseller("quota-bulk", { max_users: 5, max_data_bytes: 450 });
+    const tooMany = await api(r.auth, "POST", "/api/users/bulk", {
+      prefix: "many-",
+      count: 6,
+      plan_id: hundred,
+    });
+    assert.equal(tooMany.statusCode, 403, tooMany.body);
+    assert.equal(tooMany.json().errors[0].path, "max_users");
+    const tooMuch = await api(r.auth, "POST", "/api/users/bulk", {
+      prefix: "much-",
+      count: 5,
+      plan_id: hundred,
+    });
+    assert.equal(tooMuch.statusCode, 403, tooMuch.body);
+    assert.equal(tooMuch.json().errors[0].path, "max_data_bytes");
+    assert.equal((await api(t.auth, "GET", `/api/admins/${r.id}`)).json().owned.users, 0, "nothing made");
+    const both = await api(r.auth, "POST", "/api/users/bulk", {
+      prefix: "both-",
+      count: 1,
+      plan_id: hundred,
+      data_limit_bytes: 1,
+    });
+    assert.equal(both.statusCode, 400, both.body);
+    assert.equal(both.json().errors[0].path, "body.data_limit_bytes");
+    const made = await api(r.auth, "POST", "/api/users/bulk", {
+      prefix: "plan-",
+      count: 4,
+      plan_id: hundred,
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    assert.equal(made.json().created, 4);
+    for (const { id } of made.json().users) {
+      const user = (await api(r.auth, "GET", `/api/users/${id}`)).json();
+      assert.deepEqual(
+        [user.data_limit_bytes, user.ip_limit, user.device_limit, user.group_ids, user.owner_admin_id],
+        [100, 3, 2, [groupOfPlan], r.id],
+      );
+      assert.ok(Math.abs(Date.parse(user.expire_at) - (Date.now() + 10 * 86_400_000)) < 120_000);
+    }
+    const admin = (await api(t.auth, "GET", `/api/admins/${r.id}`)).json();
+    assert.deepEqual(admin.owned, { users: 4, data_limit_bytes: 400, unlimited_users: 0 });
+  });
+});
+
+describe("webhook payloads carry the user's group_ids", () => {
+  test("user.created, updated, plan_applied, deleted and the events naming a user_id carry their groups", async () => {
+    const hook = await api(t.auth, "POST", "/api/webhooks", {
+      name: "groups in payloads",
+      url: "http://127.0.0.1:9/hook",
+    });
+    assert.equal(hook.statusCode, 201, hook.body);
+    const second = await api(t.auth, "POST", "/api/groups", { name: "payload second", inbound_ids: [] });
+    const secondId = second.json().id;
+    const renewPlan = await api(t.auth, "POST", "/api/plans", {
+      name: "payload plan",
+      group_ids: [secondId],
+    });
+    assert.equal(renewPlan.statusCode, 201, renewPlan.body);
+    const made = await api(t.auth, "POST", "/api/users", { name: "payload user", group_ids: [groupId] });
+    assert.equal(made.statusCode, 201, made.body);
+    const id = made.json().id;
+    const changed = await api(t.auth, "PUT", `/api/users/${id}`, { comment: "changed" });
+    assert.equal(changed.statusCode, 200, changed.body);
+    const renewed = await api(t.auth, "POST", `/api/users/${id}/renew`, { plan_id: renewPlan.json().id });
+    assert.equal(renewed.statusCode, 200, renewed.body);
+    await t.deps.services.notifier.emit("user.ip_released", {
+      user_id: id,
+      name: "payload user",
+      reason: "ended",
+    });
+    const both = [groupId, secondId].sort();
+    const deleted = await api(t.auth, "DELETE", `/api/users/${id}`);
+    assert.equal(deleted.statusCode, 204, deleted.body);
+    const rows = await t.deps.database.db
+      .selectFrom("notification_events")
+      .select(["type", "payload"])
+      .orderBy("created_at")
+      .execute();
+    const mine = rows
+      .map((row) => JSON.parse(row.payload) as { type: string; data: Record<string, never> })
+      .filter(
+        (event) => event.data.user_id === id || (event.data.user as { id?: string } | undefined)?.id === id,
+      );
+    const groupsIn = (type: string) => {
+      const event = mine.find((e) => e.type === type);
+      assert.ok(event !== undefined, `${type} was emitted`);
+      const data = event.data as { user?: { group_ids?: string[] }; group_ids?: string[] };
+      return [...((data.user?.group_ids ?? data.group_ids) as string[])].sort();
+    };
+    assert.deepEqual(groupsIn("user.created"), [groupId], "the groups the create joins");
+    assert.deepEqual(groupsIn("user.updated"), [groupId]);
+    assert.deepEqual(groupsIn("user.plan_applied"), both);
+    assert.deepEqual(groupsIn("user.ip_released"), both);
+    assert.deepEqual(groupsIn("user.deleted"), both, "as they were before the delete");
+  });
+});
+
+describe("fleet-wide totals for an own-scoped admin", () => {
+  test("/api/overview counts and /api/usage sums only the reseller's own users; the owner sees the fleet", async () => {
+    const r = await makeReseller("totals-own");
+    const mine: string[] = [];
+    for (const status of ["active", "disabled"]) {
+      const res = await api(r.auth, "POST", "/api/users", { name: `totals ${status}`, status });
+      assert.equal(res.statusCode, 201, res.body);
+      mine.push(res.json().id);
+    }
+    const fleetView = (await api(t.auth, "GET", "/api/overview")).json();
+    const own = await api(r.auth, "GET", "/api/overview");
+    assert.equal(own.statusCode, 200, own.body);
+    assert.equal(own.json().users.total, 2);
+    assert.deepEqual(own.json().users.by_status, {
+      active: 1,
+      disabled: 1,
+      limited: 0,
+      expired: 0,
+      on_hold: 0,
+    });
+    assert.ok(fleetView.users.total > 2, "the owner counts every user");
+    assert.deepEqual(
+      own.json().servers.map((s: { id: string }) => s.id),
+      fleetView.servers.map((s: { id: string }) => s.id),
+      "servers are the role's to see",
+    );
+    // Traffic buckets: the reseller's user carried 100/200 bytes, another owner's 1000/2000.
+    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
+    const other = resellers[1]?.userIds[1] as string;
+    const db = t.deps.database.db;
+    await db
+      .insertInto("user_usage_hourly")
+      .values([
+        {
+          user_id: mine[0] as string,
+          server_id: serverId,
+          bucket_start: hour.toISOString(),
+          uplink_bytes: 100,
+          downlink_bytes: 200,
+        },
+        {
+          user_id: other,
+          server_id: serverId,
+          bucket_start: hour.toISOString(),
+          uplink_bytes: 1000,
+          downlink_bytes: 2000,
+        },
+      ])
+      .execute();
+    await db
+      .insertInto("server_usage_hourly")
+      .values({
+        server_id: serverId,
+        bucket_start: hour.toISOString(),
+        uplink_bytes: 1100,
+        downlink_bytes: 2200,
+      })
+      .execute();
+    const query = `from=${encodeURIComponent(new Date(hour.getTime() - 3_600_000).toISOString())}&to=${encodeURIComponent(new Date(hour.getTime() + 3_600_000).toISOString())}&granularity=hour`;
+    const ownUsage = await api(r.auth, "GET", `/api/usage?${query}`);
+    assert.equal(ownUsage.statusCode, 200, ownUsage.body);
+    assert.deepEqual([ownUsage.json().uplink_bytes, ownUsage.json().downlink_bytes], [100, 200]);
+    const server = ownUsage.json().servers.find((s: { server_id: string }) => s.server_id === serverId);
+    assert.deepEqual([server.uplink_bytes, server.downlink_bytes], [100, 200]);
+    const fleetUsage = (await api(t.auth, "GET", `/api/usage?${query}`)).json();
+    assert.deepEqual([fleetUsage.uplink_bytes, fleetUsage.downlink_bytes], [1100, 2200]);
+    // The core's per-user counters of a server name every owner's users: refused.
+    const stats = await api(r.auth, "GET", `/api/servers/${serverId}/stats`);
+    assert.equal(stats.statusCode, 403, stats.body);
+    assert.equal(stats.json().code, "scope_all_required");
+  });
+});

@@ -20,6 +20,7 @@ export type AdminRecord = {
   maxUsers: number | null;
   maxDataBytes: number | null;
   allowedGroupIds: string[] | null;
+  allowedPlanIds: string[] | null;
   createdAt: string;
   updatedAt: string;
 };
@@ -38,6 +39,7 @@ export type AdminPatch = Partial<{
   maxUsers: number | null;
   maxDataBytes: number | null;
   allowedGroupIds: string[] | null;
+  allowedPlanIds: string[] | null;
 }>;
 
 export class AdminsRepository {
@@ -235,6 +237,9 @@ function toSet(patch: AdminPatch, now: string): Updateable<AdminsTable> {
   if (patch.allowedGroupIds !== undefined) {
     set.allowed_group_ids = patch.allowedGroupIds === null ? null : JSON.stringify(patch.allowedGroupIds);
   }
+  if (patch.allowedPlanIds !== undefined) {
+    set.allowed_plan_ids = patch.allowedPlanIds === null ? null : JSON.stringify(patch.allowedPlanIds);
+  }
   return set;
 }
 
@@ -252,6 +257,7 @@ function toRecord(row: Selectable<AdminsTable>): AdminRecord {
     maxUsers: row.max_users,
     maxDataBytes: read.optionalBigint(row.max_data_bytes),
     allowedGroupIds: readIdList(row.allowed_group_ids),
+    allowedPlanIds: readIdList(row.allowed_plan_ids),
     createdAt: read.timestamp(row.created_at),
     updatedAt: read.timestamp(row.updated_at),
   };

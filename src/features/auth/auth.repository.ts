@@ -24,6 +24,7 @@ export type TokenWithAdmin = StoredToken & {
   /** JSON texts of the admin's own-scoped permissions and allowed groups (migration 0031). */
   adminOwnScope: string;
   adminAllowedGroupIds: string | null;
+  adminAllowedPlanIds: string | null;
 };
 
 export class AuthRepository {
@@ -57,6 +58,7 @@ export class AuthRepository {
         "a.is_disabled as admin_disabled",
         "a.own_scope as admin_own_scope",
         "a.allowed_group_ids as admin_allowed_group_ids",
+        "a.allowed_plan_ids as admin_allowed_plan_ids",
       ])
       .where("t.token_hash", "=", tokenHash)
       .executeTakeFirst();
@@ -68,6 +70,7 @@ export class AuthRepository {
       adminDisabled: read.bool(row.admin_disabled),
       adminOwnScope: row.admin_own_scope,
       adminAllowedGroupIds: row.admin_allowed_group_ids,
+      adminAllowedPlanIds: row.admin_allowed_plan_ids,
     };
   }
 

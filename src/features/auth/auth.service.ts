@@ -243,6 +243,7 @@ export class AuthService {
       role,
       ownScope: readOwnScope(stored.adminOwnScope),
       allowedGroupIds: readIdList(stored.adminAllowedGroupIds),
+      allowedPlanIds: readIdList(stored.adminAllowedPlanIds),
     };
   }
 

@@ -34,12 +34,28 @@ export class OverviewRepository {
     }));
   }
 
-  async usersByStatus(): Promise<Map<UserStatus, number>> {
-    const rows = await this.db
+  /** `ownerId`: that admin's users only (the users_owner index). */
+  async usersByStatus(ownerId?: string): Promise<Map<UserStatus, number>> {
+    let query = this.db
       .selectFrom("users")
-      .select(["status", (eb) => eb.fn.countAll<number | string | bigint>().as("count")])
-      .groupBy("status")
-      .execute();
+      .select(["status", (eb) => eb.fn.countAll<number | string | bigint>().as("count")]);
+    if (ownerId !== undefined) query = query.where("owner_admin_id", "=", ownerId);
+    const rows = await query.groupBy("status").execute();
     return new Map(rows.map((row) => [row.status, Number(row.count)]));
+  }
+
+  /** Of these user ids, the ones `ownerId` owns. */
+  async ownedAmong(ids: readonly string[], ownerId: string): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const rows = await this.db
+        .selectFrom("users")
+        .select("id")
+        .where("owner_admin_id", "=", ownerId)
+        .where("id", "in", ids.slice(i, i + 500))
+        .execute();
+      for (const row of rows) out.add(row.id);
+    }
+    return out;
   }
 }

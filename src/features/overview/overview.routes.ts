@@ -1,5 +1,5 @@
 // GET /api/overview: what the dashboard's home page shows (overview.service.ts).
-import type { App } from "../../lib/http.ts";
+import { type App, ownerScope, principalOf } from "../../lib/http.ts";
 import { Overview } from "./overview.schemas.ts";
 import type { OverviewService } from "./overview.service.ts";
 
@@ -11,9 +11,11 @@ export function overviewRoutes(app: App, overview: OverviewService): void {
         tags: ["servers"],
         summary:
           "The fleet at a glance: servers with their agents' reports, users per status, online now (agents asked in parallel, 3 s each at most)",
+        description:
+          "For an admin whose users.read scope is own: the users per status and online now count their own users only (docs/RESELLERS.md)",
         response: { 200: Overview },
       },
     },
-    async () => overview.get(),
+    async (request) => overview.get(ownerScope(principalOf(request), "users.read")),
   );
 }

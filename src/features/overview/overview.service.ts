@@ -44,12 +44,19 @@ export class OverviewService {
     private readonly deadlineMs = AGENT_DEADLINE_MS,
   ) {}
 
-  async get(): Promise<Overview> {
-    const [servers, counts] = await Promise.all([this.overview.servers(), this.overview.usersByStatus()]);
+  /**
+   * `ownerId`: an admin whose users.read scope is own sees their own users' numbers only (per status,
+   * online); the servers are the role's to see as before (docs/RESELLERS.md).
+   */
+  async get(ownerId?: string): Promise<Overview> {
+    const [servers, counts] = await Promise.all([
+      this.overview.servers(),
+      this.overview.usersByStatus(ownerId),
+    ]);
     const nodeIds = servers.filter((s) => s.connection === "node").map((s) => s.id);
     const [agents, online] = await Promise.all([
       Promise.all(nodeIds.map(async (id) => [id, await this.agentOf(id)] as const)),
-      this.online(nodeIds),
+      this.online(nodeIds, ownerId),
     ]);
     const byId = new Map(agents);
     const byStatus = Object.fromEntries(USER_STATUSES.map((s) => [s, counts.get(s) ?? 0])) as Record<
@@ -81,10 +88,11 @@ export class OverviewService {
     };
   }
 
-  private async online(nodeIds: string[]): Promise<Overview["online"]> {
+  private async online(nodeIds: string[], ownerId?: string): Promise<Overview["online"]> {
     const users = new Set<string>();
     const addresses = new Set<string>();
     const unreachable: string[] = [];
+    const seen: { key: string; userId: string | null; ips: string[] }[] = [];
     await Promise.all(
       nodeIds.map(async (serverId) => {
         const answer = await within(this.deadlineMs, this.nodes.serverOnline(serverId));
@@ -95,11 +103,24 @@ export class OverviewService {
         for (const user of answer.users) {
           if (user.addresses.length === 0) continue;
           // An email the panel does not know (a user made on the core by hand) still counts once.
-          users.add(user.user_id ?? `${serverId}/${user.email}`);
-          for (const address of user.addresses) addresses.add(address.ip);
+          const key = user.user_id ?? `${serverId}/${user.email}`;
+          seen.push({ key, userId: user.user_id ?? null, ips: user.addresses.map((a) => a.ip) });
         }
       }),
     );
+    // An own-scoped admin counts their own users only (a user the panel does not know is nobody's).
+    const owned =
+      ownerId === undefined
+        ? undefined
+        : await this.overview.ownedAmong(
+            [...new Set(seen.flatMap((s) => (s.userId === null ? [] : [s.userId])))],
+            ownerId,
+          );
+    for (const { key, userId, ips } of seen) {
+      if (owned !== undefined && (userId === null || !owned.has(userId))) continue;
+      users.add(key);
+      for (const ip of ips) addresses.add(ip);
+    }
     return {
       users: users.size,
       addresses: addresses.size,

@@ -16,6 +16,7 @@ export type PlanNumbers = Pick<
   | "start_on_hold"
   | "on_hold_timeout_days"
   | "ip_limit"
+  | "device_limit"
   | "renew_from"
   | "reset_usage"
 >;
@@ -26,6 +27,7 @@ export type CreationFields = {
   data_limit_bytes: number | null;
   data_limit_reset: DataLimitReset;
   ip_limit: number | null;
+  device_limit: number | null;
   expire_at: string | null;
   on_hold_duration_seconds: number | null;
   on_hold_timeout_at: string | null;
@@ -36,6 +38,7 @@ export function creationFields(plan: PlanNumbers, now: Date): CreationFields {
     data_limit_bytes: plan.data_limit_bytes,
     data_limit_reset: plan.data_limit_reset,
     ip_limit: plan.ip_limit,
+    device_limit: plan.device_limit,
   };
   if (plan.start_on_hold && plan.duration_days !== null) {
     return {
@@ -67,7 +70,7 @@ export type RenewedUser = {
 };
 
 /**
- * A renewal: the plan's limit, period and IP limit; expire_at = duration_days after the current
+ * A renewal: the plan's limit, period, IP and device limits; expire_at = duration_days after the current
  * expiry (renew_from expiry, while it is still ahead) or after now; used_bytes 0 when reset_usage. An
  * on_hold user starts at once; a disabled one stays disabled; the rest are judged from the new numbers.
  */
@@ -96,6 +99,7 @@ export function renewal(plan: PlanNumbers, user: RenewedUser, now: Date): PlanAp
     data_limit_reset: plan.data_limit_reset,
     expire_at: expireAt,
     ip_limit: plan.ip_limit,
+    device_limit: plan.device_limit,
     isUsageReset: plan.reset_usage,
   };
 }

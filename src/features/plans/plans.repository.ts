@@ -16,6 +16,7 @@ export type PlanApplication = {
   data_limit_reset: DataLimitReset;
   expire_at: string | null;
   ip_limit: number | null;
+  device_limit: number | null;
   /** used_bytes starts over at 0 (last_reset_at now). */
   isUsageReset: boolean;
 };
@@ -57,6 +58,7 @@ export class PlansRepository {
         start_on_hold: fields.start_on_hold ?? false,
         on_hold_timeout_days: fields.on_hold_timeout_days ?? null,
         ip_limit: fields.ip_limit ?? null,
+        device_limit: fields.device_limit ?? null,
         renew_from: fields.renew_from ?? "expiry",
         reset_usage: fields.reset_usage ?? false,
         created_at: now,
@@ -137,8 +139,9 @@ export class PlansRepository {
     values: PlanApplication,
     now: string,
     nextPlanId?: string,
+    db: Kysely<Database> = this.db,
   ): Promise<boolean> {
-    let query = this.db
+    let query = db
       .updateTable("users")
       .set({
         status: values.status,
@@ -146,6 +149,7 @@ export class PlansRepository {
         data_limit_reset: values.data_limit_reset,
         expire_at: values.expire_at,
         ip_limit: values.ip_limit,
+        device_limit: values.device_limit,
         on_hold_duration_seconds: null,
         on_hold_timeout_at: null,
         // The lifecycle's bookkeeping, as UsersRepository.updateUser keeps it for a new limit and expiry.
@@ -189,6 +193,7 @@ export class PlansRepository {
       start_on_hold: read.bool(row.start_on_hold),
       on_hold_timeout_days: row.on_hold_timeout_days,
       ip_limit: row.ip_limit,
+      device_limit: row.device_limit,
       renew_from: row.renew_from === "now" ? "now" : "expiry",
       reset_usage: read.bool(row.reset_usage),
       group_ids: groups.filter((g) => g.plan_id === row.id).map((g) => g.group_id),

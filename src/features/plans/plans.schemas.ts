@@ -33,6 +33,10 @@ const OnHoldTimeoutDays = Type.Union([Type.Integer({ minimum: 1, maximum: 36_600
 const IpLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 1000 }), Type.Null()], {
   description: "the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited",
 });
+const DeviceLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 1000 }), Type.Null()], {
+  description:
+    "the user's device_limit (docs/FAIR-USE.md, devices): null: the subscription settings' default; 0: unlimited",
+});
 const RenewFrom = Type.Union([Type.Literal("expiry"), Type.Literal("now")], {
   description:
     "a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now)",
@@ -55,6 +59,7 @@ export const Plan = Type.Object({
   start_on_hold: Type.Boolean(),
   on_hold_timeout_days: OnHoldTimeoutDays,
   ip_limit: IpLimit,
+  device_limit: DeviceLimit,
   renew_from: RenewFrom,
   reset_usage: Type.Boolean(),
   group_ids: Type.Array(Uuid, { description: "by group name" }),
@@ -71,6 +76,7 @@ const PlanTerms = {
   start_on_hold: Type.Optional(StartOnHold),
   on_hold_timeout_days: Type.Optional(OnHoldTimeoutDays),
   ip_limit: Type.Optional(IpLimit),
+  device_limit: Type.Optional(DeviceLimit),
   renew_from: Type.Optional(RenewFrom),
   reset_usage: Type.Optional(ResetUsage),
   group_ids: Type.Optional(GroupIds),
@@ -81,7 +87,7 @@ export const PlanCreate = Type.Object(
   {
     additionalProperties: false,
     description:
-      "defaults: unlimited, no_reset, never expires, not on hold, the default ip_limit, renew_from expiry, reset_usage false, no groups",
+      "defaults: unlimited, no_reset, never expires, not on hold, the default ip_limit and device_limit, renew_from expiry, reset_usage false, no groups",
   },
 );
 export type PlanCreate = Static<typeof PlanCreate>;

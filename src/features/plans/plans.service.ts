@@ -6,9 +6,11 @@
 import type { Logger } from "pino";
 import { ForbiddenError, ValidationError } from "../../lib/errors.ts";
 import type { Changes } from "../../lib/events.ts";
+import type { Actor } from "../../lib/http.ts";
 import { trimName } from "../../lib/names.ts";
-import { can, type Role } from "../../lib/roles.ts";
+import { can, checkAllowedGroups, checkAllowedPlan } from "../../lib/roles.ts";
 import type { AuditService } from "../audit/audit.service.ts";
+import type { QuotasRepository, QuotaTx } from "../users/quotas.repository.ts";
 import type { User, UserCreateRequest } from "../users/users.schemas.ts";
 import type { UsersService } from "../users/users.service.ts";
 import { type CreationFields, creationFields, renewal } from "./apply.ts";
@@ -33,8 +35,14 @@ const PLAN_FIELDS = [
   "on_hold_duration_seconds",
   "on_hold_timeout_at",
   "ip_limit",
+  "device_limit",
   "group_ids",
 ] as const;
+
+/** What a create from a plan may give besides the plan: none of the plan's fields. */
+export type PlanRequest = { plan_id?: string } & Partial<
+  Pick<UserCreateRequest, (typeof PLAN_FIELDS)[number]>
+>;
 
 /** Users handed their next plan per statement batch of one tick. */
 const NEXT_PLAN_BATCH = 500;
@@ -49,7 +57,14 @@ export class PlansService {
     private readonly notify: NotifyPlan = async () => {},
     private readonly changes?: Changes,
     private readonly now: () => Date = () => new Date(),
+    /** Resellers' quotas (docs/RESELLERS.md): a renewal's new data limit counts against the owner's. */
+    private readonly quotas?: QuotasRepository,
   ) {}
+
+  /** Runs a write that may grow the owner's totals within their quotas (none wired: as is). */
+  #withinQuotas<T>(ownerId: string | null | undefined, work: (db?: QuotaTx) => Promise<T>): Promise<T> {
+    return this.quotas === undefined ? work() : this.quotas.withinQuotas([ownerId], work);
+  }
 
   list(): Promise<Plan[]> {
     return this.repo.list();
@@ -97,9 +112,7 @@ export class PlansService {
    * POST /api/users with plan_id: the plan's lifecycle fields and groups. The body may not give those
    * fields as well (400 naming each): a plan is the whole offer, as PasarGuard's user templates are.
    */
-  async creation(
-    request: UserCreateRequest,
-  ): Promise<{ fields: CreationFields; groupIds: string[]; plan: Plan }> {
+  async creation(request: PlanRequest): Promise<{ fields: CreationFields; groupIds: string[]; plan: Plan }> {
     const planId = request.plan_id as string;
     const given = PLAN_FIELDS.filter((field) => request[field] !== undefined);
     if (given.length > 0) {
@@ -117,9 +130,15 @@ export class PlansService {
     return { fields: creationFields(plan, this.now()), groupIds: plan.group_ids, plan };
   }
 
-  /** POST /api/users/{id}/renew: the plan's numbers now, its groups joined (none left). */
-  async renew(userId: string, planId: string, role: Role): Promise<User> {
+  /**
+   * POST /api/users/{id}/renew: the plan's numbers now, its groups joined (none left). As `actor`: the
+   * plan among their allowed plans, its groups among their allowed groups, and the new data limit
+   * within the owner's quotas (checked and written in one locked transaction, docs/RESELLERS.md).
+   */
+  async renew(userId: string, planId: string, actor: Actor): Promise<User> {
+    const { role } = actor;
     const user = await this.users.get(userId);
+    checkAllowedPlan(planId, actor.allowedPlanIds);
     const plan = await this.repo.findPlan(planId.toLowerCase());
     if (plan === undefined) {
       throw new ValidationError("the plan asked for does not exist", [
@@ -129,9 +148,12 @@ export class PlansService {
     if (plan.group_ids.length > 0 && !can(role, "access.write")) {
       throw new ForbiddenError(`the ${role} role may not renew with a plan that joins groups (access.write)`);
     }
+    checkAllowedGroups(plan.group_ids, actor.allowedGroupIds);
     const now = this.now();
     const values = renewal(plan, user, now);
-    await this.repo.applyPlan(user.id, values, now.toISOString());
+    await this.#withinQuotas(user.owner_admin_id, (db) =>
+      this.repo.applyPlan(user.id, values, now.toISOString(), undefined, db),
+    );
     await this.#joinGroups(user.id, plan);
     if (values.status !== user.status) await this.changes?.emit("userStatusChanged", [user.id]);
     const renewed = await this.users.get(user.id);
@@ -170,8 +192,12 @@ export class PlansService {
     const user = await this.users.get(userId);
     const now = this.now();
     const values = renewal(plan, user, now);
-    // The once-only point: only the tick whose guarded UPDATE changes the row goes on.
-    if (!(await this.repo.applyPlan(userId, values, now.toISOString(), plan.id))) return false;
+    // The once-only point: only the tick whose guarded UPDATE changes the row goes on. Within the
+    // owner's quotas: a next plan whose data limit would exceed them is refused (logged) and waits.
+    const applied = await this.#withinQuotas(user.owner_admin_id, (db) =>
+      this.repo.applyPlan(userId, values, now.toISOString(), plan.id, db),
+    );
+    if (!applied) return false;
     if (values.status !== user.status) await this.changes?.emit("userStatusChanged", [userId]);
     await this.#joinGroups(userId, plan);
     const moved = await this.users.get(userId);

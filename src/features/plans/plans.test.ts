@@ -140,7 +140,7 @@ describe("plans", () => {
     expectProblem(await request(t, "GET", `/api/plans/${plan.id}`), 404, "not_found");
   });
 
-  test("a user created from a plan gets its limit, period, expiry, IP limit and groups; the plan's fields are not taken from the body", async () => {
+  test("a user created from a plan gets its limit, period, expiry, IP and device limits and groups; the plan's fields are not taken from the body", async () => {
     const group = (await request(t, "POST", "/api/groups", { name: "plan members" })).json();
     const plan = await newPlan({
       name: "starter",
@@ -148,12 +148,21 @@ describe("plans", () => {
       data_limit_reset: "week",
       duration_days: 7,
       ip_limit: 2,
+      device_limit: 3,
       group_ids: [group.id],
     });
+    assert.equal((plan as Record<string, unknown>).device_limit, 3);
     const user = await newUser({ name: "from plan", comment: "kept", plan_id: plan.id });
     assert.deepEqual(
-      [user.status, user.data_limit_bytes, user.data_limit_reset, user.ip_limit, user.comment],
-      ["active", 10 * GIB, "week", 2, "kept"],
+      [
+        user.status,
+        user.data_limit_bytes,
+        user.data_limit_reset,
+        user.ip_limit,
+        user.device_limit,
+        user.comment,
+      ],
+      ["active", 10 * GIB, "week", 2, 3, "kept"],
     );
     assertDaysAhead(user.expire_at, 7);
     assert.deepEqual(user.group_ids, [group.id]);
@@ -163,6 +172,7 @@ describe("plans", () => {
         plan_id: plan.id,
         data_limit_bytes: 1,
         expire_at: null,
+        device_limit: 9,
         group_ids: [],
       }),
       400,
@@ -170,7 +180,7 @@ describe("plans", () => {
     );
     assert.deepEqual(
       both.map((e) => e.path),
-      ["body.data_limit_bytes", "body.expire_at", "body.group_ids"],
+      ["body.data_limit_bytes", "body.expire_at", "body.device_limit", "body.group_ids"],
     );
     const unknown = expectProblem(
       await request(t, "POST", "/api/users", { name: "ghost", plan_id: crypto.randomUUID() }),
@@ -198,14 +208,24 @@ describe("plans", () => {
 
   test("a renewal counts from the current expiry or from now as the plan says, and resets usage or keeps it", async () => {
     const inTenDays = new Date(Date.now() + 10 * DAY_MS).toISOString();
-    const fromExpiry = await newPlan({ name: "extend 30", duration_days: 30, data_limit_bytes: 5 * GIB });
+    const fromExpiry = await newPlan({
+      name: "extend 30",
+      duration_days: 30,
+      data_limit_bytes: 5 * GIB,
+      device_limit: 4,
+    });
     const fromNow = await newPlan({
       name: "fresh 30",
       duration_days: 30,
       renew_from: "now",
       reset_usage: true,
     });
-    const a = await newUser({ name: "renew a", expire_at: inTenDays, data_limit_bytes: GIB });
+    const a = await newUser({
+      name: "renew a",
+      expire_at: inTenDays,
+      data_limit_bytes: GIB,
+      device_limit: 1,
+    });
     const b = await newUser({ name: "renew b", expire_at: inTenDays, data_limit_bytes: GIB });
     await setUsed(a.id, GIB);
     await setUsed(b.id, GIB);
@@ -213,8 +233,13 @@ describe("plans", () => {
     assert.equal(renewedA.statusCode, 200, renewedA.body);
     assertDaysAhead(renewedA.json().expire_at, 30, Date.parse(inTenDays));
     assert.deepEqual(
-      [renewedA.json().used_bytes, renewedA.json().data_limit_bytes, renewedA.json().status],
-      [GIB, 5 * GIB, "active"],
+      [
+        renewedA.json().used_bytes,
+        renewedA.json().data_limit_bytes,
+        renewedA.json().device_limit,
+        renewedA.json().status,
+      ],
+      [GIB, 5 * GIB, 4, "active"],
     );
     const renewedB = (await request(t, "POST", `/api/users/${b.id}/renew`, { plan_id: fromNow.id })).json();
     assertDaysAhead(renewedB.expire_at, 30);

@@ -1,6 +1,6 @@
 // GET /api/users/{id}/usage: the traffic collected for a user, in total and per server, or with
 // from, to and granularity its history in buckets; GET /api/usage: every server's history.
-import type { App } from "../../lib/http.ts";
+import { type App, ownerScope, principalOf } from "../../lib/http.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
 import { FleetUsage, FleetUsageQuery, UserUsageAnswer, UserUsageQuery } from "./traffic.schemas.ts";
 import type { TrafficService } from "./traffic.service.ts";
@@ -33,10 +33,12 @@ export function trafficRoutes(app: App, traffic: TrafficService, usage: UsageSer
       schema: {
         tags: ["servers"],
         summary: "Traffic history of every server (or one): buckets of the users' bytes per server",
+        description:
+          "For an admin whose users.read scope is own: only their own users' bytes (docs/RESELLERS.md)",
         querystring: FleetUsageQuery,
         response: { 200: FleetUsage, ...problems(404) },
       },
     },
-    async (request) => usage.fleet(request.query),
+    async (request) => usage.fleet(request.query, ownerScope(principalOf(request), "users.read")),
   );
 }

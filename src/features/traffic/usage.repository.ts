@@ -123,6 +123,38 @@ export class UsageRepository {
     return rows.map((row) => ({ serverId: row.server_id, ...toBucket(row) }));
   }
 
+  /**
+   * As listServerBuckets, over one admin's users only (an own-scoped GET /api/usage): their buckets
+   * summed per server and bucket.
+   */
+  async listOwnedServerBuckets(
+    ownerId: string,
+    granularity: Granularity,
+    from: Date,
+    to: Date,
+    serverId?: string,
+  ): Promise<StoredServerBucket[]> {
+    let query = this.db
+      .selectFrom(`${USER_TABLES[granularity]} as b`)
+      .innerJoin("users as u", "u.id", "b.user_id")
+      .select((eb) => [
+        "b.server_id",
+        "b.bucket_start",
+        eb.fn.sum<number | string>("b.uplink_bytes").as("uplink_bytes"),
+        eb.fn.sum<number | string>("b.downlink_bytes").as("downlink_bytes"),
+      ])
+      .where("u.owner_admin_id", "=", ownerId)
+      .where("b.bucket_start", ">=", from.toISOString())
+      .where("b.bucket_start", "<", to.toISOString());
+    if (serverId !== undefined) query = query.where("b.server_id", "=", serverId);
+    const rows = await query
+      .groupBy(["b.server_id", "b.bucket_start"])
+      .orderBy("b.server_id")
+      .orderBy("b.bucket_start")
+      .execute();
+    return rows.map((row) => ({ serverId: row.server_id, ...toBucket(row) }));
+  }
+
   /** Deletes buckets that start before the cutoffs; how many of each kind went. */
   async prune(cutoffs: { hourly: Date; daily: Date }): Promise<{ hourly: number; daily: number }> {
     const counts = { hourly: 0, daily: 0 };

@@ -25,17 +25,24 @@ export class UsageService {
     return { user_id: userId, ...rangeOut(range), ...sumBuckets(buckets), buckets };
   }
 
-  /** Every server (or the one asked for), with its buckets; servers without traffic show zeros. */
-  async fleet(query: FleetUsageQuery): Promise<FleetUsage> {
+  /**
+   * Every server (or the one asked for), with its buckets; servers without traffic show zeros.
+   * `ownerId`: only that admin's users' traffic (an admin whose users.read scope is own).
+   */
+  async fleet(query: FleetUsageQuery, ownerId?: string): Promise<FleetUsage> {
     const range = parseRange(query);
     const servers =
       query.server_id === undefined ? await this.servers.list() : [await this.servers.get(query.server_id)];
-    const stored = await this.usage.listServerBuckets(
-      range.granularity,
-      range.from,
-      range.to,
-      query.server_id,
-    );
+    const stored =
+      ownerId === undefined
+        ? await this.usage.listServerBuckets(range.granularity, range.from, range.to, query.server_id)
+        : await this.usage.listOwnedServerBuckets(
+            ownerId,
+            range.granularity,
+            range.from,
+            range.to,
+            query.server_id,
+          );
     const byServer = new Map<string, typeof stored>();
     for (const row of stored) {
       const rows = byServer.get(row.serverId);

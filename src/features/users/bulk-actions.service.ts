@@ -28,6 +28,8 @@ export class UserBulkActions {
     private readonly notify: NotifyUser = async () => {},
     /** Resellers' quotas: add_data_limit runs within the data quota of the users' owners. */
     private readonly quotas?: QuotasRepository,
+    /** The users' groups, read before a delete so user.deleted still carries them. */
+    private readonly groups?: { groupIdsOf(userIds: readonly string[]): Promise<Map<string, string[]>> },
   ) {}
 
   /** The permission an action needs beyond the route's users.lifecycle. */
@@ -112,9 +114,13 @@ export class UserBulkActions {
 
   async #deleteExpired(ids: readonly string[], cutoff: string): Promise<number> {
     const users = await this.repo.expiredAmong(ids, cutoff);
+    const groups = await this.groups?.groupIdsOf(users.map((u) => u.id));
     for (const user of users) await this.revoker.revokeUser(user.id);
     const deleted = await this.repo.deleteMany(users.map((u) => u.id));
-    for (const user of users) await this.notify("user.deleted", { user: withoutUrl(user) });
+    for (const user of users) {
+      const event = { ...withoutUrl(user), ...(groups ? { group_ids: groups.get(user.id) ?? [] } : {}) };
+      await this.notify("user.deleted", { user: event });
+    }
     return deleted;
   }
 }

@@ -1,7 +1,6 @@
 // /api/users: the seed's user endpoints, in CRUD order.
 import { Type } from "typebox";
 import { type Actor, type App, ownerScope, principalOf } from "../../lib/http.ts";
-import type { Role } from "../../lib/roles.ts";
 import { IdParams, problems } from "../../lib/schemas.ts";
 import type { UserBulkActions } from "./bulk-actions.service.ts";
 import { isFilteredList, type UserListService } from "./user-list.service.ts";
@@ -36,7 +35,7 @@ export interface UserGroupIds {
 
 /** Renewing a user with a plan (the plans feature; wired in app.ts). */
 export interface UserRenewal {
-  renew(userId: string, planId: string, role: Role): Promise<User>;
+  renew(userId: string, planId: string, actor: Actor): Promise<User>;
 }
 
 export function usersRoutes(
@@ -146,9 +145,9 @@ export function usersRoutes(
       schema: {
         tags,
         summary:
-          "Create count users named prefix + number, with the same limits, optionally granting inbounds",
+          "Create count users named prefix + number, with the same limits or from a plan, optionally granting inbounds",
         description:
-          "Names are the prefix and a number from start (default 1), zero-padded to the width of the last (shop-001 … shop-100); at most 1,000 a request. All or nothing: a failure deletes the users this request made",
+          "Names are the prefix and a number from start (default 1), zero-padded to the width of the last (shop-001 … shop-100); at most 1,000 a request. The users are written in one transaction within the caller's quotas: a batch that would exceed one is refused whole (403 quota_exceeded naming it). All or nothing: a failure deletes the users this request made. docs/RESELLERS.md",
         body: BulkUserCreateSchema,
         response: { 201: BulkUserResult, ...problems(403, 422) },
       },
@@ -186,7 +185,7 @@ export function usersRoutes(
           "The new owner's quotas apply: a move past max_users or max_data_bytes is 403 quota_exceeded (docs/RESELLERS.md)",
         params: IdParams,
         body: OwnerChange,
-        response: { 200: User, ...problems(400, 403, 404) },
+        response: { 200: User, ...problems(403, 404) },
       },
     },
     async (request) =>
@@ -211,11 +210,7 @@ export function usersRoutes(
     },
     async (request) => {
       request.auditNotes = { plan_id: request.body.plan_id };
-      const user = await tools.plans.renew(
-        request.params.id,
-        request.body.plan_id,
-        principalOf(request).role,
-      );
+      const user = await tools.plans.renew(request.params.id, request.body.plan_id, principalOf(request));
       return withGroupsOne(user);
     },
   );

@@ -153,7 +153,13 @@ const GroupIds = Type.Array(Uuid, {
 const PlanId = Type.String({
   format: "uuid",
   description:
-    "create the user from this plan (GET /api/plans): its data limit, period, duration (or on-hold start), IP limit and groups. The plan decides those fields: giving status, data_limit_bytes, data_limit_reset, expire_at, on_hold_duration_seconds, on_hold_timeout_at, ip_limit or group_ids as well is 400 (docs/PLANS.md)",
+    "create the user from this plan (GET /api/plans): its data limit, period, duration (or on-hold start), IP and device limits and groups. The plan decides those fields: giving status, data_limit_bytes, data_limit_reset, expire_at, on_hold_duration_seconds, on_hold_timeout_at, ip_limit, device_limit or group_ids as well is 400 (docs/PLANS.md)",
+});
+
+const BulkPlanId = Type.String({
+  format: "uuid",
+  description:
+    "create every user from this plan (GET /api/plans): its data limit, period, duration (or on-hold start), IP and device limits and groups; giving status, data_limit_bytes, data_limit_reset, expire_at, on_hold_duration_seconds or on_hold_timeout_at as well is 400 (docs/PLANS.md)",
 });
 
 /** POST /api/users: the seed's fields, the lifecycle, and optionally the inbounds and groups, or a plan. */
@@ -194,7 +200,9 @@ export const BulkUserCreate = Type.Object(
     ),
     comment: Type.Optional(Comment),
     ...LifecycleInput,
+    next_plan_id: Type.Optional(NextPlanId),
     inbound_ids: Type.Optional(InboundIds),
+    plan_id: Type.Optional(BulkPlanId),
   },
   { additionalProperties: false },
 );

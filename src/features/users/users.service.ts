@@ -39,6 +39,8 @@ export class UsersService {
     private readonly changes?: Changes,
     /** Resellers' quotas (docs/RESELLERS.md): creates, data limits and owner moves run within them. */
     private readonly quotas?: QuotasRepository,
+    /** The user's groups, read before a delete so user.deleted still carries them. */
+    private readonly groups?: { groupIdsOf(userIds: readonly string[]): Promise<Map<string, string[]>> },
   ) {}
 
   /** Runs a write that may grow the users of these owners within their quotas (none wired: as is). */
@@ -136,8 +138,39 @@ export class UsersService {
     return this.users.listExistingIds(ids);
   }
 
-  /** `ownerAdminId`: the admin who creates the user and owns them (null: nobody, e.g. the CLI). */
-  async create(input: UserCreate, ownerAdminId: string | null = null): Promise<User> {
+  /**
+   * `ownerAdminId`: the admin who creates the user and owns them (null: nobody, e.g. the CLI).
+   * `groupIds`: the groups the caller joins the user to next (user.created carries them).
+   */
+  async create(
+    input: UserCreate,
+    ownerAdminId: string | null = null,
+    groupIds: readonly string[] = [],
+  ): Promise<User> {
+    const [user] = await this.createMany([input], ownerAdminId, groupIds);
+    return user as User;
+  }
+
+  /**
+   * Several users in one transaction within the owner's quotas: a batch that would exceed a quota is
+   * refused whole (403 naming it) and none of it is written (POST /api/users/bulk).
+   */
+  async createMany(
+    inputs: readonly UserCreate[],
+    ownerAdminId: string | null = null,
+    groupIds: readonly string[] = [],
+  ): Promise<User[]> {
+    const made = inputs.map((input) => this.#newUser(input, ownerAdminId));
+    await this.#withinQuotas([ownerAdminId], async (db) => {
+      for (const { user, subToken } of made) await this.users.insertUser(user, subToken, db);
+    });
+    for (const { user } of made) {
+      await this.notify("user.created", { user: { ...this.#event(user), group_ids: [...groupIds] } });
+    }
+    return made.map(({ user }) => this.#shown(user));
+  }
+
+  #newUser(input: UserCreate, ownerAdminId: string | null): { user: User; subToken: string } {
     const clock = this.now();
     const now = clock.toISOString();
     const user: User = {
@@ -171,9 +204,7 @@ export class UsersService {
     user.status = statusAfterWrite(input.status, user, clock);
     const subToken = newSubToken();
     user.subscription_url = `/sub/${subToken}`;
-    await this.#withinQuotas([ownerAdminId], (db) => this.users.insertUser(user, subToken, db));
-    await this.notify("user.created", { user: this.#event(user) });
-    return this.#shown(user);
+    return { user, subToken };
   }
 
   async update(id: string, input: UserUpdate): Promise<User> {
@@ -217,9 +248,11 @@ export class UsersService {
 
   async delete(id: string): Promise<void> {
     const user = await this.users.getUser(id);
+    const groupIds = (await this.groups?.groupIdsOf([id]))?.get(id);
     await this.revoker.revokeUser(id);
     if (!(await this.users.deleteUser(id))) throw new NotFoundError("user", id);
-    await this.notify("user.deleted", { user: this.#event(user) });
+    const event = groupIds === undefined ? this.#event(user) : { ...this.#event(user), group_ids: groupIds };
+    await this.notify("user.deleted", { user: event });
   }
 }
 

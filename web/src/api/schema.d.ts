@@ -851,6 +851,7 @@ export type paths = {
                             max_users: number | null;
                             max_data_bytes: number | null;
                             allowed_group_ids: string[] | null;
+                            allowed_plan_ids: string[] | null;
                             /** @description the users this admin owns, against the quotas */
                             owned: {
                                 users: number;
@@ -932,6 +933,8 @@ export type paths = {
                         max_data_bytes?: number | null;
                         /** @description groups this admin may put users in (null: any group) */
                         allowed_group_ids?: string[] | null;
+                        /** @description plans this admin may use: create users from, renew with, set as a user's next_plan_id (null: any plan) */
+                        allowed_plan_ids?: string[] | null;
                     };
                 };
             };
@@ -963,6 +966,7 @@ export type paths = {
                             max_users: number | null;
                             max_data_bytes: number | null;
                             allowed_group_ids: string[] | null;
+                            allowed_plan_ids: string[] | null;
                             /** @description the users this admin owns, against the quotas */
                             owned: {
                                 users: number;
@@ -1075,6 +1079,7 @@ export type paths = {
                             max_users: number | null;
                             max_data_bytes: number | null;
                             allowed_group_ids: string[] | null;
+                            allowed_plan_ids: string[] | null;
                             /** @description the users this admin owns, against the quotas */
                             owned: {
                                 users: number;
@@ -1173,6 +1178,8 @@ export type paths = {
                         max_data_bytes?: number | null;
                         /** @description groups this admin may put users in (null: any group) */
                         allowed_group_ids?: string[] | null;
+                        /** @description plans this admin may use: create users from, renew with, set as a user's next_plan_id (null: any plan) */
+                        allowed_plan_ids?: string[] | null;
                     };
                 };
             };
@@ -1204,6 +1211,7 @@ export type paths = {
                             max_users: number | null;
                             max_data_bytes: number | null;
                             allowed_group_ids: string[] | null;
+                            allowed_plan_ids: string[] | null;
                             /** @description the users this admin owns, against the quotas */
                             owned: {
                                 users: number;
@@ -2741,7 +2749,7 @@ export type paths = {
                         group_ids?: string[];
                         /**
                          * Format: uuid
-                         * @description create the user from this plan (GET /api/plans): its data limit, period, duration (or on-hold start), IP limit and groups. The plan decides those fields: giving status, data_limit_bytes, data_limit_reset, expire_at, on_hold_duration_seconds, on_hold_timeout_at, ip_limit or group_ids as well is 400 (docs/PLANS.md)
+                         * @description create the user from this plan (GET /api/plans): its data limit, period, duration (or on-hold start), IP and device limits and groups. The plan decides those fields: giving status, data_limit_bytes, data_limit_reset, expire_at, on_hold_duration_seconds, on_hold_timeout_at, ip_limit, device_limit or group_ids as well is 400 (docs/PLANS.md)
                          */
                         plan_id?: string;
                     };
@@ -3423,8 +3431,8 @@ export type paths = {
         get?: never;
         put?: never;
         /**
-         * Create count users named prefix + number, with the same limits, optionally granting inbounds
-         * @description Names are the prefix and a number from start (default 1), zero-padded to the width of the last (shop-001 … shop-100); at most 1,000 a request. All or nothing: a failure deletes the users this request made
+         * Create count users named prefix + number, with the same limits or from a plan, optionally granting inbounds
+         * @description Names are the prefix and a number from start (default 1), zero-padded to the width of the last (shop-001 … shop-100); at most 1,000 a request. The users are written in one transaction within the caller's quotas: a batch that would exceed one is refused whole (403 quota_exceeded naming it). All or nothing: a failure deletes the users this request made. docs/RESELLERS.md
          */
         post: {
             parameters: {
@@ -3458,8 +3466,15 @@ export type paths = {
                         on_hold_duration_seconds?: number | null;
                         /** @description on_hold: the clock starts at this moment if no traffic came first; null = only at first traffic */
                         on_hold_timeout_at?: string | null;
+                        /** @description the plan (GET /api/plans) the lifecycle job applies once, when the user is limited or expired; then null again (docs/PLANS.md). null: none */
+                        next_plan_id?: string | null;
                         /** @description inbounds (server_inbounds ids, any server) to grant at once; every one is checked before anything is created, and if a grant fails the new user is deleted again (all or nothing). Needs access.write too */
                         inbound_ids?: string[];
+                        /**
+                         * Format: uuid
+                         * @description create every user from this plan (GET /api/plans): its data limit, period, duration (or on-hold start), IP and device limits and groups; giving status, data_limit_bytes, data_limit_reset, expire_at, on_hold_duration_seconds or on_hold_timeout_at as well is 400 (docs/PLANS.md)
+                         */
+                        plan_id?: string;
                     };
                 };
             };
@@ -4904,6 +4919,8 @@ export type paths = {
                             on_hold_timeout_days: number | null;
                             /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
                             ip_limit: number | null;
+                            /** @description the user's device_limit (docs/FAIR-USE.md, devices): null: the subscription settings' default; 0: unlimited */
+                            device_limit: number | null;
                             /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
                             renew_from: "expiry" | "now";
                             reset_usage: boolean;
@@ -4951,7 +4968,7 @@ export type paths = {
                 path?: never;
                 cookie?: never;
             };
-            /** @description defaults: unlimited, no_reset, never expires, not on hold, the default ip_limit, renew_from expiry, reset_usage false, no groups */
+            /** @description defaults: unlimited, no_reset, never expires, not on hold, the default ip_limit and device_limit, renew_from expiry, reset_usage false, no groups */
             requestBody: {
                 content: {
                     "application/json": {
@@ -4972,6 +4989,8 @@ export type paths = {
                         on_hold_timeout_days?: number | null;
                         /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
                         ip_limit?: number | null;
+                        /** @description the user's device_limit (docs/FAIR-USE.md, devices): null: the subscription settings' default; 0: unlimited */
+                        device_limit?: number | null;
                         /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
                         renew_from?: "expiry" | "now";
                         /** @description a renewal starts used_bytes over at 0 (lifetime_used_bytes kept); false keeps it */
@@ -5006,6 +5025,8 @@ export type paths = {
                             on_hold_timeout_days: number | null;
                             /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
                             ip_limit: number | null;
+                            /** @description the user's device_limit (docs/FAIR-USE.md, devices): null: the subscription settings' default; 0: unlimited */
+                            device_limit: number | null;
                             /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
                             renew_from: "expiry" | "now";
                             reset_usage: boolean;
@@ -5103,6 +5124,8 @@ export type paths = {
                             on_hold_timeout_days: number | null;
                             /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
                             ip_limit: number | null;
+                            /** @description the user's device_limit (docs/FAIR-USE.md, devices): null: the subscription settings' default; 0: unlimited */
+                            device_limit: number | null;
                             /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
                             renew_from: "expiry" | "now";
                             reset_usage: boolean;
@@ -5182,6 +5205,8 @@ export type paths = {
                         on_hold_timeout_days?: number | null;
                         /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
                         ip_limit?: number | null;
+                        /** @description the user's device_limit (docs/FAIR-USE.md, devices): null: the subscription settings' default; 0: unlimited */
+                        device_limit?: number | null;
                         /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
                         renew_from?: "expiry" | "now";
                         /** @description a renewal starts used_bytes over at 0 (lifetime_used_bytes kept); false keeps it */
@@ -5216,6 +5241,8 @@ export type paths = {
                             on_hold_timeout_days: number | null;
                             /** @description the user's ip_limit (docs/FAIR-USE.md); null: the settings' default; 0: unlimited */
                             ip_limit: number | null;
+                            /** @description the user's device_limit (docs/FAIR-USE.md, devices): null: the subscription settings' default; 0: unlimited */
+                            device_limit: number | null;
                             /** @description a renewal adds duration_days to the user's current expiry (expiry; from now when it has passed or there is none) or to now (now) */
                             renew_from: "expiry" | "now";
                             reset_usage: boolean;
@@ -7900,7 +7927,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The fleet at a glance: servers with their agents' reports, users per status, online now (agents asked in parallel, 3 s each at most) */
+        /**
+         * The fleet at a glance: servers with their agents' reports, users per status, online now (agents asked in parallel, 3 s each at most)
+         * @description For an admin whose users.read scope is own: the users per status and online now count their own users only (docs/RESELLERS.md)
+         */
         get: {
             parameters: {
                 query?: never;
@@ -10898,7 +10928,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Traffic history of every server (or one): buckets of the users' bytes per server */
+        /**
+         * Traffic history of every server (or one): buckets of the users' bytes per server
+         * @description For an admin whose users.read scope is own: only their own users' bytes (docs/RESELLERS.md)
+         */
         get: {
             parameters: {
                 query: {

@@ -56,6 +56,9 @@ const WebhooksPage = lazy(() =>
 const SubscriptionSettingsPage = lazy(() =>
   import("./pages/SubscriptionSettingsPage.tsx").then((m) => ({ default: m.SubscriptionSettingsPage })),
 );
+const GroupsPage = lazy(() => import("./pages/GroupsPage.tsx").then((m) => ({ default: m.GroupsPage })));
+const GroupPage = lazy(() => import("./pages/GroupPage.tsx").then((m) => ({ default: m.GroupPage })));
+const PlansPage = lazy(() => import("./pages/PlansPage.tsx").then((m) => ({ default: m.PlansPage })));
 const WebhookPage = lazy(() => import("./pages/WebhookPage.tsx").then((m) => ({ default: m.WebhookPage })));
 
 type Route = { pattern: string; render: (params: Match) => ReactNode };
@@ -64,6 +67,9 @@ const ROUTES: Route[] = [
   { pattern: "/", render: () => <Home /> },
   { pattern: "/users", render: () => <UsersPage /> },
   { pattern: "/users/:id", render: (p) => <UserPage id={p.id ?? ""} /> },
+  { pattern: "/groups", render: () => <GroupsPage /> },
+  { pattern: "/groups/:id", render: (p) => <GroupPage id={p.id ?? ""} /> },
+  { pattern: "/plans", render: () => <PlansPage /> },
   { pattern: "/servers", render: () => <ServersPage /> },
   { pattern: "/servers/:id", render: (p) => <ServerPage id={p.id ?? ""} /> },
   { pattern: "/templates", render: () => <TemplatesPage /> },
@@ -86,6 +92,8 @@ type NavItem = { to: string; label: MessageKey; needs: Permission };
 const NAV: NavItem[] = [
   { to: "/", label: "nav.home", needs: "servers.read" },
   { to: "/users", label: "nav.users", needs: "users.read" },
+  { to: "/groups", label: "nav.groups", needs: "inbounds.read" },
+  { to: "/plans", label: "nav.plans", needs: "users.read" },
   { to: "/servers", label: "nav.servers", needs: "servers.read" },
   { to: "/templates", label: "nav.templates", needs: "templates.read" },
   { to: "/certificates", label: "nav.certificates", needs: "certificates.read" },

@@ -25,8 +25,8 @@ export const adminsQuery = {
   queryFn: () => unwrap(api.GET("/api/admins")),
 } as const;
 
-export function useAdmins() {
-  return useQuery(adminsQuery);
+export function useAdmins(enabled = true) {
+  return useQuery({ ...adminsQuery, enabled });
 }
 
 export const adminsApi = {

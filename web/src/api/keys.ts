@@ -37,6 +37,16 @@ export const keys = {
     one: (id: string) => ["templates", "one", id] as const,
   },
   certificates: { all: ["certificates"] as const },
+  groups: {
+    all: ["groups"] as const,
+    list: () => ["groups", "list"] as const,
+    one: (id: string) => ["groups", "one", id] as const,
+    members: (id: string, after: string) => ["groups", "one", id, "members", after] as const,
+  },
+  plans: {
+    all: ["plans"] as const,
+    list: () => ["plans", "list"] as const,
+  },
   admins: { all: ["admins"] as const },
   apiKeys: { all: ["api-keys"] as const },
   audit: (query: object) => ["audit", query] as const,

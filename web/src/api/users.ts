@@ -94,5 +94,7 @@ export const usersApi = {
     unwrap(
       api.DELETE("/api/users/{id}/devices/{device_id}", { params: { path: { id, device_id: deviceId } } }),
     ),
+  moveOwner: (id: string, ownerAdminId: string | null) =>
+    unwrap(api.PATCH("/api/users/{id}/owner", { ...byId(id), body: { owner_admin_id: ownerAdminId } })),
   revokeSubscription: (id: string) => unwrap(api.POST("/api/users/{id}/revoke-subscription", byId(id))),
 };

@@ -1,5 +1,7 @@
-// Admins (owners): the team, each with a role; create, change role, disable or enable, set a new
-// password, remove a lost second factor, delete. The service keeps an owner who can sign in: its
+// Admins (owners): the team, each with a role, the scope of each user permission (their own users or
+// all) and the reseller quotas (docs/RESELLERS.md); create, change role, scope and quotas, disable
+// or enable (optionally with the users they own), set a new password, remove a lost second factor,
+// delete. The service keeps an owner who can sign in: its
 // 409s (last_owner, cannot_disable_self, cannot_delete_self) are shown with their detail.
 
 import {
@@ -31,24 +33,40 @@ import { formatDate } from "../ui/format.ts";
 import { DotsIcon } from "../ui/icons.tsx";
 import { RoleBadge } from "../ui/RoleBadge.tsx";
 import { DataTable, FormButtons, ListState, PageHeader } from "../ui/Scaffold.tsx";
+import {
+  asResellerForm,
+  QuotaSummary,
+  ResellerFields,
+  type ResellerValues,
+  resellerBody,
+  resellerValues,
+} from "./admins/ResellerFields.tsx";
 
 function useRoleOptions() {
   const t = useT();
   return ROLES.map((role) => ({ value: role, label: `${t(`role.${role}`)} — ${t(`role.${role}.hint`)}` }));
 }
 
+type CreateValues = Pick<AdminInput, "username" | "password" | "role"> & ResellerValues;
+
 function CreateAdminModal({ onClose }: { onClose: () => void }) {
   const t = useT();
   const roles = useRoleOptions();
-  const form = useForm<AdminInput>({ initialValues: { username: "", password: "", role: "operator" } });
-  const create = useChange(adminsApi.create, {
-    invalidates: [keys.admins.all],
-    done: (admin) => t("admins.created", { name: admin.username }),
-    onSuccess: onClose,
-    onError: (error) => applyFieldErrors(form, error),
+  const form = useForm<CreateValues>({
+    initialValues: { username: "", password: "", role: "operator", ...resellerValues() },
   });
+  const create = useChange(
+    ({ username, password, role, ...reseller }: CreateValues) =>
+      adminsApi.create({ username, password, role, ...(role === "owner" ? {} : resellerBody(reseller)) }),
+    {
+      invalidates: [keys.admins.all],
+      done: (admin) => t("admins.created", { name: admin.username }),
+      onSuccess: onClose,
+      onError: (error) => applyFieldErrors(form, error),
+    },
+  );
   return (
-    <Modal opened onClose={onClose} title={t("admins.new")}>
+    <Modal opened onClose={onClose} title={t("admins.new")} size="lg">
       <form onSubmit={form.onSubmit((values) => create.mutate(values))}>
         <Stack>
           <TextInput
@@ -72,6 +90,7 @@ function CreateAdminModal({ onClose }: { onClose: () => void }) {
             allowDeselect={false}
             {...form.getInputProps("role")}
           />
+          {form.values.role !== "owner" && <ResellerFields form={asResellerForm(form)} />}
           <FormButtons onCancel={onClose} isSaving={create.isPending} label={t("common.create")} />
         </Stack>
       </form>
@@ -79,7 +98,32 @@ function CreateAdminModal({ onClose }: { onClose: () => void }) {
   );
 }
 
-type Dialog = "role" | "password";
+type Dialog = "role" | "password" | "reach";
+
+function ReachDialog({
+  admin,
+  onSave,
+  isSaving,
+  onClose,
+}: {
+  admin: Admin;
+  onSave: (update: AdminUpdate) => void;
+  isSaving: boolean;
+  onClose: () => void;
+}) {
+  const t = useT();
+  const form = useForm<ResellerValues>({ initialValues: resellerValues(admin) });
+  return (
+    <Modal opened onClose={onClose} title={t("reseller.titleOf", { name: admin.username })} size="lg">
+      <form onSubmit={form.onSubmit((values) => onSave(resellerBody(values)))} data-testid="reach-form">
+        <Stack>
+          <ResellerFields form={form} />
+          <FormButtons onCancel={onClose} isSaving={isSaving} />
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
 
 function AdminDialog({
   admin,
@@ -178,6 +222,9 @@ function AdminRow({ admin, isSelf }: { admin: Admin; isSelf: boolean }) {
           {admin.is_disabled ? t("admins.disabled") : t("common.active")}
         </Badge>
       </Table.Td>
+      <Table.Td>
+        <QuotaSummary admin={admin} />
+      </Table.Td>
       <Table.Td>{admin.totp_enabled ? t("totp.on") : t("totp.off")}</Table.Td>
       <Table.Td fz="sm">{formatDate(admin.created_at, language)}</Table.Td>
       <Table.Td>
@@ -204,6 +251,9 @@ function AdminRow({ admin, isSelf }: { admin: Admin; isSelf: boolean }) {
             </Menu.Target>
             <Menu.Dropdown>
               <Menu.Item onClick={() => setDialog("role")}>{t("admins.changeRole")}</Menu.Item>
+              {admin.role !== "owner" && (
+                <Menu.Item onClick={() => setDialog("reach")}>{t("reseller.edit")}</Menu.Item>
+              )}
               {/* Your own password and second factor change on the account page, with proof (409 otherwise). */}
               {!isSelf && (
                 <Menu.Item onClick={() => setDialog("password")}>{t("admins.resetPassword")}</Menu.Item>
@@ -220,6 +270,18 @@ function AdminRow({ admin, isSelf }: { admin: Admin; isSelf: boolean }) {
                   }
                 >
                   {t("admins.disable")}
+                </Menu.Item>
+              )}
+              {!admin.is_disabled && admin.owned.users > 0 && (
+                <Menu.Item
+                  color="red"
+                  onClick={() =>
+                    confirm(t("reseller.disableWithUsersConfirm", { name, count: admin.owned.users }), () =>
+                      update.mutate({ is_disabled: true, disable_users: true }),
+                    )
+                  }
+                >
+                  {t("reseller.disableWithUsers")}
                 </Menu.Item>
               )}
               {admin.totp_enabled && !isSelf && (
@@ -242,7 +304,15 @@ function AdminRow({ admin, isSelf }: { admin: Admin; isSelf: boolean }) {
             </Menu.Dropdown>
           </Menu>
         </Group>
-        {dialog !== undefined && (
+        {dialog === "reach" && (
+          <ReachDialog
+            admin={admin}
+            isSaving={update.isPending}
+            onSave={(body) => update.mutate(body)}
+            onClose={() => setDialog(undefined)}
+          />
+        )}
+        {dialog !== undefined && dialog !== "reach" && (
           <AdminDialog
             admin={admin}
             dialog={dialog}
@@ -270,8 +340,15 @@ export function AdminsPage() {
       <ListState query={admins} empty={null}>
         {(list) => (
           <DataTable
-            minWidth={680}
-            columns={["signIn.username", "admins.role", "admins.status", "totp.title", "common.created"]}
+            minWidth={820}
+            columns={[
+              "signIn.username",
+              "admins.role",
+              "admins.status",
+              "reseller.quotasColumn",
+              "totp.title",
+              "common.created",
+            ]}
             actions
           >
             {list.map((admin) => (

@@ -39,6 +39,7 @@ import { QrCode } from "../ui/QrCode.tsx";
 import { BackLink } from "../ui/Scaffold.tsx";
 import { SyncBadge } from "../ui/StatusBadge.tsx";
 import { FairUseCard } from "./users/FairUseCard.tsx";
+import { PlanCard } from "./users/PlanCard.tsx";
 import { UserCard } from "./users/UserCard.tsx";
 
 export function QrButton({ value, title }: { value: string; title: string }) {
@@ -375,6 +376,7 @@ export function UserPage({ id }: { id: string }) {
         </Stack>
         <Stack>
           <UserCard user={data} canEdit={can("users.write")} />
+          <PlanCard user={data} />
           <FairUseCard user={data} canEdit={can("users.write")} />
           <UsageCard user={data} />
           <UsageHistoryCard

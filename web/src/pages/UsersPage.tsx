@@ -5,6 +5,7 @@ import { Checkbox, Group, Kbd, Select, Stack, Table, Text, TextInput, UnstyledBu
 import { useDebouncedValue, useHotkeys, useMediaQuery } from "@mantine/hooks";
 import { useQueryClient } from "@tanstack/react-query";
 import { memo, useCallback, useEffect, useRef, useState } from "react";
+import { useAdmins } from "../api/admin.ts";
 import type { User } from "../api/types.ts";
 import { usersPageQuery, useUserSearch, useUsersPage } from "../api/users.ts";
 import { useCan } from "../auth/me.ts";
@@ -100,11 +101,14 @@ const UserRow = memo(function UserRow({
   isSelected,
   onToggle,
   canSelect,
+  owner,
 }: {
   user: User;
   isSelected: boolean;
   onToggle: (user: User) => void;
   canSelect: boolean;
+  /** the owning admin's name ("" for nobody), shown to owners; undefined: no owner column */
+  owner: string | undefined;
 }) {
   const { t, language } = useI18n();
   return (
@@ -130,6 +134,11 @@ const UserRow = memo(function UserRow({
       <Table.Td>
         <ExpiryCell expireAt={user.expire_at} />
       </Table.Td>
+      {owner !== undefined && (
+        <Table.Td visibleFrom="sm" data-testid="user-owner">
+          {owner === "" ? "—" : owner}
+        </Table.Td>
+      )}
       <Table.Td visibleFrom="sm">{user.telegram_id ?? "—"}</Table.Td>
       <Table.Td visibleFrom="sm">
         <Text size="sm" lineClamp={1}>
@@ -161,6 +170,16 @@ export function UsersPage() {
   const canSelect = can("users.write") || can("access.write") || can("users.lifecycle");
   useHotkeys([["/", () => searchRef.current?.focus()]]);
   const isPhone = useMediaQuery("(max-width: 48em)") ?? false;
+  // Owners see every user, and who owns each (resellers see only their own: no column).
+  const isOwner = can("admins.manage");
+  const admins = useAdmins(isOwner);
+  const ownerName = (user: User) =>
+    isOwner
+      ? user.owner_admin_id === null
+        ? ""
+        : (admins.data?.find((a) => a.id === user.owner_admin_id)?.username ??
+          user.owner_admin_id.slice(0, 8))
+      : undefined;
 
   const isSearching = debounced.length > 0;
   const list = useUsersPage(pageQuery(page, perPage, filters), !isSearching);
@@ -293,6 +312,7 @@ export function UsersPage() {
                   />
                 </>
               )}
+              {isOwner && <Table.Th visibleFrom="sm">{t("owner.label")}</Table.Th>}
               <Table.Th visibleFrom="sm">{t("users.telegramId")}</Table.Th>
               <Table.Th visibleFrom="sm">{t("users.comment")}</Table.Th>
               {isSearching ? (
@@ -316,6 +336,7 @@ export function UsersPage() {
                 isSelected={selected.has(user.id)}
                 onToggle={toggle}
                 canSelect={canSelect}
+                owner={ownerName(user)}
               />
             ))}
           </Table.Tbody>

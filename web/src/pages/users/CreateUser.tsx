@@ -1,10 +1,22 @@
 // "New user": one dialog for everything a user starts with: name (or a prefix and a count, for many
 // users at once), Telegram ID, comment, data limit, reset period, expiry or on hold, and the inbounds
-// to grant. One request (POST /api/users with inbound_ids, or POST /api/users/bulk): the service
+// to grant; or a plan (which decides the limits, the expiry and the groups: those fields are shown
+// locked and not sent) and groups to join. One request (POST /api/users with inbound_ids, or POST /api/users/bulk): the service
 // checks every inbound first and makes all of it or nothing; its field errors land on their inputs.
-import { Button, Modal, MultiSelect, NumberInput, SegmentedControl, Stack, TextInput } from "@mantine/core";
+import {
+  Button,
+  Modal,
+  MultiSelect,
+  NumberInput,
+  SegmentedControl,
+  Select,
+  Stack,
+  Text,
+  TextInput,
+} from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
+import { useGroups, usePlans } from "../../api/groups.ts";
 import { keys } from "../../api/keys.ts";
 import { useChange } from "../../api/mutation.ts";
 import { useAllInbounds } from "../../api/servers.ts";
@@ -14,9 +26,17 @@ import { useT } from "../../i18n/i18n.tsx";
 import { navigate } from "../../router.tsx";
 import { applyFieldErrors, ErrorAlert } from "../../ui/errors.tsx";
 import { FormButtons } from "../../ui/Scaffold.tsx";
+import { PLAN_DECIDES, planValues } from "./plans.tsx";
 import { bodyOf, LimitFields, NEW_USER, UserFields, type UserValues } from "./userForm.tsx";
 
-type Values = UserValues & { inbound_ids: string[]; prefix: string; count: number | string };
+type Values = UserValues & {
+  inbound_ids: string[];
+  group_ids: string[];
+  plan_id: string | null;
+  next_plan_id: string | null;
+  prefix: string;
+  count: number | string;
+};
 type Mode = "one" | "many";
 
 function CreateUserModal({ onClose }: { onClose: () => void }) {
@@ -25,12 +45,38 @@ function CreateUserModal({ onClose }: { onClose: () => void }) {
   const canGrant = can("access.write") && can("servers.read") && can("inbounds.read");
   const { choices, isLoading, error } = useAllInbounds(canGrant);
   const [mode, setMode] = useState<Mode>("one");
-  const form = useForm<Values>({ initialValues: { ...NEW_USER, inbound_ids: [], prefix: "", count: 10 } });
+  const canJoin = can("access.write") && can("inbounds.read");
+  const plans = usePlans();
+  const groups = useGroups(canJoin);
+  const form = useForm<Values>({
+    initialValues: {
+      ...NEW_USER,
+      inbound_ids: [],
+      group_ids: [],
+      plan_id: null,
+      next_plan_id: null,
+      prefix: "",
+      count: 10,
+    },
+  });
+  const plan = plans.data?.find((p) => p.id === form.values.plan_id);
+  const pickPlan = (id: string | null) => {
+    form.setValues({ plan_id: id, ...planValues(plans.data?.find((p) => p.id === id)) });
+  };
   const create = useChange(
     async (v: Values) => {
       const { name: _name, telegram_id: _telegram, ...shared } = bodyOf(v);
       const inbounds = v.inbound_ids.length > 0 ? { inbound_ids: v.inbound_ids } : {};
-      if (mode === "one") return { one: await usersApi.create({ ...bodyOf(v), ...inbounds }) };
+      const next = v.next_plan_id === null ? {} : { next_plan_id: v.next_plan_id };
+      if (mode === "one" && v.plan_id !== null) {
+        // The plan decides these: sending any of them as well is a 400.
+        const body = { ...bodyOf(v), ...inbounds, ...next, plan_id: v.plan_id };
+        for (const field of PLAN_DECIDES) delete body[field];
+        return { one: await usersApi.create(body) };
+      }
+      const joined = v.group_ids.length > 0 ? { group_ids: v.group_ids } : {};
+      if (mode === "one")
+        return { one: await usersApi.create({ ...bodyOf(v), ...inbounds, ...joined, ...next }) };
       return {
         many: await usersApi.createMany({ ...shared, ...inbounds, prefix: v.prefix, count: Number(v.count) }),
       };
@@ -52,7 +98,11 @@ function CreateUserModal({ onClose }: { onClose: () => void }) {
         <Stack>
           <SegmentedControl
             value={mode}
-            onChange={(value) => setMode(value === "many" ? "many" : "one")}
+            onChange={(value) => {
+              // Plans, groups and a next plan are for one user (the bulk create takes none of them).
+              if (value === "many" && form.values.plan_id !== null) pickPlan(null);
+              setMode(value === "many" ? "many" : "one");
+            }}
             data={[
               { value: "one", label: t("users.createOne") },
               { value: "many", label: t("users.createMany") },
@@ -80,7 +130,54 @@ function CreateUserModal({ onClose }: { onClose: () => void }) {
               />
             </>
           )}
-          <LimitFields form={form} />
+          {mode === "one" && (plans.data?.length ?? 0) > 0 && (
+            <Select
+              label={t("plans.plan")}
+              description={t("plans.planHint")}
+              placeholder={t("plans.noPlan")}
+              data={(plans.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+              value={form.values.plan_id}
+              onChange={pickPlan}
+              clearable
+              searchable
+              data-testid="create-user-plan"
+              error={form.errors.plan_id}
+            />
+          )}
+          {plan !== undefined && (
+            <Text size="sm" c="dimmed" data-testid="create-user-plan-note">
+              {t("plans.decides", { name: plan.name })}
+            </Text>
+          )}
+          <LimitFields form={form} readOnly={plan !== undefined} />
+          {mode === "one" && canJoin && (groups.data?.length ?? 0) > 0 && (
+            <MultiSelect
+              label={t("plans.joinGroups")}
+              description={
+                plan === undefined ? t("plans.joinGroupsHint") : t("plans.decides", { name: plan.name })
+              }
+              data={(groups.data ?? []).map((g) => ({ value: g.id, label: g.name }))}
+              value={plan === undefined ? form.values.group_ids : plan.group_ids}
+              onChange={(value) => form.setFieldValue("group_ids", value)}
+              readOnly={plan !== undefined}
+              searchable
+              clearable={plan === undefined}
+              data-testid="create-user-groups"
+              error={form.errors.group_ids}
+            />
+          )}
+          {mode === "one" && (plans.data?.length ?? 0) > 0 && (
+            <Select
+              label={t("plans.nextPlan")}
+              description={t("plans.nextPlanHint")}
+              placeholder={t("plans.noPlan")}
+              data={(plans.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+              clearable
+              searchable
+              data-testid="create-user-next-plan"
+              {...form.getInputProps("next_plan_id")}
+            />
+          )}
           {canGrant && (
             <>
               {error !== undefined && <ErrorAlert error={error} />}

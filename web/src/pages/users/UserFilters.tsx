@@ -1,6 +1,9 @@
-// The users table's filters (status, expiring before, usage over a percentage) and its sort, kept in
+// The users table's filters (status, expiring before, usage over a percentage, for owners the admin
+// who owns the user) and its sort, kept in
 // the URL like the page and the search (a filtered view can be bookmarked and shared).
-import { Button, Group, MultiSelect, NumberInput, TextInput } from "@mantine/core";
+import { Button, Group, MultiSelect, NumberInput, Select, TextInput } from "@mantine/core";
+import { useAdmins } from "../../api/admin.ts";
+import { useCan } from "../../auth/me.ts";
 import { useT } from "../../i18n/i18n.tsx";
 import { USER_STATUSES, type UserStatus } from "./lifecycle.tsx";
 
@@ -10,6 +13,8 @@ export type ListFilters = {
   /** yyyy-mm-dd (local midnight of that day), "" = none */
   expiresBefore: string;
   usedOverPercent: number | null;
+  /** an admin's id, "none" (owned by nobody), null = any owner */
+  owner: string | null;
   sort: SortKey;
   order: "asc" | "desc";
 };
@@ -18,6 +23,7 @@ export const NO_FILTERS: ListFilters = {
   status: [],
   expiresBefore: "",
   usedOverPercent: null,
+  owner: null,
   sort: "created_at",
   order: "asc",
 };
@@ -29,6 +35,7 @@ export function readFilters(params: URLSearchParams): ListFilters {
   const percent = Number(params.get("used_over_percent") ?? "");
   const sort = params.get("sort");
   const expires = params.get("expires_before") ?? "";
+  const owner = params.get("owner") ?? "";
   return {
     status,
     expiresBefore: /^\d{4}-\d\d-\d\d$/.test(expires) ? expires : "",
@@ -36,6 +43,7 @@ export function readFilters(params: URLSearchParams): ListFilters {
       params.get("used_over_percent") !== null && Number.isInteger(percent) && percent >= 0 && percent <= 1000
         ? percent
         : null,
+    owner: owner === "none" || /^[0-9a-f-]{36}$/.test(owner) ? owner : null,
     sort: sort === "used_bytes" || sort === "expire_at" ? sort : "created_at",
     order: params.get("order") === "desc" ? "desc" : "asc",
   };
@@ -45,12 +53,18 @@ export function writeFilters(params: URLSearchParams, filters: ListFilters): voi
   if (filters.status.length > 0) params.set("status", filters.status.join(","));
   if (filters.expiresBefore) params.set("expires_before", filters.expiresBefore);
   if (filters.usedOverPercent !== null) params.set("used_over_percent", String(filters.usedOverPercent));
+  if (filters.owner !== null) params.set("owner", filters.owner);
   if (filters.sort !== "created_at") params.set("sort", filters.sort);
   if (filters.order !== "asc") params.set("order", filters.order);
 }
 
 export function isFiltered(filters: ListFilters): boolean {
-  return filters.status.length > 0 || filters.expiresBefore !== "" || filters.usedOverPercent !== null;
+  return (
+    filters.status.length > 0 ||
+    filters.expiresBefore !== "" ||
+    filters.usedOverPercent !== null ||
+    filters.owner !== null
+  );
 }
 
 /** The API's query parameters for these filters. */
@@ -61,6 +75,7 @@ export function filterQuery(filters: ListFilters) {
       ? { expires_before: new Date(`${filters.expiresBefore}T00:00:00`).toISOString() }
       : {}),
     ...(filters.usedOverPercent !== null ? { used_over_percent: filters.usedOverPercent } : {}),
+    ...(filters.owner !== null ? { owner_admin_id: filters.owner } : {}),
     ...(filters.sort !== "created_at" ? { sort: filters.sort } : {}),
     ...(filters.order !== "asc" ? { order: filters.order } : {}),
   };
@@ -74,6 +89,8 @@ export function UserFilters({
   onChange: (filters: ListFilters) => void;
 }) {
   const t = useT();
+  const isOwner = useCan()("admins.manage");
+  const admins = useAdmins(isOwner);
   return (
     <Group gap="sm" align="flex-end" wrap="wrap" data-testid="user-filters">
       <MultiSelect
@@ -107,6 +124,22 @@ export function UserFilters({
         w={150}
         data-testid="filter-used-over"
       />
+      {isOwner && (
+        <Select
+          label={t("owner.label")}
+          placeholder={t("owner.any")}
+          data={[
+            { value: "none", label: t("owner.nobody") },
+            ...(admins.data ?? []).map((a) => ({ value: a.id, label: a.username })),
+          ]}
+          value={filters.owner}
+          onChange={(value) => onChange({ ...filters, owner: value })}
+          clearable
+          searchable
+          w={200}
+          data-testid="filter-owner"
+        />
+      )}
       {isFiltered(filters) && (
         <Button
           variant="subtle"

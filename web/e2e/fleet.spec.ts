@@ -332,6 +332,8 @@ test("in Persian: the overview and the node section keep every number with its u
     await page.locator('input[autocomplete="username"]').fill("admin");
     await page.locator('input[autocomplete="current-password"]').fill("correct horse battery");
     await page.locator('button[type="submit"]').click();
+    // Signed in (the token stored) before any navigation: the overview is where it lands.
+    await expect(page.getByTestId("fleet-traffic")).toBeVisible();
     let isolated = 0;
     for (const path of ["/", `/servers/${nodeServerId}`]) {
       await page.goto(`${base}/dashboard${path}`);

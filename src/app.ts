@@ -18,6 +18,7 @@ import { devicesRoutes } from "./features/devices/devices.routes.ts";
 import { fairUseRoutes } from "./features/fairuse/fairuse.routes.ts";
 import { groupsRoutes } from "./features/groups/groups.routes.ts";
 import { healthRoutes } from "./features/health/health.routes.ts";
+import { importRoutes } from "./features/import/import.routes.ts";
 import { legacySubscriptionRoutes } from "./features/import/legacy.routes.ts";
 import { hostsRoutes } from "./features/inbounds/hosts.routes.ts";
 import { inboundsRoutes } from "./features/inbounds/inbounds.routes.ts";
@@ -286,6 +287,7 @@ export async function buildApp(
   accessRoutes(app, deps.services.access, deps.services.bulkGrants);
   syncRoutes(app, deps.services.reconciler);
   trafficRoutes(app, deps.services.traffic, deps.services.usage);
+  importRoutes(app, deps.services.importJobs);
   // public: /sub/* has config auth: false; keys not ours may be another panel's (features/import)
   const legacy = deps.services.legacySubscriptions;
   subscriptionsRoutes(app, deps.services.subscriptions, async (key) => (await legacy.resolve(key))?.subToken);

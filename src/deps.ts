@@ -43,6 +43,7 @@ import { GroupsRepository } from "./features/groups/groups.repository.ts";
 import { GroupsService } from "./features/groups/groups.service.ts";
 import { ImportRepository } from "./features/import/import.repository.ts";
 import { ImportService } from "./features/import/import.service.ts";
+import { ImportJobs } from "./features/import/import-jobs.service.ts";
 import { LegacySubscriptions } from "./features/import/legacy.service.ts";
 import { HostsRepository } from "./features/inbounds/hosts.repository.ts";
 import { HostsService } from "./features/inbounds/hosts.service.ts";
@@ -117,6 +118,7 @@ export type Deps = {
     hosts: HostsService;
     access: AccessService;
     importer: ImportService;
+    importJobs: ImportJobs;
     legacySubscriptions: LegacySubscriptions;
     bulkGrants: BulkGrants;
     enrolment: Enrolment;
@@ -318,6 +320,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     sync,
     secretBox,
   );
+  const importJobs = new ImportJobs(config.dataDir, importer, servers);
   const bulkGrants = new BulkGrants(accessRepository, inboundsRepository, users, servers, sync);
   const groupGrants = new GroupGrants(accessRepository, inboundsRepository, sync);
   const groups = new GroupsService(
@@ -430,6 +433,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
       hosts,
       access,
       importer,
+      importJobs,
       legacySubscriptions,
       bulkGrants,
       enrolment,
@@ -452,6 +456,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     cores,
     leases,
     close: async () => {
+      await importJobs.close();
       cores.closeAll();
       await certificates.close();
       await database.close();

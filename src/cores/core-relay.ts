@@ -4,6 +4,7 @@
 
 import { Client, credentials, type ServiceError, status } from "@grpc/grpc-js";
 import type { CoreFlavor } from "./core-types.ts";
+import { nonZeroStats } from "./stats-scan.ts";
 import { v2rayApi } from "./v2ray-api.ts";
 import { NEWEST_XRAY_LAYOUT } from "./wire-layout.ts";
 import { xrayApiFor } from "./xray-api.ts";
@@ -42,7 +43,7 @@ export class CoreRelay {
       const done = (error: ServiceError | null, response?: Buffer) => {
         if (error !== null || response === undefined) {
           resolve({ ok: false, code: error?.code ?? status.UNKNOWN, details: error?.details ?? "no answer" });
-        } else resolve({ ok: true, response: new Uint8Array(response) });
+        } else resolve({ ok: true, response }); // a Buffer is a Uint8Array: no copy
       };
       try {
         this.client.makeUnaryRequest(
@@ -65,8 +66,9 @@ export class CoreRelay {
 }
 
 /**
- * The user and inbound counters, read with reset (what traffic collection reads), as [name, value]
- * with the int64 value in decimal. Failures throw: nothing was reset that was not returned.
+ * The user and inbound counters that are not zero, read with reset (what traffic collection reads),
+ * as [name, value] with the int64 value in decimal. Failures throw: nothing was reset that was not
+ * returned.
  */
 export async function harvestCounters(
   relay: CoreRelay,
@@ -78,7 +80,8 @@ export async function harvestCounters(
     const prepared = api.queryStats(pattern, true);
     const answer = await relay.call(prepared.path, prepared.request);
     if (!answer.ok) throw new Error(`QueryStats failed: ${answer.details}`);
-    for (const stat of prepared.decode(answer.response)) out.push([stat.name, stat.value.toString()]);
+    // Only the counters that moved (stats-scan.ts): no garbage for the thousands that did not.
+    for (const stat of nonZeroStats(answer.response)) out.push(stat);
   }
   return out;
 }

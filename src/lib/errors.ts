@@ -67,6 +67,7 @@ export const ERROR_CODES = {
   plan_name_taken: 409,
   core_conflict: 409,
   server_not_node: 409,
+  import_running: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,

@@ -18,6 +18,7 @@ import { writeFileAtomic } from "./atomic-file.ts";
 import { ConnectionTracker, destroySockets } from "./connections.ts";
 import { CutSchedule } from "./cut-schedule.ts";
 import { DesiredState } from "./desired-state.ts";
+import { HeapSettler } from "./heap-settle.ts";
 import { type NodeIdentity, readIdentity, writeCertificate } from "./identity.ts";
 import { CoreSupervisor } from "./supervisor.ts";
 import { TrafficJournal } from "./traffic-journal.ts";
@@ -58,6 +59,8 @@ export class NodeAgent {
   private cutDeadline: number | null = null;
   /** Users dropped with a replaced inbound wait for the panel's re-adds before being cut. */
   private readonly cuts = new CutSchedule();
+  /** Hands a burst's garbage back once the work pauses (heap-settle.ts; with --expose-gc). */
+  private readonly heap = new HeapSettler();
   private lastReplay: {
     at: string;
     inbounds: number;
@@ -126,6 +129,7 @@ export class NodeAgent {
   async stop(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     if (this.cutTimer !== null) clearTimeout(this.cutTimer);
+    this.heap.stop();
     await this.server?.close();
     // What the core counted since the last read goes into the journal before the core stops.
     await this.harvest().catch(() => {});
@@ -136,6 +140,7 @@ export class NodeAgent {
   private async relay(path: string, body: Buffer): Promise<RelayAnswer> {
     if (!isRelayablePath(path)) return { ok: false, code: 12, details: "not a core API method" };
     await this.gate;
+    this.heap.touch();
     const answer = await this.supervisor.relay.call(path, body);
     const change = answer.ok ? changeOf(path, body) : null;
     if (change !== null) {
@@ -188,7 +193,10 @@ export class NodeAgent {
   }
 
   private async replay(): Promise<void> {
+    // No collections while the users go back on (that is what the panel and they wait for); the
+    // garbage goes at the pause after it.
     const result = await this.desired.replay((path, request) => this.supervisor.relay.call(path, request));
+    this.heap.touch();
     this.lastReplay = {
       at: new Date().toISOString(),
       inbounds: result.inbounds,
@@ -202,6 +210,7 @@ export class NodeAgent {
   /** Reads the core's counters (with reset) into the journal; nothing while the core is down. */
   harvest(): Promise<void> {
     if (!this.supervisor.report().running) return Promise.resolve();
+    this.heap.touch();
     return this.journal.collect(() =>
       harvestCounters(this.supervisor.relay, this.supervisor.report().flavor),
     );

@@ -3,20 +3,30 @@
 // core's) while the panel is away. Kept on disk as a snapshot (written atomically) plus an append-only
 // log of changes (fsync'd in groups before the panel's call is answered; a torn last line is
 // ignored), compacted into a new snapshot when the log grows past the state's size.
+// In memory each call is kept compact: its request's bytes as a one-byte string (a byte a character:
+// a quarter smaller than the base64 on disk, and no Buffer object per user) and its method path shared
+// by every call of that method (a path from a request's URL would keep the whole URL alive): about
+// 2 MB for 10,000 users instead of 4.5 MB. The snapshot is written in slices, not as one string.
 
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { open, readFile, rm } from "node:fs/promises";
+import { open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { RelayAnswer } from "../cores/core-relay.ts";
 import type { DesiredChange } from "../cores/relay-record.ts";
-import { writeFileAtomic } from "./atomic-file.ts";
 
-type Call = { path: string; request: string };
+/** A call as stored on disk: the request's bytes in base64. */
+type StoredCall = { path: string; request: string };
+/** A call as kept in memory: `bytes` holds one byte per character (latin1), `path` is shared. */
+type Call = { path: string; bytes: string };
 type LogLine =
-  | { op: "set-inbound"; tag: string; call: Call }
+  | { op: "set-inbound"; tag: string; call: StoredCall }
   | { op: "del-inbound"; tag: string }
-  | { op: "set-user"; tag: string; email: string; call: Call }
+  | { op: "set-user"; tag: string; email: string; call: StoredCall }
   | { op: "del-user"; tag: string; email: string };
+
+/** Lines per write of a snapshot: a slice of the state in memory at a time, never all of it. */
+const SNAPSHOT_SLICE = 500;
 
 const SNAPSHOT = "desired.json";
 const LOG = "desired.log";
@@ -26,6 +36,8 @@ export type ReplayResult = { inbounds: number; users: number; failed: number; du
 export class DesiredState {
   private readonly inbounds = new Map<string, Call>();
   private readonly users = new Map<string, Map<string, Call>>();
+  /** One string per method path (the core API has a handful of them). */
+  private readonly paths = new Map<string, string>();
   private logLines = 0;
   private pending: { line: string; done: (error?: unknown) => void }[] = [];
   private flushing: Promise<void> | null = null;
@@ -74,7 +86,7 @@ export class DesiredState {
 
   /** Records a change the core accepted; resolves once it is on disk. */
   record(change: DesiredChange, path: string, request: Uint8Array): Promise<void> {
-    const call = { path, request: Buffer.from(request).toString("base64") };
+    const call: StoredCall = { path, request: Buffer.from(request).toString("base64") };
     const line: LogLine =
       change.kind === "add-inbound"
         ? { op: "set-inbound", tag: change.tag, call }
@@ -105,7 +117,7 @@ export class DesiredState {
       const worker = async () => {
         while (next < calls.length) {
           const call = calls[next++] as Call;
-          const answer = await send(call.path, Buffer.from(call.request, "base64"));
+          const answer = await send(call.path, Buffer.from(call.bytes, "latin1"));
           if (!answer.ok && !/already exists|existing tag/i.test(answer.details)) failed += 1;
         }
       };
@@ -123,9 +135,19 @@ export class DesiredState {
     };
   }
 
+  private compactCall(stored: StoredCall): Call {
+    let path = this.paths.get(stored.path);
+    if (path === undefined) {
+      // A copy of its own (not a slice of a longer string), kept once.
+      path = Buffer.from(stored.path, "utf8").toString("utf8");
+      this.paths.set(path, path);
+    }
+    return { path, bytes: Buffer.from(stored.request, "base64").toString("latin1") };
+  }
+
   private apply(line: LogLine): void {
     if (line.op === "set-inbound") {
-      this.inbounds.set(line.tag, line.call);
+      this.inbounds.set(line.tag, this.compactCall(line.call));
       this.users.delete(line.tag); // a new inbound starts without the old one's users
     } else if (line.op === "del-inbound") {
       this.inbounds.delete(line.tag);
@@ -136,7 +158,7 @@ export class DesiredState {
         byEmail = new Map();
         this.users.set(line.tag, byEmail);
       }
-      byEmail.set(line.email, line.call);
+      byEmail.set(line.email, this.compactCall(line.call));
     } else this.users.get(line.tag)?.delete(line.email);
   }
 
@@ -163,12 +185,47 @@ export class DesiredState {
 
   /** The state as one snapshot, then the log emptied (replaying it on the snapshot changes nothing). */
   private async compact(): Promise<void> {
-    const lines: LogLine[] = [];
-    for (const [tag, call] of this.inbounds) lines.push({ op: "set-inbound", tag, call });
-    for (const [tag, byEmail] of this.users) {
-      for (const [email, call] of byEmail) lines.push({ op: "set-user", tag, email, call });
+    const stored = (call: Call): StoredCall => ({
+      path: call.path,
+      request: Buffer.from(call.bytes, "latin1").toString("base64"),
+    });
+    const path = join(this.dir, SNAPSHOT);
+    const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+    const handle = await open(temporary, "w", 0o600);
+    try {
+      // One JSON array, written a slice at a time. A change recorded meanwhile may or may not be in
+      // the snapshot, and its line is queued for the log that follows it either way: every line sets
+      // or deletes one key outright, so the log replayed on the snapshot ends in the same state.
+      let slice: string[] = [];
+      let first = true;
+      const write = async (force: boolean) => {
+        if (slice.length === 0 || (!force && slice.length < SNAPSHOT_SLICE)) return;
+        await handle.write(`${first ? "[" : ","}${slice.join(",")}`);
+        first = false;
+        slice = [];
+      };
+      for (const [tag, call] of this.inbounds) {
+        slice.push(JSON.stringify({ op: "set-inbound", tag, call: stored(call) } satisfies LogLine));
+        await write(false);
+      }
+      for (const [tag, byEmail] of this.users) {
+        for (const [email, call] of byEmail) {
+          slice.push(JSON.stringify({ op: "set-user", tag, email, call: stored(call) } satisfies LogLine));
+          await write(false);
+        }
+      }
+      await write(true);
+      await handle.write(first ? "[]" : "]");
+      await handle.sync();
+    } finally {
+      await handle.close();
     }
-    await writeFileAtomic(join(this.dir, SNAPSHOT), JSON.stringify(lines), 0o600);
+    try {
+      await rename(temporary, path);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
     await rm(join(this.dir, LOG), { force: true });
     this.logLines = 0;
   }

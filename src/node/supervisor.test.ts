@@ -8,6 +8,7 @@ import { freePort } from "../../test/support/ports.ts";
 import { requires } from "../../test/support/requires.ts";
 import { CleanupStack, tempDir } from "../../test/support/v2ray.ts";
 import { coreConfig, DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "../cores/node-base-config.ts";
+import { CORE_RAW_LINE_MAX_BYTES } from "./bounded-lines.ts";
 import { CoreSupervisor } from "./supervisor.ts";
 
 const needs = requires("v2ray");
@@ -80,5 +81,43 @@ describe("the core supervisor", needs, () => {
     assert.notEqual(second.pid, first.pid);
     assert.equal(second.last_exit, "signal SIGKILL");
     assert.ok(supervisor.recentLines().some((line) => /started/.test(line)));
+  });
+});
+
+describe("the core's output in the supervisor", () => {
+  test("a 32 MB line and a flood of 100,000 lines: the ring keeps 200 bounded lines", async () => {
+    const dir = tempDir(stack.add);
+    // A stand-in core (sh): one line of 32 MB with no word break, a flood, then a last line.
+    const script = [
+      "head -c 33554432 /dev/zero | tr '\\0' x",
+      "echo",
+      "seq 1 100000 | sed 's/^/flood line /'",
+      "echo last line",
+      "exec sleep 60",
+    ].join("; ");
+    const supervisor = new CoreSupervisor({
+      binary: "sh",
+      args: ["-c", script],
+      dir,
+      apiPort: await freePort(),
+      backoff: { initialMs: 60_000, maxMs: 60_000 },
+    });
+    stack.add(() => supervisor.stop());
+    const seen: string[] = [];
+    supervisor.on("line", (line) => {
+      if (seen.length < 3) seen.push(line);
+    });
+    await supervisor.start(DEFAULT_BASE_DOCUMENT);
+    await waitFor(() => supervisor.recentLines().at(-1) === "last line", {
+      what: "the stand-in core's last line",
+      timeoutMs: 60_000,
+    });
+    // The huge line went to the listeners cut to the bound: no word fits, so only the mark is left.
+    assert.equal(seen[0], "…");
+    assert.equal(seen[1], "flood line 1");
+    const ring = supervisor.recentLines();
+    assert.equal(ring.length, 200);
+    assert.equal(ring[0], "flood line 99802");
+    assert.ok(ring.every((line) => line.length <= CORE_RAW_LINE_MAX_BYTES + 1));
   });
 });

@@ -1,17 +1,18 @@
 // The node agent owns its core as a child process: writes its config (base-config.ts), starts it,
 // waits until its API answers, restarts it with backoff whenever it exits, and reports what runs
 // (flavor, version, uptime, restarts). The core's stdout is the access log: each line goes to the
-// listeners (online addresses, cutting connections) and into a ring of the last 200 lines.
+// listeners (online addresses, cutting connections) and into a ring of the last 200 lines, each
+// line bounded (bounded-lines.ts: at most 4 KiB of it is kept, however long the core makes it).
 
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
 import { CoreRelay } from "../cores/core-relay.ts";
 import { type BaseDocument, coreConfig } from "../cores/node-base-config.ts";
 import { CORE_LOG_LINES } from "../lib/core-log.ts";
 import { writeFileAtomic } from "./atomic-file.ts";
+import { BoundedLines } from "./bounded-lines.ts";
 
 export type SupervisorOptions = {
   /** The core binary (xray or v2ray). */
@@ -135,9 +136,10 @@ export class CoreSupervisor extends EventEmitter<{ ready: []; line: [string]; ex
     this.startedAt = started;
     for (const stream of [child.stdout, child.stderr]) {
       if (stream === null) continue;
-      createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) =>
-        this.onLine(line),
-      );
+      // Bounded (bounded-lines.ts): a huge line or a flood cannot grow the agent's memory.
+      const lines = new BoundedLines((line) => this.onLine(line));
+      stream.on("data", (chunk: Buffer) => lines.push(chunk));
+      stream.once("end", () => lines.end());
     }
     child.once("error", (error) => this.options.log?.("core failed to start", { err: error.message }));
     child.once("exit", (code, signal) => {

@@ -136,6 +136,7 @@ export const NOT_SUBSCRIPTION_WRITES: readonly string[] = [
   "/api/webhooks",
   "/api/node-join", // a node agent joining (its server's status changes later, through the feed)
   "/api/fair-use", // the fair-use settings: the job reads them; a block does not change /sub
+  "/api/import", // an upload, or a job's start (202): the import itself writes in the background
 ];
 
 const under = (url: string, prefix: string) => url === prefix || url.startsWith(`${prefix}/`);

@@ -131,6 +131,11 @@ const ROUTE_PERMISSIONS: Record<string, Permission> = {
   "GET /api/auth/telegram/deliveries": "self",
   "GET /api/usage": "servers.read",
   "GET /api/overview": "servers.read",
+
+  // Importing another panel (issue 51) creates users, inbounds and admins fleet-wide: owners only.
+  "POST /api/import/uploads": "admins.manage",
+  "POST /api/import/jobs": "admins.manage",
+  "GET /api/import/job": "admins.manage",
 };
 
 export function routePermission(method: string, url: string): Permission | undefined {
@@ -218,6 +223,10 @@ const ROUTE_USER_REACH: Record<string, UserReach> = {
   "DELETE /api/webhooks/:id": FLEET,
   "GET /api/webhooks/:id/deliveries": FLEET,
   "POST /api/webhooks/:id/test": FLEET,
+  // An import writes every owner's users (and reads them back in its report).
+  "POST /api/import/uploads": FLEET,
+  "POST /api/import/jobs": FLEET,
+  "GET /api/import/job": FLEET,
 };
 
 /** The route's reach over users; throws for a user-acting route missing from the table. */

@@ -11,7 +11,7 @@ import { MemoryFleet } from "../../../test/support/memory-core.ts";
 import { operationsOf, sample } from "../../../test/support/openapi-ops.ts";
 import { createInbound, kindTemplate, registerServer } from "../../../test/support/provisioning.ts";
 import { createTemplate } from "../../../test/support/templates.ts";
-import { can, isScopable, SCOPABLE_PERMISSIONS } from "../../lib/roles.ts";
+import { can, isScopable, type Role, SCOPABLE_PERMISSIONS } from "../../lib/roles.ts";
 import { routePermission, routeUserReach } from "./permissions.ts";
 
 const fleet = new MemoryFleet();
@@ -34,12 +34,21 @@ async function api(auth: Record<string, string>, method: string, url: string, pa
 }
 
 async function makeReseller(username: string, quotas: Record<string, unknown> = {}): Promise<Reseller> {
+  return makeAdmin(username, "operator", ALL_OWN, quotas);
+}
+
+async function makeAdmin(
+  username: string,
+  role: string,
+  scopes: Record<string, string>,
+  quotas: Record<string, unknown> = {},
+): Promise<Reseller> {
   const password = `${username}-password`;
   const res = await api(t.auth, "POST", "/api/admins", {
     username,
     password,
-    role: "operator",
-    scopes: ALL_OWN,
+    role,
+    scopes,
     ...quotas,
   });
   assert.equal(res.statusCode, 201, res.body);
@@ -90,6 +99,53 @@ function sameAsUnknown(other: string, unknown: string, otherId: string, unknownI
   assert.equal(other.replaceAll(otherId, "ID"), unknown.replaceAll(unknownId, "ID"));
 }
 
+/**
+ * `attacker` (role `role`, every user permission with scope own) walks every protected route that
+ * names a user or reaches every owner's users, with `victim` (another admin's user): a permission
+ * the role lacks is 403; a fleet route is 403 scope_all_required; a one-user route is 404, the same
+ * bytes as for an unknown id. Returns how many routes were walked.
+ */
+async function walkRoutes(attacker: Reseller, role: Role, victim: string): Promise<number> {
+  const doc = (await t.app.inject({ url: "/api/openapi.json" })).json();
+  const bodies = new Map(operationsOf(doc).map((op) => [`${op.method} ${op.path}`, op.body]));
+  let walked = 0;
+  for (const route of t.app.routeTable.filter((r) => !r.isPublic && r.method !== "HEAD")) {
+    const permission = routePermission(route.method, route.url);
+    if (permission === undefined) continue;
+    const reach = routeUserReach(route.method, route.url, permission);
+    if (reach === undefined || reach.kind === "owned" || reach.kind === "none") continue;
+    const openapiPath = route.url.replace(/:([a-z_]+)/g, "{$1}");
+    const body = sample(bodies.get(`${route.method} ${openapiPath}`) as never, {
+      user_ids: [victim],
+      owner_admin_id: attacker.id,
+    });
+    const others = randomUUID();
+    const fill = (userId: string) =>
+      route.url.replace(/:([a-z_]+)/g, (_m, name: string) =>
+        reach.kind === "user" && name === reach.param ? userId : name === "id" ? groupId : others,
+      );
+    const payload = body === null ? undefined : body;
+    const res = await api(attacker.auth, route.method, fill(victim), payload);
+    const key = `${role} ${route.method} ${route.url}`;
+    if (!can(role, permission)) {
+      // The role stops it first (owners only: the audit log, webhooks, moving users between admins).
+      assert.equal(res.statusCode, 403, `${key}: ${res.body}`);
+      assert.equal(res.json().code, "forbidden", key);
+    } else if (reach.kind === "fleet") {
+      assert.equal(res.statusCode, 403, `${key}: ${res.body}`);
+      assert.equal(res.json().code, "scope_all_required", key);
+    } else {
+      const unknownId = randomUUID();
+      const unknown = await api(attacker.auth, route.method, fill(unknownId), payload);
+      assert.equal(res.statusCode, 404, `${key}: ${res.body}`);
+      assert.equal(unknown.statusCode, 404, `${key}: ${unknown.body}`);
+      sameAsUnknown(res.body, unknown.body, victim, unknownId);
+    }
+    walked++;
+  }
+  return walked;
+}
+
 describe("reseller isolation: the route walk", () => {
   test("every route that acts on users has a reach in the table (a new route cannot be missed)", () => {
     for (const route of t.app.routeTable.filter((r) => !r.isPublic)) {
@@ -103,44 +159,9 @@ describe("reseller isolation: the route walk", () => {
 
   test("with the other reseller's ids: one-user routes are 404 like unknown ids, fleet routes 403, and nothing changes", async () => {
     const [a, b] = resellers as [Reseller, Reseller];
-    const doc = (await t.app.inject({ url: "/api/openapi.json" })).json();
-    const bodies = new Map(operationsOf(doc).map((op) => [`${op.method} ${op.path}`, op.body]));
     const victim = b.userIds[0] as string;
     const before = (await api(t.auth, "GET", `/api/users/${victim}`)).json();
-    let walked = 0;
-    for (const route of t.app.routeTable.filter((r) => !r.isPublic && r.method !== "HEAD")) {
-      const permission = routePermission(route.method, route.url);
-      if (permission === undefined) continue;
-      const reach = routeUserReach(route.method, route.url, permission);
-      if (reach === undefined || reach.kind === "owned" || reach.kind === "none") continue;
-      const openapiPath = route.url.replace(/:([a-z_]+)/g, "{$1}");
-      const body = sample(bodies.get(`${route.method} ${openapiPath}`) as never, {
-        user_ids: [victim],
-        owner_admin_id: a.id,
-      });
-      const others = randomUUID();
-      const fill = (userId: string) =>
-        route.url.replace(/:([a-z_]+)/g, (_m, name: string) =>
-          reach.kind === "user" && name === reach.param ? userId : name === "id" ? groupId : others,
-        );
-      const payload = body === null ? undefined : body;
-      const res = await api(a.auth, route.method, fill(victim), payload);
-      const key = `${route.method} ${route.url}`;
-      if (!can("operator", permission)) {
-        // The role stops it first (owners only: the audit log, webhooks, moving users between admins).
-        assert.equal(res.statusCode, 403, `${key}: ${res.body}`);
-      } else if (reach.kind === "fleet") {
-        assert.equal(res.statusCode, 403, `${key}: ${res.body}`);
-        assert.equal(res.json().code, "scope_all_required", key);
-      } else {
-        const unknownId = randomUUID();
-        const unknown = await api(a.auth, route.method, fill(unknownId), payload);
-        assert.equal(res.statusCode, 404, `${key}: ${res.body}`);
-        assert.equal(unknown.statusCode, 404, `${key}: ${unknown.body}`);
-        sameAsUnknown(res.body, unknown.body, victim, unknownId);
-      }
-      walked++;
-    }
+    const walked = await walkRoutes(a, "operator", victim);
     assert.ok(walked >= 20, `walked ${walked} routes`);
     const afterWalk = (await api(t.auth, "GET", `/api/users/${victim}`)).json();
     assert.deepEqual(afterWalk, before, "the victim's user is unchanged");
@@ -627,5 +648,146 @@ describe("fleet-wide totals for an own-scoped admin", () => {
     const stats = await api(r.auth, "GET", `/api/servers/${serverId}/stats`);
     assert.equal(stats.statusCode, 403, stats.body);
     assert.equal(stats.json().code, "scope_all_required");
+  });
+});
+
+describe("the route walk for every role and scope", () => {
+  /** A user the owner makes and hands to `owner` (support and viewer cannot create users). */
+  async function userOwnedBy(owner: Reseller, name: string): Promise<string> {
+    const made = await api(t.auth, "POST", "/api/users", { name });
+    assert.equal(made.statusCode, 201, made.body);
+    const moved = await api(t.auth, "PATCH", `/api/users/${made.json().id}/owner`, {
+      owner_admin_id: owner.id,
+    });
+    assert.equal(moved.statusCode, 200, moved.body);
+    return made.json().id;
+  }
+
+  for (const role of ["operator", "support", "viewer"] as const) {
+    test(`${role} with every scope own: another admin's user is a 404 like an unknown id on every route, fleet routes 403, lists show only theirs, the victim unchanged`, async () => {
+      const attacker = await makeAdmin(`walk-${role}-a`, role, ALL_OWN);
+      const other = await makeAdmin(`walk-${role}-b`, role, ALL_OWN);
+      const own = await userOwnedBy(attacker, `walk ${role} own`);
+      const victim = await userOwnedBy(other, `walk ${role} victim`);
+      const before = (await api(t.auth, "GET", `/api/users/${victim}`)).json();
+      const walked = await walkRoutes(attacker, role, victim);
+      assert.ok(walked >= 20, `walked ${walked} routes`);
+      assert.deepEqual((await api(t.auth, "GET", `/api/users/${victim}`)).json(), before, "unchanged");
+      if (can(role, "users.read")) {
+        const list = await api(attacker.auth, "GET", "/api/users");
+        assert.equal(list.statusCode, 200, list.body);
+        assert.deepEqual(
+          list.json().items.map((u: { id: string }) => u.id),
+          [own],
+        );
+        const found = await api(attacker.auth, "GET", `/api/users/search?q=${encodeURIComponent("walk")}`);
+        assert.deepEqual(
+          found.json().map((u: { id: string }) => u.id),
+          [own],
+        );
+        const overview = (await api(attacker.auth, "GET", "/api/overview")).json();
+        if (can(role, "servers.read")) assert.equal(overview.users.total, 1);
+      }
+    });
+  }
+
+  for (const role of ["operator", "viewer"] as const) {
+    test(`${role} with every scope all: the same routes reach any owner's user (reads only here), fleet routes are not refused for scope`, async () => {
+      const admin = await makeAdmin(`walk-${role}-all`, role, {});
+      const holder = await makeAdmin(`walk-${role}-holder`, "operator", ALL_OWN);
+      const victim = await userOwnedBy(holder, `walk ${role} all victim`);
+      let read = 0;
+      for (const route of t.app.routeTable.filter((r) => !r.isPublic && r.method === "GET")) {
+        const permission = routePermission(route.method, route.url);
+        if (permission === undefined || !can(role, permission)) continue;
+        const reach = routeUserReach(route.method, route.url, permission);
+        if (reach === undefined || reach.kind === "owned" || reach.kind === "none") continue;
+        const url = route.url.replace(/:([a-z_]+)/g, (_m, name: string) =>
+          reach.kind === "user" && name === reach.param ? victim : name === "id" ? groupId : randomUUID(),
+        );
+        const res = await api(admin.auth, "GET", url);
+        const key = `${role} GET ${route.url}`;
+        assert.ok(res.statusCode < 500, `${key}: ${res.body}`);
+        if (reach.kind === "fleet") {
+          assert.notEqual(res.json().code, "scope_all_required", key);
+        } else if (!route.url.includes(":inbound_id") && !route.url.includes(":device_id")) {
+          assert.equal(res.statusCode, 200, `${key}: ${res.body}`);
+        }
+        read++;
+      }
+      assert.ok(read >= 8, `read ${read} routes`);
+      const list = (await api(admin.auth, "GET", `/api/users?owner_admin_id=${holder.id}`)).json();
+      assert.deepEqual(
+        list.items.map((u: { id: string }) => u.id),
+        [victim],
+      );
+    });
+  }
+});
+
+describe("hostile JSON to the plans, groups and owner routes", () => {
+  test("deeply nested objects (422 nesting_too_deep), NUL bytes and Unicode line breaks (400) are problems, never a 500; nothing is written", async () => {
+    const plan = await api(t.auth, "POST", "/api/plans", { name: "hostile target" });
+    assert.equal(plan.statusCode, 201, plan.body);
+    const planId = plan.json().id;
+    const made = (await api(t.auth, "POST", "/api/users", { name: "hostile user" })).json();
+    const user = made.id;
+    const admin = resellers[0]?.id as string;
+    const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+    const plansBefore = (await api(t.auth, "GET", "/api/plans")).json().length;
+    const groupsBefore = (await api(t.auth, "GET", "/api/groups")).json().length;
+    // JSON escapes: the parser turns them into NUL, the line and paragraph separators, NEL, a bidi
+    // override and a line feed, which the schemas' one-line names refuse.
+    const strings = ["a\\u0000b", "a\\u2028b", "a\\u2029b", "a\\u0085b", "\\u202eevil", "a\\nb"];
+    const cases: [string, string, string][] = [];
+    for (const [method, url] of [
+      ["POST", "/api/plans"],
+      ["PUT", `/api/plans/${planId}`],
+      ["POST", "/api/groups"],
+      ["PUT", `/api/groups/${groupId}`],
+    ] as const) {
+      for (const text of strings) cases.push([method, url, `{"name":"${text}"}`]);
+      cases.push([method, url, `{"name":${deep(5000)}}`]);
+      cases.push([method, url, `{"name":"ok deep","group_ids":[${deep(5000)}]}`]);
+      cases.push([method, url, `{"name":"ok deep","inbound_ids":[${deep(5000)}]}`]);
+    }
+    for (const text of strings) {
+      cases.push(["PATCH", `/api/users/${user}/owner`, `{"owner_admin_id":"${text}"}`]);
+      cases.push(["POST", `/api/users/${user}/renew`, `{"plan_id":"${text}"}`]);
+      cases.push(["POST", `/api/groups/${groupId}/members`, `{"user_ids":["${text}"]}`]);
+      cases.push(["POST", "/api/users/bulk", `{"prefix":"${text}","count":1,"plan_id":"${planId}"}`]);
+      cases.push(["PUT", `/api/admins/${admin}`, `{"allowed_plan_ids":["${text}"]}`]);
+    }
+    cases.push(["PATCH", `/api/users/${user}/owner`, `{"owner_admin_id":${deep(20000)}}`]);
+    cases.push(["POST", `/api/users/${user}/renew`, `{"plan_id":${deep(20000)}}`]);
+    cases.push(["POST", `/api/groups/${groupId}/members`, `{"filter":${deep(20000)}}`]);
+    cases.push(["POST", "/api/users/bulk", `{"prefix":"p","count":1,"plan_id":${deep(20000)}}`]);
+    cases.push(["PUT", `/api/admins/${admin}`, `{"allowed_plan_ids":${deep(20000)}}`]);
+    cases.push(["POST", "/api/plans", deep(50000)]);
+    // Raw separators are valid JSON (only U+0000-U+001F must be escaped): the schema refuses them.
+    cases.push(["POST", "/api/plans", '{"name":"a\u2028b"}'], ["POST", "/api/groups", '{"name":"a\u2029b"}']);
+    for (const [method, url, payload] of cases) {
+      const res = await t.app.inject({
+        method: method as "POST",
+        url,
+        headers: { ...t.auth, "content-type": "application/json" },
+        payload,
+      });
+      const key = `${method} ${url} ${payload.slice(0, 60)}`;
+      // Nesting past the parser's limit is the app's 422 nesting_too_deep (docs/API.md); the rest 400.
+      const tooDeep = payload.includes('{"a":{"a":');
+      const status = tooDeep ? 422 : 400;
+      assert.equal(res.statusCode, status, `${key}: ${res.body.slice(0, 300)}`);
+      assert.match(String(res.headers["content-type"]), /^application\/problem\+json/, key);
+      assert.equal(res.json().status, status, key);
+      assert.equal(res.json().code, tooDeep ? "nesting_too_deep" : "validation_failed", key);
+    }
+    assert.equal((await api(t.auth, "GET", "/api/plans")).json().length, plansBefore, "no plan made");
+    assert.equal((await api(t.auth, "GET", "/api/groups")).json().length, groupsBefore, "no group made");
+    const target = (await api(t.auth, "GET", `/api/plans/${planId}`)).json();
+    assert.equal(target.name, "hostile target");
+    const hostileUsers = (await api(t.auth, "GET", "/api/users/search?q=a")).json() as { name: string }[];
+    for (const u of hostileUsers) assert.doesNotMatch(u.name, /[\p{Cc}\u2028\u2029\u202e]/u);
+    assert.deepEqual((await api(t.auth, "GET", `/api/users/${user}`)).json(), made, "the user unchanged");
   });
 });

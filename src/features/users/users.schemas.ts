@@ -182,8 +182,9 @@ export const BulkUserCreate = Type.Object(
       minLength: 1,
       maxLength: 100,
       pattern: "\\S",
+      format: "line",
       description:
-        "names are the prefix and a number, zero-padded to the width of the last: shop-001 … shop-100",
+        "one line (no control characters, line breaks or bidi overrides); names are the prefix and a number, zero-padded to the width of the last: shop-001 … shop-100",
     }),
     count: Type.Integer({
       minimum: 1,

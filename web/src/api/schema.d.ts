@@ -3444,7 +3444,10 @@ export type paths = {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description names are the prefix and a number, zero-padded to the width of the last: shop-001 … shop-100 */
+                        /**
+                         * Format: line
+                         * @description one line (no control characters, line breaks or bidi overrides); names are the prefix and a number, zero-padded to the width of the last: shop-001 … shop-100
+                         */
                         prefix: string;
                         /** @description how many users (1-1000) */
                         count: number;
@@ -11030,6 +11033,345 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/import/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an import (or its dry run) from an upload or a database URL
+         * @description Reads the source first: a file or URL that cannot be opened, or a database of another kind, is a 400. Then writes in the background: follow it with GET /api/import/job. One at a time (409 import_running).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description marzban covers PasarGuard too */
+                        kind: "marzban" | "3x-ui";
+                        /** @description the server the peer's inbounds go to; without one, users only */
+                        server_id?: string | null;
+                        /**
+                         * @description read and report, write nothing
+                         * @default false
+                         */
+                        dry_run?: boolean;
+                        /**
+                         * Format: uuid
+                         * @description from POST /api/import/uploads
+                         */
+                        upload_id?: string;
+                        /** @description postgres://, postgresql://, mysql:// or mariadb:// URL; never echoed or logged */
+                        url?: string;
+                        /** @description Marzban's xray_config.json (its inbounds become templates and inbounds) */
+                        xray_config?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            kind: "marzban" | "3x-ui";
+                            /** @description "upload", or the URL with its password replaced by *** */
+                            source: string;
+                            server_id: string | null;
+                            dry_run: boolean;
+                            state: "running" | "done" | "failed";
+                            /** @description users handled of the users read */
+                            progress: {
+                                done: number;
+                                total: number;
+                            };
+                            report: {
+                                /** @description marzban or 3x-ui */
+                                source: string;
+                                dry_run: boolean;
+                                users: {
+                                    found: number;
+                                    created: number;
+                                    already: number;
+                                    left_out: number;
+                                };
+                                grants: {
+                                    found: number;
+                                    created: number;
+                                    already: number;
+                                    left_out: number;
+                                };
+                                inbounds: {
+                                    found: number;
+                                    created: number;
+                                    already: number;
+                                    left_out: number;
+                                    /** @description the peer's inbound tag → the Portcullis inbound id */
+                                    mapped: {
+                                        [key: string]: string;
+                                    };
+                                };
+                                templates: {
+                                    created: number;
+                                    already: number;
+                                };
+                                hosts: {
+                                    found: number;
+                                    created: number;
+                                    already: number;
+                                    left_out: number;
+                                };
+                                admins: {
+                                    found: number;
+                                    created: number;
+                                    already: number;
+                                    left_out: number;
+                                };
+                                subscription_urls: {
+                                    links: {
+                                        found: number;
+                                        created: number;
+                                        already: number;
+                                        left_out: number;
+                                    };
+                                    secret: "stored" | "already" | "none";
+                                };
+                                /** @description what was left out or changed, and why: reason → count */
+                                left_out: {
+                                    [key: string]: number;
+                                };
+                                duration_ms: number;
+                            } | null;
+                            error: {
+                                status: number;
+                                code: string;
+                                detail: string;
+                            } | null;
+                            /** Format: date-time */
+                            started_at: string;
+                            finished_at: string | null;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/job": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The latest import job: state, progress, report or error */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            kind: "marzban" | "3x-ui";
+                            /** @description "upload", or the URL with its password replaced by *** */
+                            source: string;
+                            server_id: string | null;
+                            dry_run: boolean;
+                            state: "running" | "done" | "failed";
+                            /** @description users handled of the users read */
+                            progress: {
+                                done: number;
+                                total: number;
+                            };
+                            report: {
+                                /** @description marzban or 3x-ui */
+                                source: string;
+                                dry_run: boolean;
+                                users: {
+                                    found: number;
+                                    created: number;
+                                    already: number;
+                                    left_out: number;
+                                };
+                                grants: {
+                                    found: number;
+                                    created: number;
+                                    already: number;
+                                    left_out: number;
+                                };
+                                inbounds: {
+                                    found: number;
+                                    created: number;
+                                    already: number;
+                                    left_out: number;
+                                    /** @description the peer's inbound tag → the Portcullis inbound id */
+                                    mapped: {
+                                        [key: string]: string;
+                                    };
+                                };
+                                templates: {
+                                    created: number;
+                                    already: number;
+                                };
+                                hosts: {
+                                    found: number;
+                                    created: number;
+                                    already: number;
+                                    left_out: number;
+                                };
+                                admins: {
+                                    found: number;
+                                    created: number;
+                                    already: number;
+                                    left_out: number;
+                                };
+                                subscription_urls: {
+                                    links: {
+                                        found: number;
+                                        created: number;
+                                        already: number;
+                                        left_out: number;
+                                    };
+                                    secret: "stored" | "already" | "none";
+                                };
+                                /** @description what was left out or changed, and why: reason → count */
+                                left_out: {
+                                    [key: string]: number;
+                                };
+                                duration_ms: number;
+                            } | null;
+                            error: {
+                                status: number;
+                                code: string;
+                                detail: string;
+                            } | null;
+                            /** Format: date-time */
+                            started_at: string;
+                            finished_at: string | null;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sub/{key}": {
         parameters: {
             query?: never;
@@ -11696,6 +12038,103 @@ export type paths = {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/import/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a peer panel's SQLite database (Marzban's db.sqlite3, 3x-ui's x-ui.db)
+         * @description The raw file as application/octet-stream, at most 1 GiB. Kept in a private file until a real import of it ends, another upload replaces it, or the server restarts.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            bytes: number;
+                        };
+                    };
+                };
+                /** @description problem+json */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description problem+json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

@@ -2,7 +2,8 @@
 // - groups: a new group from the groups page, every inbound of a server added in one step, a member
 //   added by search and the rest by status; the members hold the group's inbounds on the core (probed
 //   through its API); an inbound removed is revoked on the core; a member removed; renamed; counts;
-// - plans: a plan with every term created and edited on the plans page, then stored as shown;
+// - plans: a plan with every term (device limit too) created and edited on the plans page, then
+//   stored as shown;
 // - axe finds no serious or critical violation on the pages as they are then.
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -204,6 +205,7 @@ test("a plan with every term, created and edited on the plans page", async ({ pa
     reset_usage: true,
     start_on_hold: false,
     ip_limit: null,
+    device_limit: null,
   });
   expect(stored?.group_ids).toHaveLength(1);
 
@@ -212,11 +214,13 @@ test("a plan with every term, created and edited on the plans page", async ({ pa
   await dialog.getByRole("checkbox", { name: "Start on hold" }).check();
   await dialog.getByRole("textbox", { name: "Start anyway after (days)" }).fill("3");
   await dialog.getByRole("textbox", { name: "IP limit" }).fill("2");
+  await dialog.getByRole("textbox", { name: "Device limit" }).fill("3");
   expect(await severeViolations(page, "plan dialog")).toEqual([]);
   await dialog.getByTestId("plan-save").click();
   await expect(dialog).toHaveCount(0);
   await expect(row.getByTestId("plan-duration")).toHaveText("30 daysOn hold, at most 3 days");
   await expect(row.getByTestId("plan-limit")).toContainText("2 IPs");
+  await expect(row.getByTestId("plan-limit")).toContainText("3 devices");
   const [edited] = await stack.api<Record<string, unknown>[]>("GET", "/api/plans");
   expect(edited).toMatchObject({
     start_on_hold: true,

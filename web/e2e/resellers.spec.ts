@@ -1,8 +1,10 @@
 // Issue 49's users and admins in the dashboard, against a real `portcullis serve`:
 // - a user created from a plan in the "New user" dialog: the plan's fields shown locked and not sent,
 //   the user stored with the plan's limit, expiry and groups; renewed with a plan on the user page
-//   (the new expiry and whether usage resets shown first, then stored as shown); a next plan set;
-// - an owner makes a reseller on the admins page (every scope their own, at most one user); the
+//   (the new expiry and whether usage resets shown first, then stored as shown); a next plan set; a
+//   batch of users from a plan;
+// - an owner makes a reseller on the admins page (every scope their own, at most one user, one
+//   allowed plan); the
 //   users table shows each user's owner and filters by owner; a user moved to another owner;
 // - the reseller sees only their users, and a create past their quota shows the API's problem
 //   naming the quota;
@@ -21,6 +23,7 @@ type User = {
   next_plan_id: string | null;
   owner_admin_id: string | null;
   used_bytes: number;
+  device_limit: number | null;
 };
 
 let stack: Stack;
@@ -42,6 +45,7 @@ test.beforeAll(async () => {
       duration_days: 30,
       renew_from: "expiry",
       reset_usage: true,
+      device_limit: 2,
       group_ids: [ids.eu],
     })
   ).id;
@@ -77,6 +81,8 @@ test("a user from a plan, renewed with a plan, a next plan", async ({ page }) =>
   await expect(dialog.getByTestId("limit-data")).toHaveValue("50");
   await expect(dialog.getByTestId("limit-data")).toHaveAttribute("readonly", "");
   await expect(dialog.getByTestId("limit-expire")).toHaveAttribute("readonly", "");
+  await expect(dialog.getByTestId("limit-devices")).toHaveValue("2");
+  await expect(dialog.getByTestId("limit-devices")).toHaveAttribute("readonly", "");
   await expect(dialog.getByTestId("create-user-groups")).toHaveAttribute("readonly", "");
   expect(await severeViolations(page, "new user from a plan")).toEqual([]);
   const before = Date.now();
@@ -85,6 +91,7 @@ test("a user from a plan, renewed with a plan, a next plan", async ({ page }) =>
   ids.pia = page.url().split("/").pop() ?? "";
   const created = await userOf(ids.pia);
   expect(created.data_limit_bytes).toBe(50 * GiB);
+  expect(created.device_limit).toBe(2);
   expect(created.group_ids).toEqual([ids.eu]);
   const expiry = Date.parse(created.expire_at ?? "");
   expect(expiry).toBeGreaterThanOrEqual(before + 30 * DAY - 60_000);
@@ -115,6 +122,20 @@ test("a user from a plan, renewed with a plan, a next plan", async ({ page }) =>
   await page.getByRole("option", { name: "weekly" }).click();
   await expect.poll(async () => (await userOf(ids.pia)).next_plan_id).toBe(ids.weekly);
   expect(await severeViolations(page, "user page with a plan")).toEqual([]);
+
+  // A batch from a plan: two users on weekly.
+  await page.goto(`${base}/dashboard/users`);
+  await page.getByRole("button", { name: "New user" }).click();
+  await dialog.getByText("Many users", { exact: true }).click();
+  await dialog.getByRole("textbox", { name: "Name prefix" }).fill("batch-");
+  await dialog.getByRole("textbox", { name: "Number of users" }).fill("2");
+  await dialog.getByTestId("create-user-plan").click();
+  await page.getByRole("option", { name: "weekly" }).click();
+  await expect(dialog.getByTestId("limit-data")).toHaveValue("10");
+  await dialog.getByRole("button", { name: "Create" }).click();
+  await expect(page.getByText("2 users created")).toBeVisible();
+  const batch = await stack.api<User[]>("GET", "/api/users/search?q=batch-");
+  expect(batch.map((u) => u.data_limit_bytes)).toEqual([10 * GiB, 10 * GiB]);
   expect(problems).toEqual([]);
 });
 
@@ -130,15 +151,26 @@ test("an owner makes a reseller; owners and the owner filter in the users table;
   await dialog.getByRole("textbox", { name: "Password" }).fill(RITA.password);
   await dialog.getByRole("button", { name: "Only their own users (reseller)" }).click();
   await dialog.getByRole("textbox", { name: "Most users" }).fill("1");
+  await dialog.getByRole("checkbox", { name: "Only some plans" }).check();
+  await dialog.getByTestId("allowed-plans").click({ force: true });
+  await page.getByRole("option", { name: "weekly" }).click();
+  await page.keyboard.press("Escape");
   expect(await severeViolations(page, "new reseller")).toEqual([]);
   await dialog.getByRole("button", { name: "Create" }).click();
   const row = page.locator('[data-testid="admin-row"][data-username="rita"]');
   await expect(row.getByTestId("admin-quotas")).toHaveText("0 / 1 usersOwn users only");
   const admins = await stack.api<
-    { id: string; username: string; scopes: Record<string, string>; max_users: number }[]
+    {
+      id: string;
+      username: string;
+      scopes: Record<string, string>;
+      max_users: number;
+      allowed_plan_ids: string[] | null;
+    }[]
   >("GET", "/api/admins");
   const rita = admins.find((a) => a.username === "rita");
   expect(rita?.max_users).toBe(1);
+  expect(rita?.allowed_plan_ids).toEqual([ids.weekly]);
   expect(Object.values(rita?.scopes ?? {})).toEqual(["own", "own", "own", "own", "own"]);
   ids.rita = rita?.id ?? "";
 
@@ -183,6 +215,6 @@ test("the reseller sees only their users and reads the quota's problem", async (
   );
   await expect(dialog).toBeVisible();
   const all = await stack.api<{ total: number }>("GET", "/api/users");
-  expect(all.total).toBe(2);
+  expect(all.total).toBe(4); // Pia, Nick and the batch of two
   expect(problems).toEqual([]);
 });

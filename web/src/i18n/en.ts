@@ -137,6 +137,10 @@ export const en = {
   "reseller.disableWithUsers": "Disable, with their users",
   "reseller.disableWithUsersConfirm":
     "Disable {name} and every user they own ({count})? Their users are taken off the cores.",
+  "plans.devices": "{count, plural, =0 {devices unlimited} one {# device} other {# devices}}",
+  "reseller.limitPlans": "Only some plans",
+  "reseller.allowedPlans": "Plans they may use",
+  "reseller.allowedPlansHint": "To create users from, renew with and set as a next plan",
   "shell.menu": "Menu",
   "shell.navigation": "Main navigation",
   "shell.language": "Language",

@@ -132,6 +132,10 @@ export const fa: Messages = {
   "reseller.disableWithUsers": "غیرفعال کردن همراه با کاربرانش",
   "reseller.disableWithUsersConfirm":
     "{name} و همه‌ی کاربرانش ({count}) غیرفعال شوند؟ کاربرانش از هسته‌ها برداشته می‌شوند.",
+  "plans.devices": "{count, plural, =0 {دستگاه نامحدود} other {⁨# دستگاه⁩}}",
+  "reseller.limitPlans": "فقط برخی طرح‌ها",
+  "reseller.allowedPlans": "طرح‌هایی که می‌تواند به کار ببرد",
+  "reseller.allowedPlansHint": "برای ساخت کاربر، تمدید و طرح بعدی",
   "shell.menu": "منو",
   "shell.navigation": "ناوبری اصلی",
   "shell.language": "زبان",

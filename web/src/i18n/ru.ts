@@ -134,6 +134,10 @@ export const ru: Messages = {
   "reseller.disableWithUsers": "Отключить вместе с его пользователями",
   "reseller.disableWithUsersConfirm":
     "Отключить {name} и всех его пользователей ({count})? Они будут сняты с ядер.",
+  "plans.devices": "{count, plural, =0 {устройства без ограничений} other {устройств: #}}",
+  "reseller.limitPlans": "Только некоторые тарифы",
+  "reseller.allowedPlans": "Тарифы, которые он может использовать",
+  "reseller.allowedPlansHint": "Для создания пользователей, продления и следующего тарифа",
   "shell.menu": "Меню",
   "shell.navigation": "Главное меню",
   "shell.language": "Язык",

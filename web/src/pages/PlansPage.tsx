@@ -45,6 +45,7 @@ type Values = {
   start_on_hold: boolean;
   on_hold_timeout_days: number | string;
   ip_limit: number | string;
+  device_limit: number | string;
   renew_from: Plan["renew_from"];
   reset_usage: boolean;
   group_ids: string[];
@@ -59,6 +60,7 @@ const NEW_PLAN: Values = {
   start_on_hold: false,
   on_hold_timeout_days: "",
   ip_limit: "",
+  device_limit: "",
   renew_from: "expiry",
   reset_usage: false,
   group_ids: [],
@@ -76,6 +78,7 @@ function valuesOf(plan: Plan): Values {
     start_on_hold: plan.start_on_hold,
     on_hold_timeout_days: plan.on_hold_timeout_days ?? "",
     ip_limit: plan.ip_limit ?? "",
+    device_limit: plan.device_limit ?? "",
     renew_from: plan.renew_from,
     reset_usage: plan.reset_usage,
     group_ids: plan.group_ids,
@@ -95,6 +98,7 @@ function bodyOf(v: Values): PlanInput {
     start_on_hold: v.start_on_hold,
     on_hold_timeout_days: v.start_on_hold ? orNull(v.on_hold_timeout_days) : null,
     ip_limit: orNull(v.ip_limit),
+    device_limit: orNull(v.device_limit),
     renew_from: v.renew_from,
     reset_usage: v.reset_usage,
     group_ids: v.group_ids,
@@ -159,6 +163,16 @@ function PlanModal({ plan, onClose }: { plan?: Plan; onClose: () => void }) {
               allowDecimal={false}
               data-testid="plan-days"
               {...form.getInputProps("duration_days")}
+            />
+          </SimpleGrid>
+          <SimpleGrid cols={{ base: 1, xs: 2 }}>
+            <NumberInput
+              label={t("limits.deviceLimit")}
+              description={t("limits.deviceLimitHint")}
+              min={0}
+              max={1000}
+              allowDecimal={false}
+              {...form.getInputProps("device_limit")}
             />
             <NumberInput
               label={t("limits.ipLimit")}
@@ -279,6 +293,11 @@ export function PlansPage() {
                   {plan.ip_limit !== null && (
                     <Text size="xs" c="dimmed">
                       {t("plans.ips", { count: plan.ip_limit })}
+                    </Text>
+                  )}
+                  {plan.device_limit !== null && (
+                    <Text size="xs" c="dimmed">
+                      {t("plans.devices", { count: plan.device_limit })}
                     </Text>
                   )}
                 </Table.Td>

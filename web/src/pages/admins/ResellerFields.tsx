@@ -1,6 +1,6 @@
 // What an admin reaches and may grant (docs/RESELLERS.md): each user permission's scope (their own
 // users or all), and the quotas over the users they own: how many, how much data in all, which
-// groups. An owner's scopes are always all and quotas do not apply to what the role does not do, so
+// groups and which plans. An owner's scopes are always all and quotas do not apply to what the role does not do, so
 // the fields are shown for the other roles only.
 import {
   Button,
@@ -15,7 +15,7 @@ import {
   Title,
 } from "@mantine/core";
 import type { UseFormReturnType } from "@mantine/form";
-import { useGroups } from "../../api/groups.ts";
+import { useGroups, usePlans } from "../../api/groups.ts";
 import type { Admin, AdminUpdate } from "../../api/types.ts";
 import { useT } from "../../i18n/i18n.tsx";
 import { Bytes, Iso } from "../../ui/Num.tsx";
@@ -47,6 +47,9 @@ export type ResellerValues = {
   /** false: any group (allowed_group_ids null) */
   limit_groups: boolean;
   allowed_group_ids: string[];
+  /** false: any plan (allowed_plan_ids null) */
+  limit_plans: boolean;
+  allowed_plan_ids: string[];
 };
 
 export function resellerValues(admin?: Admin): ResellerValues {
@@ -59,17 +62,20 @@ export function resellerValues(admin?: Admin): ResellerValues {
         : Number((admin.max_data_bytes / UNITS.GiB).toFixed(3)),
     limit_groups: admin?.allowed_group_ids !== null && admin?.allowed_group_ids !== undefined,
     allowed_group_ids: admin?.allowed_group_ids ?? [],
+    limit_plans: admin?.allowed_plan_ids !== null && admin?.allowed_plan_ids !== undefined,
+    allowed_plan_ids: admin?.allowed_plan_ids ?? [],
   };
 }
 
 export function resellerBody(
   v: ResellerValues,
-): Pick<AdminUpdate, "scopes" | "max_users" | "max_data_bytes" | "allowed_group_ids"> {
+): Pick<AdminUpdate, "scopes" | "max_users" | "max_data_bytes" | "allowed_group_ids" | "allowed_plan_ids"> {
   return {
     scopes: v.scopes,
     max_users: v.max_users === "" ? null : Number(v.max_users),
     max_data_bytes: v.max_data_gib === "" ? null : Math.round(Number(v.max_data_gib) * UNITS.GiB),
     allowed_group_ids: v.limit_groups ? v.allowed_group_ids : null,
+    allowed_plan_ids: v.limit_plans ? v.allowed_plan_ids : null,
   };
 }
 
@@ -77,6 +83,7 @@ export function resellerBody(
 export function ResellerFields({ form: f }: { form: UseFormReturnType<ResellerValues> }) {
   const t = useT();
   const groups = useGroups();
+  const plans = usePlans();
   const v = f.values;
   return (
     <Stack gap="sm" data-testid="reseller-fields">
@@ -146,6 +153,18 @@ export function ResellerFields({ form: f }: { form: UseFormReturnType<ResellerVa
           clearable
           data-testid="allowed-groups"
           {...f.getInputProps("allowed_group_ids")}
+        />
+      )}
+      <Checkbox label={t("reseller.limitPlans")} {...f.getInputProps("limit_plans", { type: "checkbox" })} />
+      {v.limit_plans && (
+        <MultiSelect
+          label={t("reseller.allowedPlans")}
+          description={t("reseller.allowedPlansHint")}
+          data={(plans.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+          searchable
+          clearable
+          data-testid="allowed-plans"
+          {...f.getInputProps("allowed_plan_ids")}
         />
       )}
     </Stack>

@@ -1,7 +1,8 @@
 // "New user": one dialog for everything a user starts with: name (or a prefix and a count, for many
 // users at once), Telegram ID, comment, data limit, reset period, expiry or on hold, and the inbounds
 // to grant; or a plan (which decides the limits, the expiry and the groups: those fields are shown
-// locked and not sent) and groups to join. One request (POST /api/users with inbound_ids, or POST /api/users/bulk): the service
+// locked and not sent; for one user or a batch) and groups to join (one user: the bulk create takes
+// none without a plan). One request (POST /api/users with inbound_ids, or POST /api/users/bulk): the service
 // checks every inbound first and makes all of it or nothing; its field errors land on their inputs.
 import {
   Button,
@@ -68,17 +69,28 @@ function CreateUserModal({ onClose }: { onClose: () => void }) {
       const { name: _name, telegram_id: _telegram, ...shared } = bodyOf(v);
       const inbounds = v.inbound_ids.length > 0 ? { inbound_ids: v.inbound_ids } : {};
       const next = v.next_plan_id === null ? {} : { next_plan_id: v.next_plan_id };
-      if (mode === "one" && v.plan_id !== null) {
+      if (v.plan_id !== null) {
         // The plan decides these: sending any of them as well is a 400.
-        const body = { ...bodyOf(v), ...inbounds, ...next, plan_id: v.plan_id };
-        for (const field of PLAN_DECIDES) delete body[field];
-        return { one: await usersApi.create(body) };
+        const one = { ...bodyOf(v), ...inbounds, ...next, plan_id: v.plan_id };
+        const many = { ...shared, ...inbounds, ...next, plan_id: v.plan_id };
+        for (const field of PLAN_DECIDES) {
+          delete one[field];
+          delete many[field];
+        }
+        if (mode === "one") return { one: await usersApi.create(one) };
+        return { many: await usersApi.createMany({ ...many, prefix: v.prefix, count: Number(v.count) }) };
       }
       const joined = v.group_ids.length > 0 ? { group_ids: v.group_ids } : {};
       if (mode === "one")
         return { one: await usersApi.create({ ...bodyOf(v), ...inbounds, ...joined, ...next }) };
       return {
-        many: await usersApi.createMany({ ...shared, ...inbounds, prefix: v.prefix, count: Number(v.count) }),
+        many: await usersApi.createMany({
+          ...shared,
+          ...inbounds,
+          ...next,
+          prefix: v.prefix,
+          count: Number(v.count),
+        }),
       };
     },
     {
@@ -98,11 +110,7 @@ function CreateUserModal({ onClose }: { onClose: () => void }) {
         <Stack>
           <SegmentedControl
             value={mode}
-            onChange={(value) => {
-              // Plans, groups and a next plan are for one user (the bulk create takes none of them).
-              if (value === "many" && form.values.plan_id !== null) pickPlan(null);
-              setMode(value === "many" ? "many" : "one");
-            }}
+            onChange={(value) => setMode(value === "many" ? "many" : "one")}
             data={[
               { value: "one", label: t("users.createOne") },
               { value: "many", label: t("users.createMany") },
@@ -130,7 +138,7 @@ function CreateUserModal({ onClose }: { onClose: () => void }) {
               />
             </>
           )}
-          {mode === "one" && (plans.data?.length ?? 0) > 0 && (
+          {(plans.data?.length ?? 0) > 0 && (
             <Select
               label={t("plans.plan")}
               description={t("plans.planHint")}
@@ -150,7 +158,7 @@ function CreateUserModal({ onClose }: { onClose: () => void }) {
             </Text>
           )}
           <LimitFields form={form} readOnly={plan !== undefined} />
-          {mode === "one" && canJoin && (groups.data?.length ?? 0) > 0 && (
+          {(mode === "one" || plan !== undefined) && canJoin && (groups.data?.length ?? 0) > 0 && (
             <MultiSelect
               label={t("plans.joinGroups")}
               description={
@@ -166,7 +174,7 @@ function CreateUserModal({ onClose }: { onClose: () => void }) {
               error={form.errors.group_ids}
             />
           )}
-          {mode === "one" && (plans.data?.length ?? 0) > 0 && (
+          {(plans.data?.length ?? 0) > 0 && (
             <Select
               label={t("plans.nextPlan")}
               description={t("plans.nextPlanHint")}

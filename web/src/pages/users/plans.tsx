@@ -12,6 +12,7 @@ export const PLAN_DECIDES = [
   "on_hold_duration_seconds",
   "on_hold_timeout_at",
   "ip_limit",
+  "device_limit",
   "group_ids",
 ] as const;
 
@@ -25,24 +26,15 @@ const DAY_MS = 86_400_000;
 /** The limit fields as a user created from the plan now gets them (shown locked in the dialog). */
 export function planValues(plan: Plan | undefined, now = Date.now()): Partial<UserValues> {
   if (plan === undefined) {
+    // No plan: every limit field as a new user starts.
     const {
-      data_limit_bytes,
-      unit,
-      data_limit_reset,
-      expire_at,
-      status,
-      on_hold_duration_seconds,
-      ip_limit,
+      name: _name,
+      comment: _comment,
+      announce: _announce,
+      telegram_id: _telegram,
+      ...limits
     } = NEW_USER;
-    return {
-      data_limit_bytes,
-      unit,
-      data_limit_reset,
-      expire_at,
-      status,
-      on_hold_duration_seconds,
-      ip_limit,
-    };
+    return limits;
   }
   const limit = plan.data_limit_bytes;
   const unit: Unit = limit !== null && limit > 0 && limit % UNITS.GiB !== 0 ? "MiB" : "GiB";
@@ -56,6 +48,7 @@ export function planValues(plan: Plan | undefined, now = Date.now()): Partial<Us
       onHold || plan.duration_days === null ? "" : localInput(new Date(now + plan.duration_days * DAY_MS)),
     on_hold_duration_seconds: onHold ? (plan.duration_days ?? "") : "",
     ip_limit: plan.ip_limit ?? "",
+    device_limit: plan.device_limit ?? "",
   };
 }
 

@@ -59,6 +59,7 @@ const SubscriptionSettingsPage = lazy(() =>
 const GroupsPage = lazy(() => import("./pages/GroupsPage.tsx").then((m) => ({ default: m.GroupsPage })));
 const GroupPage = lazy(() => import("./pages/GroupPage.tsx").then((m) => ({ default: m.GroupPage })));
 const PlansPage = lazy(() => import("./pages/PlansPage.tsx").then((m) => ({ default: m.PlansPage })));
+const ImportPage = lazy(() => import("./pages/ImportPage.tsx").then((m) => ({ default: m.ImportPage })));
 const WebhookPage = lazy(() => import("./pages/WebhookPage.tsx").then((m) => ({ default: m.WebhookPage })));
 
 type Route = { pattern: string; render: (params: Match) => ReactNode };
@@ -84,6 +85,7 @@ const ROUTES: Route[] = [
   { pattern: "/webhooks", render: () => <WebhooksPage /> },
   { pattern: "/webhooks/:id", render: (p) => <WebhookPage id={p.id ?? ""} /> },
   { pattern: "/settings/subscription", render: () => <SubscriptionSettingsPage /> },
+  { pattern: "/import", render: () => <ImportPage /> },
 ];
 
 type NavItem = { to: string; label: MessageKey; needs: Permission };
@@ -103,6 +105,7 @@ const OWNER_NAV: NavItem[] = [
   { to: "/audit", label: "nav.audit", needs: "audit.read" },
   { to: "/webhooks", label: "nav.webhooks", needs: "settings.write" },
   { to: "/settings/subscription", label: "nav.subscriptionSettings", needs: "settings.read" },
+  { to: "/import", label: "nav.import", needs: "admins.manage" },
 ];
 
 function Redirect({ to }: { to: string }) {

@@ -50,6 +50,7 @@ export const keys = {
   admins: { all: ["admins"] as const },
   apiKeys: { all: ["api-keys"] as const },
   audit: (query: object) => ["audit", query] as const,
+  importJob: ["import", "job"] as const,
   webhooks: {
     all: ["webhooks"] as const,
     one: (id: string) => ["webhooks", "one", id] as const,

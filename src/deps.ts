@@ -308,7 +308,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const inbounds = new InboundsService(inboundsRepository, templates, servers, sync, logger);
   const hosts = new HostsService(new HostsRepository(database.db, database.dialect), inboundsRepository);
   const access = new AccessService(accessRepository, inboundsRepository, users, servers, sync);
-  const importRepository = new ImportRepository(database.db);
+  const importRepository = new ImportRepository(database.db, database.dialect);
   const legacySubscriptions = new LegacySubscriptions(importRepository, secretBox);
   const importer = new ImportService(
     importRepository,

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { loadConfig } from "../../src/config/config.ts";
-import { createDeps, type Deps } from "../../src/deps.ts";
+import { createDeps, type Deps, type DepsOptions } from "../../src/deps.ts";
 import { createScratchDatabase } from "./pg-scratch.ts";
 
 export type BenchDeps = {
@@ -16,7 +16,10 @@ export type BenchDeps = {
   close(): Promise<void>;
 };
 
-export async function openBenchDeps(dialect: "sqlite" | "postgres"): Promise<BenchDeps> {
+export async function openBenchDeps(
+  dialect: "sqlite" | "postgres",
+  options: DepsOptions = {},
+): Promise<BenchDeps> {
   const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-"));
   const scratch = dialect === "postgres" ? await createScratchDatabase("portcullis_bench") : undefined;
   const removeAll = async () => {
@@ -31,7 +34,7 @@ export async function openBenchDeps(dialect: "sqlite" | "postgres"): Promise<Ben
       DATABASE_URL: scratch?.url,
       PORTCULLIS_SECRET_KEY: "00".repeat(32),
     });
-    const deps = await createDeps(config, { logger: pino({ level: "silent" }) });
+    const deps = await createDeps(config, { logger: pino({ level: "silent" }), ...options });
     return {
       deps,
       databaseUrl: scratch?.url,

@@ -18,13 +18,22 @@ export function clockTicksPerSecond(): number {
 
 /** utime + stime in seconds (all threads of the process, those that exited included). */
 export function readCpuSeconds(pid: number): number {
-  const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return readStatCpu(`/proc/${pid}/stat`);
+}
+
+/** utime + stime in seconds of one thread (a task of /proc/<pid>/task; the main thread's tid is the pid). */
+export function readThreadCpuSeconds(pid: number, tid: number): number {
+  return readStatCpu(`/proc/${pid}/task/${tid}/stat`);
+}
+
+function readStatCpu(path: string): number {
+  const text = readFileSync(path, "utf8");
   // The command name (field 2) may contain spaces and parentheses: count fields after its last ')'.
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
   // Fields 14 and 15 of the whole line are the 12th and 13th after the name.
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`unreadable /proc/${pid}/stat`);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`unreadable ${path}`);
   return (utime + stime) / clockTicksPerSecond();
 }
 

@@ -89,7 +89,9 @@ export async function run(args: string[], context: ImportContext = {}): Promise<
     }
   };
   if (context.deps !== undefined) return execute(context.deps);
-  const deps = await openDeps();
+  // On SQLite the WAL is checkpointed by a worker thread, as under `serve`: otherwise every batch's
+  // commit pushes the WAL past SQLite's threshold and copies and syncs it on this thread.
+  const deps = await openDeps(undefined, undefined, { backgroundCheckpoints: true });
   let exitCode = 1;
   try {
     exitCode = await execute(deps);

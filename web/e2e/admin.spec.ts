@@ -100,6 +100,7 @@ test("a viewer sees no write action and nothing they send writes", async ({ page
     await expect(nav.getByRole("link", { name: owners })).toHaveCount(0);
 
   const visits: { path: string; ready: () => Promise<void> }[] = [
+    { path: "/", ready: () => expect(page.getByTestId("fleet-server")).toHaveCount(1) },
     { path: "/users", ready: () => expect(page.getByTestId("user-row")).toHaveCount(1) },
     { path: `/users/${seeded.userId}`, ready: () => expect(page.getByTestId("share-link")).toHaveCount(1) },
     { path: "/servers", ready: () => expect(page.getByTestId("server-card")).toHaveCount(1) },

@@ -70,6 +70,7 @@ const userOf = (id: string | undefined) => stack.api<User>("GET", `/api/users/${
 test("a user from a plan, renewed with a plan, a next plan", async ({ page }) => {
   const problems = watchForProblems(page);
   await signIn(page, base);
+  await page.getByRole("link", { name: "Users" }).click();
   await page.getByRole("button", { name: "New user" }).click();
   const dialog = page.getByRole("dialog");
   await dialog.getByRole("textbox", { name: "Name" }).fill("Pia Plan");
@@ -195,6 +196,7 @@ test("an owner makes a reseller; owners and the owner filter in the users table;
 test("the reseller sees only their users and reads the quota's problem", async ({ page }) => {
   const problems = watchForProblems(page);
   await signIn(page, base, RITA);
+  await page.getByRole("link", { name: "Users" }).click();
   await expect(page.getByTestId("user-row")).toHaveCount(1);
   await expect(page.getByTestId("user-row")).toContainText("Nick Nobody");
   await expect(page.getByTestId("filter-owner")).toHaveCount(0);

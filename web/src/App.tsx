@@ -24,6 +24,7 @@ import { type Permission, useCan, useMe } from "./auth/me.ts";
 import { session, useToken } from "./auth/session.ts";
 import type { MessageKey } from "./i18n/en.ts";
 import { LANGUAGES, type Language, useI18n } from "./i18n/i18n.tsx";
+import { HomePage } from "./pages/HomePage.tsx";
 import { SignInPage } from "./pages/SignInPage.tsx";
 import { UsersPage } from "./pages/UsersPage.tsx";
 import { followLink, href, type Match, matchRoute, navigate, usePath } from "./router.tsx";
@@ -32,7 +33,8 @@ import { MoonIcon, SunIcon } from "./ui/icons.tsx";
 import { PageLoader } from "./ui/PageLoader.tsx";
 import { RoleBadge } from "./ui/RoleBadge.tsx";
 
-// The users page is where operators land; every other page loads when first opened.
+// The overview (where operators land) and the users page (where a role that may not read servers
+// lands) are in the first bundle; every other page loads when first opened.
 const UserPage = lazy(() => import("./pages/UserPage.tsx").then((m) => ({ default: m.UserPage })));
 const ServersPage = lazy(() => import("./pages/ServersPage.tsx").then((m) => ({ default: m.ServersPage })));
 const ServerPage = lazy(() => import("./pages/ServerPage.tsx").then((m) => ({ default: m.ServerPage })));
@@ -63,6 +65,7 @@ const WebhookPage = lazy(() => import("./pages/WebhookPage.tsx").then((m) => ({ 
 type Route = { pattern: string; render: (params: Match) => ReactNode };
 
 const ROUTES: Route[] = [
+  { pattern: "/", render: () => <Home /> },
   { pattern: "/users", render: () => <UsersPage /> },
   { pattern: "/users/:id", render: (p) => <UserPage id={p.id ?? ""} /> },
   { pattern: "/groups", render: () => <GroupsPage /> },
@@ -89,6 +92,7 @@ type NavItem = { to: string; label: MessageKey; needs: Permission };
 
 /** What the caller's role may open; the owners' pages and the settings in a section of their own. */
 const NAV: NavItem[] = [
+  { to: "/", label: "nav.home", needs: "servers.read" },
   { to: "/users", label: "nav.users", needs: "users.read" },
   { to: "/groups", label: "nav.groups", needs: "inbounds.read" },
   { to: "/plans", label: "nav.plans", needs: "users.read" },
@@ -107,6 +111,14 @@ const OWNER_NAV: NavItem[] = [
 function Redirect({ to }: { to: string }) {
   useEffect(() => navigate(to, { replace: true }), [to]);
   return null;
+}
+
+/** Where signing in lands: the fleet for a role that reads servers, the users for the others. */
+function Home() {
+  const { me } = useMe();
+  const can = useCan();
+  if (me === undefined) return <PageLoader />;
+  return can("servers.read") ? <HomePage /> : <Redirect to="/users" />;
 }
 
 function ThemeToggle() {
@@ -153,7 +165,7 @@ function NavLinks({ items, path, onFollow }: { items: NavItem[]; path: string; o
       component="a"
       href={href(item.to)}
       label={t(item.label)}
-      active={path === item.to || path.startsWith(`${item.to}/`)}
+      active={path === item.to || (item.to !== "/" && path.startsWith(`${item.to}/`))}
       onClick={(event) => {
         followLink(event, item.to);
         onFollow();
@@ -243,7 +255,7 @@ export function App() {
     if (token === null) queryClient.clear();
   }, [token, queryClient]);
   useEffect(() => {
-    if (token !== null && (path === "/" || path === "/login")) navigate("/users", { replace: true });
+    if (token !== null && path === "/login") navigate("/", { replace: true });
   }, [token, path]);
 
   if (token === null) return <SignInPage />;

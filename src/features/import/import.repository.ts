@@ -1,8 +1,8 @@
 // The writes of an import (issue 51), batch by batch: each batch (users, their grants and their old
 // URL keys) is one transaction, every row keyed so that a second insert of it does nothing. A run
 // killed between batches keeps the batches it committed; run again, it inserts only the rest.
-import type { Insertable, Kysely } from "kysely";
-import { ROWS_PER_INSERT, read } from "../../db/dialect.ts";
+import { type Insertable, type Kysely, sql } from "kysely";
+import { type DialectName, ROWS_PER_INSERT, read } from "../../db/dialect.ts";
 import type { Database, ImportLinksTable, UserAccessTable, UsersTable } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
 
@@ -15,11 +15,35 @@ export type ImportBatch = { users: ImportUserRow[]; grants: ImportGrantRow[]; li
 export type BatchResult = { users: number; grants: number; links: number };
 
 export class ImportRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: DialectName,
+  ) {}
+
+  /**
+   * Runs `work` with SQLite's page cache raised to BULK_CACHE_KIB, then puts the connection's own
+   * size back. With the default (2 MB) a large import keeps reading the pages of the users' and
+   * grants' indexes again from the file (docs/BENCHMARKS.md, Import). PostgreSQL: just `work`.
+   */
+  async withBulkCache<T>(work: () => Promise<T>): Promise<T> {
+    if (this.dialect !== "sqlite") return work();
+    const { rows } = await sql<{ cache_size: number }>`PRAGMA cache_size`.execute(this.db);
+    const previous = Number(rows[0]?.cache_size ?? -2000);
+    await sql`PRAGMA cache_size = ${sql.lit(-BULK_CACHE_KIB)}`.execute(this.db);
+    try {
+      return await work();
+    } finally {
+      await sql`PRAGMA cache_size = ${sql.lit(previous)}`.execute(this.db);
+    }
+  }
 
   /** Inserts what is not there yet (by id, or by the grant's and link's unique keys); the counts inserted. */
   async insertBatch(batch: ImportBatch): Promise<BatchResult> {
     return this.db.transaction().execute(async (trx) => {
+      // The import is resumable and a second run inserts only what is missing, so a batch lost to
+      // a crash of the database's machine right after its commit costs nothing: PostgreSQL need not
+      // wait for its WAL to reach the disk before the next batch.
+      if (this.dialect === "postgres") await sql`SET LOCAL synchronous_commit = off`.execute(trx);
       const result: BatchResult = { users: 0, grants: 0, links: 0 };
       for (const part of chunks(batch.users, ROWS_PER_INSERT / 2)) {
         const rows = await trx
@@ -169,6 +193,9 @@ export class ImportRepository {
       .executeTakeFirst();
   }
 }
+
+/** 128 MiB: the page cache an import runs with on SQLite (see withBulkCache). */
+const BULK_CACHE_KIB = 131_072;
 
 /** Not a scrypt record, so lib/password.ts never accepts any password for it. */
 export const NO_PASSWORD = "imported:no-password";

@@ -102,7 +102,7 @@ export class ImportService {
 
     const inboundByTag = await this.#inbounds(snapshot, options, report, skip);
     await this.#hosts(snapshot.hosts, inboundByTag, options, report, skip);
-    await this.#users(snapshot, inboundByTag, options, report, skip);
+    await this.repository.withBulkCache(() => this.#users(snapshot, inboundByTag, options, report, skip));
     await this.#secret(snapshot, options, report);
     await this.#admins(snapshot, options, report, skip);
     report.duration_ms = Math.round(performance.now() - started);

@@ -1,4 +1,5 @@
-// Steps every browser test shares: sign in through the form, and fail on any CSP violation.
+// Steps every browser test shares: sign in through the form, fail on any CSP violation, axe, and the
+// right-to-left check of numbers with units.
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page } from "@playwright/test";
 import { ADMIN } from "./stack.ts";
@@ -24,7 +25,8 @@ export async function signIn(
   await page.getByRole("textbox", { name: "Username" }).fill(as.username);
   await page.getByRole("textbox", { name: "Password" }).fill(as.password);
   await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByRole("heading", { name: "Users", level: 2 })).toBeVisible();
+  // A role that reads servers lands on the fleet's overview, the others on the users.
+  await expect(page.getByRole("heading", { name: /^(Overview|Users)$/, level: 2 })).toBeVisible();
 }
 
 /**
@@ -50,4 +52,27 @@ export async function severeViolations(page: Page, name: string): Promise<string
       (v) =>
         `${name}: ${v.id} (${v.impact}) ${v.help} — ${v.nodes.map((n) => `${n.target.join(" ")}: ${n.any[0]?.message ?? ""}`).join(", ")}`,
     );
+}
+
+/**
+ * Every text in the page with a number followed by a Latin unit (B, KiB … PiB, ms, s, %, d, h, m):
+ * the ones outside any isolate (<bdi>, or an element with its own dir) are listed; a right-to-left
+ * page would move their unit to the wrong side.
+ */
+export function unitsOutsideIsolates(page: Page): Promise<{ outside: string[]; isolated: number }> {
+  return page.evaluate(() => {
+    const UNIT = /(?<![\w:.-])\d[\d.,]*\s?(?:B|KiB|MiB|GiB|TiB|PiB|ms|s|%|d|h|m)(?!\w)/;
+    const outside: string[] = [];
+    let isolated = 0;
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      const text = node.textContent ?? "";
+      const parent = node.parentElement;
+      if (parent === null || !UNIT.test(text)) continue;
+      if (parent.closest("script, style, code, pre, textarea")) continue;
+      if (parent.closest("bdi, [dir]:not(html)") !== null) isolated++;
+      else outside.push(text.trim());
+    }
+    return { outside, isolated };
+  });
 }

@@ -24,7 +24,13 @@ export const keys = {
     usage: (id: string) => ["servers", "one", id, "usage"] as const,
     inbounds: (id: string) => ["servers", "one", id, "inbounds"] as const,
     hosts: (id: string, inboundId: string) => ["servers", "one", id, "inbounds", inboundId, "hosts"] as const,
+    node: (id: string) => ["servers", "one", id, "node"] as const,
+    nodeLog: (id: string) => ["servers", "one", id, "node", "log"] as const,
+    nodeBase: (id: string) => ["servers", "one", id, "node", "base"] as const,
   },
+  /** The home page: the fleet's overview and its traffic (under servers: a server change refreshes it). */
+  overview: ["servers", "overview"] as const,
+  fleetUsage: (days: number) => ["servers", "fleet-usage", days] as const,
   templates: {
     all: ["templates"] as const,
     list: () => ["templates", "list"] as const,

@@ -44,6 +44,7 @@ import { ServerStatusBadge, SyncBadge } from "../ui/StatusBadge.tsx";
 import { ServerActions } from "./ServersPage.tsx";
 import { InboundFormModal } from "./servers/InboundForm.tsx";
 import { InboundHosts } from "./servers/InboundHosts.tsx";
+import { NodeSection } from "./servers/NodeSection.tsx";
 import { ServerFormModal } from "./servers/ServerForm.tsx";
 
 function Stat({ label, value }: { label: string; value: React.ReactNode }) {
@@ -291,7 +292,8 @@ function ServerView({
           )}
         </DetailHeader>
         <Text size="sm" c="dimmed">
-          {server.hostname} · {t("server.api")} {server.grpc_hostname}:{server.grpc_port} ·{" "}
+          {server.hostname} · {t(`server.connection.${server.connection}`)} · {t("server.api")}{" "}
+          {server.grpc_hostname}:{server.grpc_port} ·{" "}
           <span data-testid="server-core">
             {server.core === null
               ? t("server.coreUnknown")
@@ -300,6 +302,7 @@ function ServerView({
         </Text>
       </div>
       {server.last_error && <CoreProblem raw={server.last_error} title={t("server.lastError")} />}
+      <NodeSection server={server} />
       <Inbounds server={server} />
       <StatsCard server={server} />
       <UsageHistoryCard

@@ -199,6 +199,23 @@ function SettingsForm({ settings }: { settings: SubscriptionSettings }) {
             {...form.getInputProps("allow_by_id", { type: "checkbox" })}
           />
         </Section>
+        <Section title={t("subSettings.health")} hint={t("subSettings.healthHint")}>
+          <Switch
+            label={t("subSettings.leaveOutOffline")}
+            description={t("subSettings.leaveOutOfflineHint")}
+            disabled={readOnly}
+            {...form.getInputProps("leave_out_offline_servers", { type: "checkbox" })}
+          />
+          <NumberInput
+            label={t("subSettings.offlineMinutes")}
+            description={t("subSettings.offlineMinutesHint")}
+            min={1}
+            max={10_080}
+            allowDecimal={false}
+            maw={320}
+            {...text("offline_minutes")}
+          />
+        </Section>
         <Section title={t("subSettings.appHeaders")} hint={t("subSettings.appHeadersHint")}>
           <SimpleGrid cols={{ base: 1, sm: 2 }}>
             <TextInput

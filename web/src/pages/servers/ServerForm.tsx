@@ -1,7 +1,18 @@
 // Register or edit a server. api_credentials is write-only: the form never shows stored ones, it
 // only says whether there are any, and sends a new document (or null to remove them).
 
-import { Checkbox, Group, Modal, NumberInput, Select, Stack, Textarea, TextInput } from "@mantine/core";
+import {
+  Checkbox,
+  Group,
+  Modal,
+  NumberInput,
+  SegmentedControl,
+  Select,
+  Stack,
+  Text,
+  Textarea,
+  TextInput,
+} from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useCertificates } from "../../api/fleet.ts";
 import { keys } from "../../api/keys.ts";
@@ -18,6 +29,7 @@ type Values = {
   hostname: string;
   grpc_hostname: string;
   grpc_port: number | string;
+  connection: "direct" | "node";
   default_certificate_id: string | null;
   api_credentials: string;
   remove_credentials: boolean;
@@ -32,6 +44,7 @@ export function ServerFormModal({ server, onClose }: { server?: Server; onClose:
       hostname: server?.hostname ?? "",
       grpc_hostname: server?.grpc_hostname ?? "",
       grpc_port: server?.grpc_port ?? 2053,
+      connection: server?.connection ?? "direct",
       default_certificate_id: server?.default_certificate_id ?? null,
       api_credentials: "",
       remove_credentials: false,
@@ -44,6 +57,7 @@ export function ServerFormModal({ server, onClose }: { server?: Server; onClose:
         hostname: v.hostname,
         ...(v.grpc_hostname.trim() ? { grpc_hostname: v.grpc_hostname.trim() } : {}),
         grpc_port: Number(v.grpc_port),
+        connection: v.connection,
         ...(v.default_certificate_id ? { default_certificate_id: v.default_certificate_id } : {}),
         ...(v.api_credentials.trim() ? { api_credentials: v.api_credentials.trim() } : {}),
       };
@@ -74,6 +88,25 @@ export function ServerFormModal({ server, onClose }: { server?: Server; onClose:
             required
             {...form.getInputProps("hostname")}
           />
+          <SegmentedControl
+            aria-label={t("server.connection")}
+            data={(["direct", "node"] as const).map((value) => ({
+              value,
+              label: t(`server.connection.${value}`),
+            }))}
+            {...form.getInputProps("connection")}
+            onChange={(value) => {
+              const connection = value === "node" ? "node" : "direct";
+              form.setFieldValue("connection", connection);
+              // The agent's port by default (docs/NODES.md), the core's API port otherwise.
+              if (server === undefined) form.setFieldValue("grpc_port", connection === "node" ? 2096 : 2053);
+            }}
+          />
+          <Text size="xs" c="dimmed" mt={-8}>
+            {t(
+              form.values.connection === "node" ? "server.connectionNodeHint" : "server.connectionDirectHint",
+            )}
+          </Text>
           <Group grow align="flex-start">
             <TextInput
               label={t("server.grpcHostname")}

@@ -37,8 +37,9 @@ export type Values = {
   routing: string;
   hide_settings: boolean;
   custom_headers: HeaderDraft[];
-  /** Health in subscriptions: kept as stored (this page does not edit it yet; the API does). */
-  health: Health;
+  /** Health in subscriptions: leave out the entries of servers offline for longer than N minutes. */
+  leave_out_offline_servers: boolean;
+  offline_minutes: number | string;
   /** Device limits at fetch time: kept as stored (this page does not edit them yet; the API does). */
   devices: Devices;
 };
@@ -47,9 +48,6 @@ type Devices = Pick<
   SubscriptionSettings,
   "default_device_limit" | "require_hwid" | "placeholder_device_limit" | "placeholder_hwid_required"
 >;
-
-/** Whether /sub leaves out servers offline for longer than N minutes, edited through the API only for now. */
-type Health = Pick<SubscriptionSettings, "leave_out_offline_servers" | "offline_minutes">;
 
 /** The names of the entry a user who may not connect gets instead of links. */
 export const PLACEHOLDER_FIELDS = [
@@ -80,10 +78,8 @@ export function valuesOf(settings: SubscriptionSettings): Values {
     routing: settings.routing ?? "",
     hide_settings: settings.hide_settings,
     custom_headers: settings.custom_headers.map((header) => ({ key: ruleKey(), ...header })),
-    health: {
-      leave_out_offline_servers: settings.leave_out_offline_servers,
-      offline_minutes: settings.offline_minutes,
-    },
+    leave_out_offline_servers: settings.leave_out_offline_servers,
+    offline_minutes: settings.offline_minutes,
     devices: {
       default_device_limit: settings.default_device_limit,
       require_hwid: settings.require_hwid,
@@ -107,6 +103,7 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
  */
 export function changesOf(values: Values, stored: SubscriptionSettings): SubscriptionSettingsUpdate {
   const interval = values.update_interval_hours;
+  const minutes = values.offline_minutes;
   const next = {
     public_url: orNull(values.public_url),
     support_url: orNull(values.support_url),
@@ -133,7 +130,9 @@ export function changesOf(values: Values, stored: SubscriptionSettings): Subscri
     hide_settings: values.hide_settings,
     // Sent as typed: the API says on the field what it refuses (an empty name, a line break).
     custom_headers: values.custom_headers.map(({ name, value }) => ({ name: name.trim(), value })),
-    ...values.health,
+    leave_out_offline_servers: values.leave_out_offline_servers,
+    // Not a whole number: sent as typed, for the API to refuse on the field.
+    offline_minutes: typeof minutes === "number" ? minutes : Number(minutes),
     ...values.devices,
   } satisfies Required<SubscriptionSettingsUpdate>;
   const body: Record<string, unknown> = {};

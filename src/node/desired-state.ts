@@ -8,12 +8,12 @@
 // by every call of that method (a path from a request's URL would keep the whole URL alive): about
 // 2 MB for 10,000 users instead of 4.5 MB. The snapshot is written in slices, not as one string.
 
-import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { open, readFile, rename, rm } from "node:fs/promises";
+import { open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { RelayAnswer } from "../cores/core-relay.ts";
 import type { DesiredChange } from "../cores/relay-record.ts";
+import { writeFileAtomicWith } from "./atomic-file.ts";
 
 /** A call as stored on disk: the request's bytes in base64. */
 type StoredCall = { path: string; request: string };
@@ -189,10 +189,7 @@ export class DesiredState {
       path: call.path,
       request: Buffer.from(call.bytes, "latin1").toString("base64"),
     });
-    const path = join(this.dir, SNAPSHOT);
-    const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
-    const handle = await open(temporary, "w", 0o600);
-    try {
+    await writeFileAtomicWith(join(this.dir, SNAPSHOT), async (handle) => {
       // One JSON array, written a slice at a time. A change recorded meanwhile may or may not be in
       // the snapshot, and its line is queued for the log that follows it either way: every line sets
       // or deletes one key outright, so the log replayed on the snapshot ends in the same state.
@@ -216,16 +213,7 @@ export class DesiredState {
       }
       await write(true);
       await handle.write(first ? "[]" : "]");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await rename(temporary, path);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
+    });
     await rm(join(this.dir, LOG), { force: true });
     this.logLines = 0;
   }

@@ -183,7 +183,8 @@ test("support sees users and their links only; a key narrowed beyond their role 
   await signIn(page, base, SUPPORT);
   await expect(page.getByTestId("signed-in-as")).toContainText("support");
   const nav = page.getByRole("navigation", { name: "Main navigation" });
-  await expect(nav.getByRole("link")).toHaveText(["Users", "Account"]);
+  // Support reads users and so the plans (GET /api/plans needs users.read), nothing of the fleet.
+  await expect(nav.getByRole("link")).toHaveText(["Users", "Plans", "Account"]);
   await page.getByRole("link", { name: "Wanda Viewed" }).click();
   // The links and the subscription, without a call the role may not make (no servers list).
   await expect(page.getByTestId("share-link")).toHaveCount(1);

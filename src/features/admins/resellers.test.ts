@@ -649,6 +649,38 @@ describe("fleet-wide totals for an own-scoped admin", () => {
     assert.equal(stats.statusCode, 403, stats.body);
     assert.equal(stats.json().code, "scope_all_required");
   });
+
+  test("a group's member_count counts only an own-scoped reader's users; the owner sees every member", async () => {
+    const one = await makeReseller("count-one");
+    const two = await makeReseller("count-two");
+    const made = async (auth: Record<string, string>, name: string) => {
+      const res = await api(auth, "POST", "/api/users", { name });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().id as string;
+    };
+    const members = [
+      await made(one.auth, "count one a"),
+      await made(two.auth, "count two a"),
+      await made(two.auth, "count two b"),
+      await made(t.auth, "count owner a"),
+    ];
+    const group = await api(t.auth, "POST", "/api/groups", { name: "counted", inbound_ids: [] });
+    assert.equal(group.statusCode, 201, group.body);
+    const id = group.json().id;
+    const joined = await api(t.auth, "POST", `/api/groups/${id}/members`, { user_ids: members });
+    assert.equal(joined.json().changed, 4, joined.body);
+    const counts = async (auth: Record<string, string>) => {
+      const list = await api(auth, "GET", "/api/groups");
+      assert.equal(list.statusCode, 200, list.body);
+      const one = await api(auth, "GET", `/api/groups/${id}`);
+      assert.equal(one.statusCode, 200, one.body);
+      const listed = list.json().find((g: { id: string }) => g.id === id);
+      return [listed.member_count, one.json().member_count];
+    };
+    assert.deepEqual(await counts(one.auth), [1, 1]);
+    assert.deepEqual(await counts(two.auth), [2, 2]);
+    assert.deepEqual(await counts(t.auth), [4, 4]);
+  });
 });
 
 describe("the route walk for every role and scope", () => {

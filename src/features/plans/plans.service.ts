@@ -26,8 +26,11 @@ export interface PlanGroups {
 
 export type NotifyPlan = (type: "user.plan_applied", data: Record<string, unknown>) => Promise<void>;
 
-/** Fields a plan decides: a create with plan_id may not give them too (as PasarGuard's templates). */
-const PLAN_FIELDS = [
+/**
+ * Fields a plan decides: a create with plan_id may not give them too (as PasarGuard's templates). The
+ * dashboard's copy (web/src/pages/users/planDecides.ts) is held equal by test/web/plan-decides.test.ts.
+ */
+export const PLAN_FIELDS = [
   "status",
   "data_limit_bytes",
   "data_limit_reset",

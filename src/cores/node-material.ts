@@ -18,6 +18,12 @@ export type NodeMaterial = {
    * server's old certificate is in no list, so it is refused (that is its revocation).
    */
   agentFingerprints: readonly string[];
+  /**
+   * The accepted fingerprints as stored now. A transport whose list was read before a renewal swapped
+   * the agent's certificate asks once when an agent presents one it does not know, so a call racing the
+   * swap is not refused (a certificate in neither list still is). Not part of nodeMaterialHash.
+   */
+  recheck?: () => Promise<readonly string[]>;
   /** The base document (JSON text) the agent writes its core's config from (node/base-config.ts). */
   baseConfig: string;
 };

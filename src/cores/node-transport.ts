@@ -37,6 +37,8 @@ export class NodeTransport implements CoreTransport {
   /** Requests sent and not settled: close() lets them finish (a renewal swaps the client mid-call). */
   private inFlight = 0;
   private closing = false;
+  /** The agent certificates accepted: the material's, widened only by a recheck of what is stored. */
+  private accepted: Set<string>;
 
   constructor(
     readonly address: string,
@@ -47,7 +49,7 @@ export class NodeTransport implements CoreTransport {
     const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(address);
     this.host = match?.[1] ?? address;
     this.port = Number(match?.[2] ?? 443);
-    const accepted = new Set(material.agentFingerprints);
+    this.accepted = new Set(material.agentFingerprints);
     this.agent = new Agent({
       keepAlive: true,
       maxSockets: 16,
@@ -58,10 +60,10 @@ export class NodeTransport implements CoreTransport {
       maxVersion: "TLSv1.3",
       // The chain is checked by TLS against the panel CA; the name is not what identifies an agent
       // (it is reached by IP as often as by name): its certificate's fingerprint is.
-      checkServerIdentity: (_host: string, peer: PeerCertificate) =>
-        accepted.has(fingerprintOfDer(peer.raw))
-          ? undefined
-          : new Error("the agent's certificate is not the one enrolled for this server"),
+      checkServerIdentity: (_host: string, peer: PeerCertificate) => {
+        const fingerprint = fingerprintOfDer(peer.raw);
+        return this.accepted.has(fingerprint) ? undefined : new UnknownAgentCertificate(fingerprint);
+      },
     });
   }
 
@@ -109,7 +111,31 @@ export class NodeTransport implements CoreTransport {
     return this.baseChecked;
   }
 
-  private send(
+  /**
+   * One request; refused at the handshake for a certificate this transport does not know, it asks
+   * what is stored now (a renewal may have swapped the agent's certificate since this transport was
+   * made) and, when that certificate is accepted there, sends once more. Nothing reached the agent
+   * the first time, so the retry cannot apply anything twice.
+   */
+  private async send(
+    method: string,
+    path: string,
+    body: Uint8Array | undefined,
+    context: { address: string; method: string; secrets: readonly string[] },
+  ): Promise<Answer> {
+    try {
+      return await this.sendOnce(method, path, body, context);
+    } catch (error) {
+      const unknown = (error as { cause?: unknown }).cause;
+      if (!(unknown instanceof UnknownAgentCertificate) || this.material.recheck === undefined) throw error;
+      const stored = await this.material.recheck();
+      if (!stored.includes(unknown.fingerprint)) throw error;
+      this.accepted = new Set(stored);
+      return this.sendOnce(method, path, body, context);
+    }
+  }
+
+  private sendOnce(
     method: string,
     path: string,
     body: Uint8Array | undefined,
@@ -169,6 +195,13 @@ export class NodeTransport implements CoreTransport {
 
 class DeadlineError extends Error {}
 
+/** The agent presented a certificate outside the accepted list (checked against the stored one once). */
+class UnknownAgentCertificate extends Error {
+  constructor(readonly fingerprint: string) {
+    super("the agent's certificate is not the one enrolled for this server");
+  }
+}
+
 function transportError(
   error: Error,
   context: { address: string; method: string; secrets: readonly string[] },
@@ -177,6 +210,10 @@ function transportError(
   if (error instanceof DeadlineError) return new CoreTimeoutError(`${where}: no answer before the deadline`);
   const code = (error as NodeJS.ErrnoException).code ?? "";
   const text = redact(error.message, context.secrets);
+  if (error instanceof UnknownAgentCertificate) {
+    // The cause lets send() recheck the stored list; it carries a fingerprint, never key material.
+    return Object.assign(new CoreAuthFailedError(`${where}: TLS refused: ${text}`), { cause: error });
+  }
   if (
     /enrolled for this server/.test(text) ||
     /CERT|SSL|TLS|ALERT/i.test(code) ||

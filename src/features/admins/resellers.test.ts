@@ -436,6 +436,43 @@ describe("plans under quotas (renew, allowed plans, bulk create)", () => {
     assert.deepEqual([moved.status, moved.data_limit_bytes, moved.next_plan_id], ["active", 300, null]);
   });
 
+  test("a next plan no longer among the owner's allowed_plan_ids when it falls due is not applied: a warning, the plan waits", async (ctx) => {
+    const kept = await plan({ name: "next kept", data_limit_bytes: 300 });
+    const dropped = await plan({ name: "next dropped", data_limit_bytes: 400 });
+    const r = await makeReseller("allowed-next", { allowed_plan_ids: [kept, dropped] });
+    const made = await api(r.auth, "POST", "/api/users", {
+      name: "allowed next user",
+      data_limit_bytes: 200,
+      next_plan_id: dropped,
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    const id = made.json().id;
+    const narrowed = await api(t.auth, "PUT", `/api/admins/${r.id}`, { allowed_plan_ids: [kept] });
+    assert.equal(narrowed.statusCode, 200, narrowed.body);
+    await t.deps.database.db
+      .updateTable("users")
+      .set({ used_bytes: 201, status: "limited" })
+      .where("id", "=", id)
+      .execute();
+    const warn = ctx.mock.method(t.deps.logger, "warn");
+    await t.deps.services.plans.applyDueNextPlans();
+    const stays = (await api(t.auth, "GET", `/api/users/${id}`)).json();
+    assert.deepEqual([stays.status, stays.data_limit_bytes, stays.next_plan_id], ["limited", 200, dropped]);
+    const warned = warn.mock.calls
+      .map((call) => call.arguments as unknown as [{ user_id?: string; err?: { code?: string } }, string])
+      .filter(([fields]) => fields.user_id === id);
+    assert.deepEqual(
+      warned.map(([fields, message]) => [message, fields.err?.code]),
+      [["next plan not applied", "quota_exceeded"]],
+    );
+    // The owner allows it again: the next tick applies it.
+    const widened = await api(t.auth, "PUT", `/api/admins/${r.id}`, { allowed_plan_ids: [kept, dropped] });
+    assert.equal(widened.statusCode, 200, widened.body);
+    await t.deps.services.plans.applyDueNextPlans();
+    const moved = (await api(t.auth, "GET", `/api/users/${id}`)).json();
+    assert.deepEqual([moved.status, moved.data_limit_bytes, moved.next_plan_id], ["active", 400, null]);
+  });
+
   test("allowed_plan_ids: create from, next plan, renew and bulk create outside them are 403 naming the quota", async () => {
     const allowed = await plan({ name: "allowed plan", data_limit_bytes: 100, device_limit: 2 });
     const outside = await plan({ name: "outside plan", data_limit_bytes: 100 });
@@ -648,6 +685,38 @@ describe("fleet-wide totals for an own-scoped admin", () => {
     const stats = await api(r.auth, "GET", `/api/servers/${serverId}/stats`);
     assert.equal(stats.statusCode, 403, stats.body);
     assert.equal(stats.json().code, "scope_all_required");
+  });
+
+  test("a group's member_count counts only an own-scoped reader's users; the owner sees every member", async () => {
+    const one = await makeReseller("count-one");
+    const two = await makeReseller("count-two");
+    const made = async (auth: Record<string, string>, name: string) => {
+      const res = await api(auth, "POST", "/api/users", { name });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().id as string;
+    };
+    const members = [
+      await made(one.auth, "count one a"),
+      await made(two.auth, "count two a"),
+      await made(two.auth, "count two b"),
+      await made(t.auth, "count owner a"),
+    ];
+    const group = await api(t.auth, "POST", "/api/groups", { name: "counted", inbound_ids: [] });
+    assert.equal(group.statusCode, 201, group.body);
+    const id = group.json().id;
+    const joined = await api(t.auth, "POST", `/api/groups/${id}/members`, { user_ids: members });
+    assert.equal(joined.json().changed, 4, joined.body);
+    const counts = async (auth: Record<string, string>) => {
+      const list = await api(auth, "GET", "/api/groups");
+      assert.equal(list.statusCode, 200, list.body);
+      const one = await api(auth, "GET", `/api/groups/${id}`);
+      assert.equal(one.statusCode, 200, one.body);
+      const listed = list.json().find((g: { id: string }) => g.id === id);
+      return [listed.member_count, one.json().member_count];
+    };
+    assert.deepEqual(await counts(one.auth), [1, 1]);
+    assert.deepEqual(await counts(two.auth), [2, 2]);
+    assert.deepEqual(await counts(t.auth), [4, 4]);
   });
 });
 

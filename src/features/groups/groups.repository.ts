@@ -13,15 +13,16 @@ import type { Group } from "./groups.schemas.ts";
 export class GroupsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async list(): Promise<Group[]> {
+  /** `ownerId`: member_count counts only that admin's users (an own-scoped reader). */
+  async list(ownerId?: string): Promise<Group[]> {
     const rows = await this.db.selectFrom("groups").selectAll().orderBy("name").execute();
-    return this.#withDetails(rows);
+    return this.#withDetails(rows, ownerId);
   }
 
-  async getGroup(id: string): Promise<Group> {
+  async getGroup(id: string, ownerId?: string): Promise<Group> {
     const row = await this.db.selectFrom("groups").selectAll().where("id", "=", id).executeTakeFirst();
     if (row === undefined) throw new NotFoundError("group", id);
-    const [group] = await this.#withDetails([row]);
+    const [group] = await this.#withDetails([row], ownerId);
     if (group === undefined) throw new NotFoundError("group", id);
     return group;
   }
@@ -189,7 +190,7 @@ export class GroupsRepository {
     return new Set(rows.map((row) => row.id));
   }
 
-  async #withDetails(rows: Selectable<GroupsTable>[]): Promise<Group[]> {
+  async #withDetails(rows: Selectable<GroupsTable>[], ownerId: string | undefined): Promise<Group[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((row) => row.id);
     const inbounds = await this.db
@@ -200,12 +201,17 @@ export class GroupsRepository {
       .orderBy("i.created_at")
       .orderBy("i.id")
       .execute();
-    const counts = await this.db
-      .selectFrom("user_groups")
-      .select((eb) => ["group_id", eb.fn.countAll<number | string>().as("n")])
-      .where("group_id", "in", ids)
-      .groupBy("group_id")
-      .execute();
+    let countQuery = this.db
+      .selectFrom("user_groups as ug")
+      .select((eb) => ["ug.group_id", eb.fn.countAll<number | string>().as("n")])
+      .where("ug.group_id", "in", ids)
+      .groupBy("ug.group_id");
+    if (ownerId !== undefined) {
+      countQuery = countQuery
+        .innerJoin("users as u", "u.id", "ug.user_id")
+        .where("u.owner_admin_id", "=", ownerId);
+    }
+    const counts = await countQuery.execute();
     const countOf = new Map(counts.map((row) => [row.group_id, Number(row.n)]));
     return rows.map((row) => ({
       id: row.id,

@@ -25,11 +25,12 @@ export function groupsRoutes(app: App, groups: GroupsService): void {
     {
       schema: {
         tags,
-        summary: "List groups by name, with their inbounds and member counts",
+        summary:
+          "List groups by name, with their inbounds and member counts (an admin whose users.read scope is own counts only their users)",
         response: { 200: Type.Array(Group), ...problems() },
       },
     },
-    async () => groups.list(),
+    async (request) => groups.list(ownerScope(principalOf(request), "users.read")),
   );
 
   app.get(
@@ -42,7 +43,7 @@ export function groupsRoutes(app: App, groups: GroupsService): void {
         response: { 200: Group, ...problems(404) },
       },
     },
-    async (request) => groups.get(request.params.id),
+    async (request) => groups.get(request.params.id, ownerScope(principalOf(request), "users.read")),
   );
 
   app.post(

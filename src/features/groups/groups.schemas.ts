@@ -26,7 +26,9 @@ export const Group = Type.Object({
   id: Uuid,
   name: Type.String(),
   inbound_ids: Type.Array(Uuid, { description: "the group's inbounds, in the order they were added" }),
-  member_count: Type.Integer(),
+  member_count: Type.Integer({
+    description: "members; for an admin whose users.read scope is own, only the users they own",
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

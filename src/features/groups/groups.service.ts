@@ -33,12 +33,13 @@ export class GroupsService {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  list(): Promise<Group[]> {
-    return this.repo.list();
+  /** `ownerId`: member_count counts only that admin's users (an own-scoped reader). */
+  list(ownerId?: string): Promise<Group[]> {
+    return this.repo.list(ownerId);
   }
 
-  get(id: string): Promise<Group> {
-    return this.repo.getGroup(id);
+  get(id: string, ownerId?: string): Promise<Group> {
+    return this.repo.getGroup(id, ownerId);
   }
 
   /** A new group has no members yet, so its inbounds grant nothing until users join. */

@@ -50,6 +50,7 @@ export class NodeAuthority {
       cert: client.certPem,
       key: client.keyPem,
       agentFingerprints: certificates.map((c) => c.fingerprint),
+      recheck: async () => (await this.nodes.listCertificates(server.id)).map((c) => c.fingerprint),
       baseConfig: baseConfig ?? DEFAULT_BASE_TEXT,
     };
   }

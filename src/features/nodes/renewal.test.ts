@@ -55,6 +55,11 @@ describe("a node agent's certificate renewed by the scheduled job", needs, () =>
     const oldFingerprint = fingerprintOf(oldCert);
     assert.deepEqual(await accepted(), [{ fingerprint: oldFingerprint, state: "current" }]);
 
+    // A client made before the renewal (it accepts only the old certificate), as a request that read the
+    // server just before the swap holds: used after it, it must still reach the agent.
+    const stale = await t.deps.services.servers.clientOf(node.serverId);
+    await stale.getSysStats();
+
     const job = renewNodeCertificatesJob({
       nodes: t.deps.services.nodes,
       servers: t.deps.services.servers,
@@ -109,6 +114,9 @@ describe("a node agent's certificate renewed by the scheduled job", needs, () =>
       newFingerprint,
     );
     assert.equal((await connected()).connected, true);
+    // The stale client meets the new certificate on a new handshake: it checks the stored list again
+    // (which now holds only the new one) instead of refusing the agent.
+    assert.ok((await stale.getSysStats()).uptimeSeconds >= 0);
 
     // An endpoint presenting the old certificate (and its key) where the agent was: refused.
     const impostor: TlsServer = createTlsServer({

@@ -7,6 +7,7 @@ import type { Database, PlansTable } from "../../db/types.ts";
 import { UniqueViolationError } from "../../db/unique-violation.ts";
 import type { DataLimitReset, UserStatus } from "../../domain/users.ts";
 import { ConflictError, NotFoundError } from "../../lib/errors.ts";
+import { readIdList } from "../../lib/roles.ts";
 import type { Plan, PlanCreate } from "./plans.schemas.ts";
 
 /** What applying a plan writes to a user (the lifecycle's bookkeeping follows, as on any write). */
@@ -21,8 +22,11 @@ export type PlanApplication = {
   isUsageReset: boolean;
 };
 
-/** A user the lifecycle job owes a next plan: limited or expired with next_plan_id set. */
-export type DueNextPlan = { userId: string; planId: string };
+/**
+ * A user the lifecycle job owes a next plan: limited or expired with next_plan_id set, with their
+ * owner's allowed plans (admins.allowed_plan_ids; null: any plan, or no owner).
+ */
+export type DueNextPlan = { userId: string; planId: string; ownerAllowedPlanIds: string[] | null };
 
 type PlanFields = Omit<PlanCreate, "name" | "group_ids">;
 
@@ -119,14 +123,19 @@ export class PlansRepository {
   /** Up to `limit` limited or expired users with a next plan (the partial index users_next_plan). */
   async listDueNextPlans(limit: number): Promise<DueNextPlan[]> {
     const rows = await this.db
-      .selectFrom("users")
-      .select(["id", "next_plan_id"])
-      .where("next_plan_id", "is not", null)
-      .where(sql<boolean>`status IN ('limited', 'expired')`)
-      .orderBy("id")
+      .selectFrom("users as u")
+      .leftJoin("admins as a", "a.id", "u.owner_admin_id")
+      .select(["u.id", "u.next_plan_id", "a.allowed_plan_ids"])
+      .where("u.next_plan_id", "is not", null)
+      .where(sql<boolean>`u.status IN ('limited', 'expired')`)
+      .orderBy("u.id")
       .limit(limit)
       .execute();
-    return rows.map((row) => ({ userId: row.id, planId: row.next_plan_id as string }));
+    return rows.map((row) => ({
+      userId: row.id,
+      planId: row.next_plan_id as string,
+      ownerAllowedPlanIds: readIdList(row.allowed_plan_ids),
+    }));
   }
 
   /**

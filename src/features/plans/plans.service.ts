@@ -26,8 +26,11 @@ export interface PlanGroups {
 
 export type NotifyPlan = (type: "user.plan_applied", data: Record<string, unknown>) => Promise<void>;
 
-/** Fields a plan decides: a create with plan_id may not give them too (as PasarGuard's templates). */
-const PLAN_FIELDS = [
+/**
+ * Fields a plan decides: a create with plan_id may not give them too (as PasarGuard's templates). The
+ * dashboard's copy (web/src/pages/users/planDecides.ts) is held equal by test/web/plan-decides.test.ts.
+ */
+export const PLAN_FIELDS = [
   "status",
   "data_limit_bytes",
   "data_limit_reset",
@@ -175,20 +178,22 @@ export class PlansService {
     for (let round = 0; round < 100; round++) {
       const due = await this.repo.listDueNextPlans(NEXT_PLAN_BATCH);
       const plans = new Map<string, Plan | undefined>();
-      for (const { userId, planId } of due) {
+      for (const { userId, planId, ownerAllowedPlanIds } of due) {
         if (!plans.has(planId)) plans.set(planId, await this.repo.findPlan(planId));
         const plan = plans.get(planId);
         if (plan === undefined) continue; // deleted meanwhile: the foreign key clears next_plan_id
-        if (await this.#applyNext(userId, plan).catch((error: unknown) => this.#failed(userId, error))) {
-          applied++;
-        }
+        const moved = this.#applyNext(userId, plan, ownerAllowedPlanIds);
+        if (await moved.catch((error: unknown) => this.#failed(userId, error))) applied++;
       }
       if (due.length < NEXT_PLAN_BATCH) break;
     }
     return applied;
   }
 
-  async #applyNext(userId: string, plan: Plan): Promise<boolean> {
+  async #applyNext(userId: string, plan: Plan, ownerAllowedPlanIds: string[] | null): Promise<boolean> {
+    // The owner's allowed plans may have narrowed since next_plan_id was set: a plan no longer among
+    // them is refused (logged, as a quota refusal is) and waits for the list or the next plan to change.
+    checkAllowedPlan(plan.id, ownerAllowedPlanIds);
     const user = await this.users.get(userId);
     const now = this.now();
     const values = renewal(plan, user, now);

@@ -1,14 +1,16 @@
-// Traffic totals in SQL, written in batches: one SELECT and one UPDATE … CASE per 500 users, so a
-// collection over thousands of active users costs a few dozen statements. A user's bytes on a
-// server are added to their first grant there (oldest), so the sum over a user's grants is their
-// total and the subscription reads it from the rows it already reads. The same bytes go into the
-// usage history (usage.repository.ts) in the same transaction.
+// Traffic totals in SQL, set-based: per server and collection one SELECT finds each email's grants
+// and one UPDATE … FROM adds the bytes, the rows passed as one JSON parameter (db/dialect.ts
+// jsonRows), whatever the number of users. A user's bytes on a server are added to their first grant
+// there (oldest), so the sum over a user's grants is their total and the subscription reads it from
+// the rows it already reads. The same bytes go into the usage history (usage.repository.ts) in the
+// same transaction.
 // In the same transaction each user's bytes × the server's usage_coefficient go to users.used_bytes
 // (this period) and lifetime_used_bytes, online_at becomes now, and an on_hold user's expiry clock
-// starts (status active, expire_at = now + on_hold_duration_seconds): two more statements per
-// batch, whatever the number of users (the lifecycle job judges the new numbers, docs/LIFECYCLE.md).
+// starts (status active, expire_at = now + on_hold_duration_seconds): two more statements, whatever
+// the number of users (the lifecycle job judges the new numbers, docs/LIFECYCLE.md).
+// Measured by `npm run bench:traffic` (docs/benchmarks/traffic.md).
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { type DialectName, plusSeconds, read } from "../../db/dialect.ts";
+import { type DialectName, jsonRows, plusSeconds, read, typedValue } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
 import type { Bytes, TrafficDeltas } from "./traffic.ts";
@@ -91,6 +93,8 @@ export class TrafficRepository {
   /**
    * Adds each email's bytes to the first grant of that proxy user on the server, and × coefficient
    * to the user's counters; unknown emails are skipped. Returns the bytes written per user.
+   * Set-based: one SELECT finds the grants, one UPDATE … FROM writes them, whatever the number of
+   * users (the rows go in as one JSON parameter, db/dialect.ts jsonRows).
    */
   async #addUserTraffic(
     serverId: string,
@@ -100,64 +104,64 @@ export class TrafficRepository {
     started: string[] | undefined,
   ): Promise<Map<string, Bytes>> {
     const byUser = new Map<string, Bytes>();
-    for (const part of chunks([...deltas.keys()])) {
-      const rows = await this.db
-        .selectFrom("user_access")
-        .select(["id", "user_id", "proxy_user_id"])
-        .where("server_id", "=", serverId)
-        .where("proxy_user_id", "in", part)
-        .orderBy("created_at")
-        .orderBy("id")
-        .execute();
-      const targets = new Map<string, Bytes>();
-      const counted = new Map<string, number>();
-      const seen = new Set<string>();
-      for (const row of rows) {
-        const bytes = deltas.get(row.proxy_user_id);
-        if (seen.has(row.proxy_user_id) || bytes === undefined) continue;
-        seen.add(row.proxy_user_id);
-        targets.set(row.id, bytes);
-        addBytes(byUser, row.user_id, bytes);
-        const weighted = Math.round((bytes.uplinkBytes + bytes.downlinkBytes) * coefficient);
-        counted.set(row.user_id, (counted.get(row.user_id) ?? 0) + weighted);
-      }
-      if (targets.size === 0) continue;
-      await this.#countForUsers(counted, now, started);
-      await this.db
-        .updateTable("user_access")
-        .set({
-          uplink_bytes: sql`uplink_bytes + ${caseOf("id", targets, "uplinkBytes")}`,
-          downlink_bytes: sql`downlink_bytes + ${caseOf("id", targets, "downlinkBytes")}`,
-        })
-        .where("id", "in", [...targets.keys()])
-        .execute();
+    if (deltas.size === 0) return byUser;
+    const emails = jsonRows(
+      this.dialect,
+      { email: "text" },
+      [...deltas.keys()].map((email) => [email]),
+    );
+    const rows = await this.db
+      .selectFrom("user_access")
+      .select(["id", "user_id", "proxy_user_id"])
+      .where("server_id", "=", serverId)
+      .where("proxy_user_id", "in", sql<string>`(select r.email from ${emails} as r)`)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    const grants: [string, number, number][] = [];
+    const counted = new Map<string, number>();
+    const seen = new Set<string>();
+    for (const row of rows) {
+      const bytes = deltas.get(row.proxy_user_id);
+      if (seen.has(row.proxy_user_id) || bytes === undefined) continue;
+      seen.add(row.proxy_user_id);
+      grants.push([row.id, bytes.uplinkBytes, bytes.downlinkBytes]);
+      addBytes(byUser, row.user_id, bytes);
+      const weighted = Math.round((bytes.uplinkBytes + bytes.downlinkBytes) * coefficient);
+      counted.set(row.user_id, (counted.get(row.user_id) ?? 0) + weighted);
     }
+    if (grants.length === 0) return byUser;
+    await this.#countForUsers(counted, now, started);
+    const input = jsonRows(this.dialect, { id: "uuid", up: "bigint", down: "bigint" }, grants);
+    await sql`update user_access set uplink_bytes = uplink_bytes + d.up, downlink_bytes = downlink_bytes + d.down
+      from ${input} as d where user_access.id = d.id`.execute(this.db);
     return byUser;
   }
 
-  /** used_bytes, lifetime_used_bytes, online_at, and the start of on-hold clocks: two statements. */
+  /**
+   * used_bytes, lifetime_used_bytes, online_at, and the start of on-hold clocks: two statements,
+   * the users in id order (two servers' transactions meet their common users in the same order).
+   */
   async #countForUsers(counted: ReadonlyMap<string, number>, now: string, started: string[] | undefined) {
-    const ids = [...counted.keys()];
+    const rows = [...counted].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const dialect = this.dialect;
+    const ids = jsonRows(
+      dialect,
+      { id: "uuid" },
+      rows.map(([id]) => [id]),
+    );
     const clocks = await this.db
       .updateTable("users")
       .set({ status: "active", expire_at: plusSeconds(dialect, now, "on_hold_duration_seconds") })
-      .where("id", "in", ids)
       .where("status", "=", "on_hold")
+      .where("id", "in", sql<string>`(select r.id from ${ids} as r)`)
       .returning("id")
       .execute();
     started?.push(...clocks.map((row) => row.id));
-    const whens = [...counted].map(([id, bytes]) => sql`when ${id} then cast(${bytes} as bigint)`);
-    const delta = sql<number>`(case ${sql.ref("id")} ${sql.join(whens, sql` `)} else 0 end)`;
-    await this.db
-      .updateTable("users")
-      .set({
-        used_bytes: sql`used_bytes + ${delta}`,
-        lifetime_used_bytes: sql`lifetime_used_bytes + ${delta}`,
-        online_at: now,
-      })
-      .where("id", "in", ids)
-      .execute();
+    const input = jsonRows(dialect, { id: "uuid", bytes: "bigint" }, rows);
+    await sql`update users set used_bytes = used_bytes + d.bytes,
+        lifetime_used_bytes = lifetime_used_bytes + d.bytes, online_at = ${typedValue(dialect, now, "timestamp")}
+      from ${input} as d where users.id = d.id`.execute(this.db);
   }
 
   async #addInboundTraffic(serverId: string, deltas: ReadonlyMap<string, Bytes>): Promise<void> {

@@ -3853,7 +3853,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List groups by name, with their inbounds and member counts */
+        /** List groups by name, with their inbounds and member counts (an admin whose users.read scope is own counts only their users) */
         get: {
             parameters: {
                 query?: never;
@@ -3878,6 +3878,7 @@ export type paths = {
                             name: string;
                             /** @description the group's inbounds, in the order they were added */
                             inbound_ids: string[];
+                            /** @description members; for an admin whose users.read scope is own, only the users they own */
                             member_count: number;
                             /**
                              * Format: date-time
@@ -3950,6 +3951,7 @@ export type paths = {
                             name: string;
                             /** @description the group's inbounds, in the order they were added */
                             inbound_ids: string[];
+                            /** @description members; for an admin whose users.read scope is own, only the users they own */
                             member_count: number;
                             /**
                              * Format: date-time
@@ -4043,6 +4045,7 @@ export type paths = {
                             name: string;
                             /** @description the group's inbounds, in the order they were added */
                             inbound_ids: string[];
+                            /** @description members; for an admin whose users.read scope is own, only the users they own */
                             member_count: number;
                             /**
                              * Format: date-time
@@ -4127,6 +4130,7 @@ export type paths = {
                                 name: string;
                                 /** @description the group's inbounds, in the order they were added */
                                 inbound_ids: string[];
+                                /** @description members; for an admin whose users.read scope is own, only the users they own */
                                 member_count: number;
                                 /**
                                  * Format: date-time
@@ -4307,6 +4311,7 @@ export type paths = {
                                 name: string;
                                 /** @description the group's inbounds, in the order they were added */
                                 inbound_ids: string[];
+                                /** @description members; for an admin whose users.read scope is own, only the users they own */
                                 member_count: number;
                                 /**
                                  * Format: date-time
@@ -4425,6 +4430,7 @@ export type paths = {
                                 name: string;
                                 /** @description the group's inbounds, in the order they were added */
                                 inbound_ids: string[];
+                                /** @description members; for an admin whose users.read scope is own, only the users they own */
                                 member_count: number;
                                 /**
                                  * Format: date-time

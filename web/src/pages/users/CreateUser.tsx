@@ -27,7 +27,8 @@ import { useT } from "../../i18n/i18n.tsx";
 import { navigate } from "../../router.tsx";
 import { applyFieldErrors, ErrorAlert } from "../../ui/errors.tsx";
 import { FormButtons } from "../../ui/Scaffold.tsx";
-import { PLAN_DECIDES, planValues } from "./plans.tsx";
+import { PLAN_DECIDES } from "./planDecides.ts";
+import { planValues } from "./plans.tsx";
 import { bodyOf, LimitFields, NEW_USER, UserFields, type UserValues } from "./userForm.tsx";
 
 type Values = UserValues & {

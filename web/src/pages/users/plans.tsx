@@ -1,20 +1,8 @@
-// What a plan decides for a user (docs/PLANS.md): the fields a create with plan_id may not also
-// send, the form values that show them (locked), and what a renewal would make of a user.
+// What a plan decides for a user (docs/PLANS.md): the form values that show the fields a create with
+// plan_id may not also send (locked; the fields are in planDecides.ts), and what a renewal would make
+// of a user.
 import type { Plan, User } from "../../api/types.ts";
 import { NEW_USER, UNITS, type Unit, type UserValues } from "./userForm.tsx";
-
-/** The API refuses these next to plan_id (400, one error per field): the plan decides them. */
-export const PLAN_DECIDES = [
-  "status",
-  "data_limit_bytes",
-  "data_limit_reset",
-  "expire_at",
-  "on_hold_duration_seconds",
-  "on_hold_timeout_at",
-  "ip_limit",
-  "device_limit",
-  "group_ids",
-] as const;
 
 function localInput(date: Date): string {
   const pad = (n: number) => String(n).padStart(2, "0");

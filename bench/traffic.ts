@@ -1,6 +1,6 @@
 // One fleet-wide traffic poll's database writes (issue 52): N users over S servers × 3 inbounds, every
-// user with traffic, written through the collection's own path (parseTraffic, then
-// TrafficRepository.addTraffic per server, `concurrency` servers at a time as the job does). The
+// user with traffic, written through the collection's own path (parseTraffic per server, then
+// TrafficRepository.addTrafficMany for all of them, as TrafficService.collectAll does). The
 // cores are not part of it: their answers are built beforehand, as QueryStats would return them.
 // Two polls per run: the hour's first (its usage-history rows are inserted) and a second in the same
 // hour (they are added to). After both, the totals in the database are checked against what was sent.
@@ -15,7 +15,6 @@ import type { Deps } from "../src/deps.ts";
 import { installStarters } from "../src/features/templates/starters.ts";
 import { TrafficRepository } from "../src/features/traffic/traffic.repository.ts";
 import { parseTraffic } from "../src/features/traffic/traffic.ts";
-import { limiter, settleAll } from "../src/lib/limiter.ts";
 import { freePort } from "../test/support/ports.ts";
 import { openBenchDeps } from "./lib/bench-deps.ts";
 import { describeCode, describeMachine } from "./lib/machine.ts";
@@ -27,7 +26,6 @@ const { values } = parseArgs({
   options: {
     users: { type: "string", default: "100000,1000000" },
     servers: { type: "string", default: "50" },
-    concurrency: { type: "string", default: "4" },
     dialects: { type: "string", default: "sqlite,postgres" },
     write: { type: "string" },
   },
@@ -35,8 +33,6 @@ const { values } = parseArgs({
 const SIZES = values.users.split(",").map(Number);
 const SERVERS = Number(values.servers);
 const INBOUNDS_PER_SERVER = 3;
-/** The job's default (PORTCULLIS_RECONCILE_CONCURRENCY): servers collected at a time. */
-const CONCURRENCY = Number(values.concurrency);
 /** Up to 10 s of 36 KB/s each way per user and poll (the default traffic interval). */
 const MAX_BYTES = 360_000;
 const HOUR = Date.UTC(2026, 5, 1, 12);
@@ -187,25 +183,27 @@ async function poll(
   now: Date,
 ): Promise<Poll> {
   const repository = new TrafficRepository(profiled(deps, databaseName), deps.database.dialect);
-  const limit = limiter(CONCURRENCY);
   const load = loadavg()[0]?.toFixed(2) ?? "?";
   const dbBefore = databaseName === undefined ? undefined : await backendCpuSeconds(databaseName);
   const cpuBefore = process.cpuUsage();
   let parseMs = 0;
   let rows = 0;
   const started = performance.now();
-  const results = await settleAll([...answers.keys()], limit, async (serverId) => {
+  // As TrafficService.collectAll: each core's answer parsed as it arrives, then one write for all.
+  const parts = [...answers].map(([serverId, stats]) => {
     const parseStarted = performance.now();
-    const deltas = parseTraffic(answers.get(serverId) ?? [], []);
+    const deltas = parseTraffic(stats, []);
     parseMs += performance.now() - parseStarted;
-    const users = await repository.addTraffic(serverId, deltas, { now });
-    // Per user: the grant, the user, an hourly and a daily bucket; per server: its inbounds, two buckets.
-    rows += users * 4 + deltas.inbounds.size + 2;
+    return { serverId, deltas };
+  });
+  const users = await repository.addTrafficMany(parts, { now });
+  // Per user: the grant, the user, an hourly and a daily bucket; per server: its inbounds, two buckets.
+  parts.forEach(({ deltas }, k) => {
+    rows += (users[k] ?? 0) * 4 + deltas.inbounds.size + 2;
   });
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const dbAfter = databaseName === undefined ? undefined : await backendCpuSeconds(databaseName);
-  for (const result of results) if (result.status === "rejected") throw result.reason;
   return {
     load,
     wallMs,
@@ -245,7 +243,7 @@ function logging(deps: Deps, databaseName: string | undefined): Kysely<Database>
   url.pathname = `/${databaseName}`;
   return new Kysely<Database>({
     dialect: new PostgresDialect({
-      pool: new pg.Pool({ connectionString: url.toString(), max: CONCURRENCY }),
+      pool: new pg.Pool({ connectionString: url.toString(), max: 2 }),
     }),
     log,
   });
@@ -315,7 +313,7 @@ const out: string[] = [
   `Run of ${startedAt}: \`npm run bench:traffic${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\``,
   "",
   ...describeMachine([describeCode(join(import.meta.dirname, ".."))]).map((line) => `- ${line}`),
-  `- ${SERVERS} servers × ${INBOUNDS_PER_SERVER} inbounds, one grant per user, every user with traffic in both polls; ${CONCURRENCY} servers written at a time`,
+  `- ${SERVERS} servers × ${INBOUNDS_PER_SERVER} inbounds, one grant per user, every user with traffic in both polls, all servers written in one transaction`,
   "",
   "| dialect | users | poll | wall ms | goal | panel CPU ms (of it: parsing) | PostgreSQL CPU ms | rows written | totals |",
   "|---|---|---|---|---|---|---|---|---|",

@@ -35,6 +35,9 @@ export type AddTrafficOptions = {
   receipt?: { epoch: string; seq: number };
 };
 
+/** Rows per set-based statement: one JSON parameter of a few MB at most. */
+const ROWS_PER_STATEMENT = 50_000;
+
 export class TrafficRepository {
   constructor(
     private readonly db: Kysely<Database>,
@@ -51,24 +54,56 @@ export class TrafficRepository {
     options: AddTrafficOptions = {},
   ): Promise<number> {
     const at = options.now ?? new Date();
-    const now = at.toISOString();
     return this.db.transaction().execute(async (trx) => {
       const repository = new TrafficRepository(trx, this.dialect);
-      if (options.receipt !== undefined && !(await repository.#receive(serverId, options.receipt, now))) {
+      const { receipt } = options;
+      if (receipt !== undefined && !(await repository.#receive(serverId, receipt, at.toISOString()))) {
         return 0;
       }
-      const coefficient = await repository.#coefficientOf(serverId);
-      const byUser = await repository.#addUserTraffic(
-        serverId,
-        deltas.users,
-        coefficient,
-        now,
-        options.started,
-      );
-      await repository.#addInboundTraffic(serverId, deltas.inbounds);
-      await new UsageRepository(trx, this.dialect).addBuckets(serverId, byUser, at);
-      return byUser.size;
+      const [users = 0] = await repository.#write([{ serverId, deltas }], at, options.started);
+      return users;
     });
+  }
+
+  /**
+   * Several servers' deltas of one collection in one transaction, all or nothing: a user with
+   * traffic on several servers is updated once, and each page of users and grants is written once
+   * per collection instead of once per server. Returns the users written per server, in order.
+   */
+  async addTrafficMany(
+    parts: readonly { serverId: string; deltas: TrafficDeltas }[],
+    options: Omit<AddTrafficOptions, "receipt"> = {},
+  ): Promise<number[]> {
+    const at = options.now ?? new Date();
+    return this.db.transaction().execute(async (trx) => {
+      return new TrafficRepository(trx, this.dialect).#write(parts, at, options.started);
+    });
+  }
+
+  async #write(
+    parts: readonly { serverId: string; deltas: TrafficDeltas }[],
+    at: Date,
+    started: string[] | undefined,
+  ): Promise<number[]> {
+    const now = at.toISOString();
+    const coefficients = await this.#coefficientsOf(parts.map((part) => part.serverId));
+    const grants: [string, number, number][] = [];
+    const counted = new Map<string, number>();
+    const byServer: { serverId: string; byUser: Map<string, Bytes> }[] = [];
+    for (const { serverId, deltas } of parts) {
+      const coefficient = coefficients.get(serverId) ?? 1;
+      const byUser = await this.#firstGrants(serverId, deltas.users, coefficient, grants, counted);
+      byServer.push({ serverId, byUser });
+    }
+    if (counted.size > 0) await this.#countForUsers(counted, now, started);
+    for (const part of chunks(grants, ROWS_PER_STATEMENT)) {
+      const input = jsonRows(this.dialect, { id: "uuid", up: "bigint", down: "bigint" }, part);
+      await sql`update user_access set uplink_bytes = uplink_bytes + d.up, downlink_bytes = downlink_bytes + d.down
+        from ${input} as d where user_access.id = d.id`.execute(this.db);
+    }
+    for (const { serverId, deltas } of parts) await this.#addInboundTraffic(serverId, deltas.inbounds);
+    await new UsageRepository(this.db, this.dialect).addBucketsMany(byServer, at);
+    return byServer.map(({ byUser }) => byUser.size);
   }
 
   /** True when the receipt was not there yet (and now is). */
@@ -81,27 +116,26 @@ export class TrafficRepository {
     return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
   }
 
-  async #coefficientOf(serverId: string): Promise<number> {
-    const row = await this.db
+  async #coefficientsOf(serverIds: readonly string[]): Promise<Map<string, number>> {
+    const rows = await this.db
       .selectFrom("servers")
-      .select("usage_coefficient")
-      .where("id", "=", serverId)
-      .executeTakeFirst();
-    return row === undefined ? 1 : Number(row.usage_coefficient);
+      .select(["id", "usage_coefficient"])
+      .where("id", "in", serverIds)
+      .execute();
+    return new Map(rows.map((row) => [row.id, Number(row.usage_coefficient)]));
   }
 
   /**
-   * Adds each email's bytes to the first grant of that proxy user on the server, and × coefficient
-   * to the user's counters; unknown emails are skipped. Returns the bytes written per user.
-   * Set-based: one SELECT finds the grants, one UPDATE … FROM writes them, whatever the number of
-   * users (the rows go in as one JSON parameter, db/dialect.ts jsonRows).
+   * Finds the first grant of each email's proxy user on the server (one SELECT; unknown emails are
+   * skipped) and adds to `grants` its bytes and to `counted` the user's bytes × coefficient. Returns
+   * the bytes per user on this server.
    */
-  async #addUserTraffic(
+  async #firstGrants(
     serverId: string,
     deltas: ReadonlyMap<string, Bytes>,
     coefficient: number,
-    now: string,
-    started: string[] | undefined,
+    grants: [string, number, number][],
+    counted: Map<string, number>,
   ): Promise<Map<string, Bytes>> {
     const byUser = new Map<string, Bytes>();
     if (deltas.size === 0) return byUser;
@@ -118,8 +152,6 @@ export class TrafficRepository {
       .orderBy("created_at")
       .orderBy("id")
       .execute();
-    const grants: [string, number, number][] = [];
-    const counted = new Map<string, number>();
     const seen = new Set<string>();
     for (const row of rows) {
       const bytes = deltas.get(row.proxy_user_id);
@@ -130,38 +162,35 @@ export class TrafficRepository {
       const weighted = Math.round((bytes.uplinkBytes + bytes.downlinkBytes) * coefficient);
       counted.set(row.user_id, (counted.get(row.user_id) ?? 0) + weighted);
     }
-    if (grants.length === 0) return byUser;
-    await this.#countForUsers(counted, now, started);
-    const input = jsonRows(this.dialect, { id: "uuid", up: "bigint", down: "bigint" }, grants);
-    await sql`update user_access set uplink_bytes = uplink_bytes + d.up, downlink_bytes = downlink_bytes + d.down
-      from ${input} as d where user_access.id = d.id`.execute(this.db);
     return byUser;
   }
 
   /**
-   * used_bytes, lifetime_used_bytes, online_at, and the start of on-hold clocks: two statements,
-   * the users in id order (two servers' transactions meet their common users in the same order).
+   * used_bytes, lifetime_used_bytes, online_at, and the start of on-hold clocks: two statements per
+   * ROWS_PER_STATEMENT users, in id order (two transactions meet their common users in the same order).
    */
   async #countForUsers(counted: ReadonlyMap<string, number>, now: string, started: string[] | undefined) {
-    const rows = [...counted].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const sorted = [...counted].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const dialect = this.dialect;
-    const ids = jsonRows(
-      dialect,
-      { id: "uuid" },
-      rows.map(([id]) => [id]),
-    );
-    const clocks = await this.db
-      .updateTable("users")
-      .set({ status: "active", expire_at: plusSeconds(dialect, now, "on_hold_duration_seconds") })
-      .where("status", "=", "on_hold")
-      .where("id", "in", sql<string>`(select r.id from ${ids} as r)`)
-      .returning("id")
-      .execute();
-    started?.push(...clocks.map((row) => row.id));
-    const input = jsonRows(dialect, { id: "uuid", bytes: "bigint" }, rows);
-    await sql`update users set used_bytes = used_bytes + d.bytes,
-        lifetime_used_bytes = lifetime_used_bytes + d.bytes, online_at = ${typedValue(dialect, now, "timestamp")}
-      from ${input} as d where users.id = d.id`.execute(this.db);
+    for (const rows of chunks(sorted, ROWS_PER_STATEMENT)) {
+      const ids = jsonRows(
+        dialect,
+        { id: "uuid" },
+        rows.map(([id]) => [id]),
+      );
+      const clocks = await this.db
+        .updateTable("users")
+        .set({ status: "active", expire_at: plusSeconds(dialect, now, "on_hold_duration_seconds") })
+        .where("status", "=", "on_hold")
+        .where("id", "in", sql<string>`(select r.id from ${ids} as r)`)
+        .returning("id")
+        .execute();
+      started?.push(...clocks.map((row) => row.id));
+      const input = jsonRows(dialect, { id: "uuid", bytes: "bigint" }, rows);
+      await sql`update users set used_bytes = used_bytes + d.bytes,
+          lifetime_used_bytes = lifetime_used_bytes + d.bytes, online_at = ${typedValue(dialect, now, "timestamp")}
+        from ${input} as d where users.id = d.id`.execute(this.db);
+    }
   }
 
   async #addInboundTraffic(serverId: string, deltas: ReadonlyMap<string, Bytes>): Promise<void> {

@@ -310,7 +310,7 @@ for (const variant of VARIANTS) {
   test(`every main page, ${variant.theme} on a ${variant.device}: accessible, CSP-clean`, async ({
     browser,
   }) => {
-    test.setTimeout(600_000); // twenty pages, each with axe, on a shared two-core machine
+    test.setTimeout(600_000); // twenty-one pages, each with axe, on a shared two-core machine
     const context = await browser.newContext({
       viewport: variant.viewport,
       isMobile: variant.device === "phone",

@@ -280,9 +280,14 @@ async function seedOrRestore(
 function keepOfflineServersInSub(dataDir: string): void {
   const db = new Database(sqliteFile(dataDir));
   try {
+    // An upsert: a seed without --hosts never wrote the settings row (the defaults apply), and an
+    // UPDATE alone left the setting on there, so a saved seed older than 10 minutes answered "# no
+    // configurations" to every user.
     db.prepare(
-      "UPDATE subscription_settings SET data = json_set(data, '$.leave_out_offline_servers', json('false'))",
-    ).run();
+      `INSERT INTO subscription_settings (id, data, updated_at)
+       VALUES (1, json_object('leave_out_offline_servers', json('false')), ?)
+       ON CONFLICT (id) DO UPDATE SET data = json_set(data, '$.leave_out_offline_servers', json('false'))`,
+    ).run(new Date().toISOString());
     db.prepare("UPDATE servers SET left_out_of_sub = 0").run();
   } finally {
     db.close();

@@ -53,9 +53,9 @@ export type Seeded = {
 /** Users per statement (PostgreSQL) and per transaction (both). */
 const USERS_PER_BATCH = 10_000;
 
-type UserRow = ReturnType<typeof userRow>;
+export type UserRow = ReturnType<typeof userRow>;
 /** Writes a batch of rows in one transaction, each dialect its fastest way. */
-type BulkWriter = {
+export type BulkWriter = {
   write(users: UserRow[], grants: AccessRow[]): Promise<void>;
   close(): Promise<void>;
 };
@@ -138,7 +138,7 @@ const GRANT_COLUMNS = [
  * inserts, one transaction per batch, a 2 GiB page cache (the grants' six B-trees take random keys)
  * and no fsync (a crash only loses the seed).
  */
-function sqliteWriter(file: string): BulkWriter {
+export function sqliteWriter(file: string): BulkWriter {
   // The service's own choice of driver: better-sqlite3 12 aborts at exit on Node 24 (connection.ts).
   const SQLite = loadSqlite();
   const db = new SQLite(file);
@@ -166,7 +166,7 @@ function sqliteWriter(file: string): BulkWriter {
 }
 
 /** PostgreSQL: one INSERT … SELECT FROM unnest(arrays) per table and batch. */
-function postgresWriter(deps: Deps): BulkWriter {
+export function postgresWriter(deps: Deps): BulkWriter {
   const db = deps.database.db;
   const column = <T>(rows: readonly T[], name: keyof T) => rows.map((row) => row[name]);
   return {
@@ -260,7 +260,7 @@ async function seedHostsAndHeaders(deps: Deps, inbounds: SeededInbound[]): Promi
   });
 }
 
-function userRow(i: number, base: number) {
+export function userRow(i: number, base: number) {
   const now = new Date(base + i * 1000).toISOString();
   // One in ten names is not ASCII, so the Content-Disposition fallback path is exercised too.
   const name = i % 10 === 0 ? `Пользователь ${i}` : `user-${String(i).padStart(6, "0")}`;

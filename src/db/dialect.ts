@@ -85,8 +85,13 @@ export function escapeLike(text: string): string {
 }
 
 /** Column types jsonRows and typedValue cast to on PostgreSQL (SQLite needs no casts). */
-export type CastType = "uuid" | "bigint" | "timestamp";
-const PG_TYPES: Record<CastType, string> = { uuid: "uuid", bigint: "bigint", timestamp: "timestamptz" };
+export type CastType = "uuid" | "bigint" | "timestamp" | "text";
+const PG_TYPES: Record<CastType, string> = {
+  uuid: "uuid",
+  bigint: "bigint",
+  timestamp: "timestamptz",
+  text: "text",
+};
 
 /**
  * Rows passed as one JSON parameter (an array of arrays) and read back as a derived table with the

@@ -1,11 +1,11 @@
-// Reads traffic counters (with reset) from the cores of the servers this instance holds and adds
-// them to the totals; a few servers at a time, each bounded by the core deadline. An unreachable
-// core is skipped quietly: the reconcile job reports it.
+// Reads traffic counters (with reset) from the cores of the servers this instance holds, a few
+// servers at a time, each bounded by the core deadline, and adds them to the totals in one write
+// (TrafficService.collectAll). An unreachable core is skipped quietly: the reconcile job reports it.
 import type { Logger } from "pino";
 import type { ServerLeases } from "../features/sync/leases.ts";
 import type { TrafficService } from "../features/traffic/traffic.service.ts";
 import { AppError } from "../lib/errors.ts";
-import { limiter, settleAll } from "../lib/limiter.ts";
+import { limiter } from "../lib/limiter.ts";
 import type { Job } from "./runner.ts";
 
 export type CollectTrafficOptions = {
@@ -28,9 +28,7 @@ export function collectTrafficJob(options: CollectTrafficOptions): Job {
       const ids = await traffic.listServerIds();
       for (const id of ids) if (!leases.holds(id)) traffic.forget(id);
       const held = ids.filter((id) => leases.holds(id));
-      const results = await settleAll(held, limit, async (id) => {
-        if (!signal.aborted && leases.holds(id)) await traffic.collect(id);
-      });
+      const results = await traffic.collectAll(held, limit, (id) => !signal.aborted && leases.holds(id));
       results.forEach((result, index) => {
         if (result.status === "fulfilled") return;
         const error = result.reason;

@@ -1,14 +1,16 @@
-// Traffic totals in SQL, written in batches: one SELECT and one UPDATE … CASE per 500 users, so a
-// collection over thousands of active users costs a few dozen statements. A user's bytes on a
-// server are added to their first grant there (oldest), so the sum over a user's grants is their
-// total and the subscription reads it from the rows it already reads. The same bytes go into the
-// usage history (usage.repository.ts) in the same transaction.
+// Traffic totals in SQL, set-based: per server and collection one SELECT finds each email's grants
+// and one UPDATE … FROM adds the bytes, the rows passed as one JSON parameter (db/dialect.ts
+// jsonRows), whatever the number of users. A user's bytes on a server are added to their first grant
+// there (oldest), so the sum over a user's grants is their total and the subscription reads it from
+// the rows it already reads. The same bytes go into the usage history (usage.repository.ts) in the
+// same transaction.
 // In the same transaction each user's bytes × the server's usage_coefficient go to users.used_bytes
 // (this period) and lifetime_used_bytes, online_at becomes now, and an on_hold user's expiry clock
-// starts (status active, expire_at = now + on_hold_duration_seconds): two more statements per
-// batch, whatever the number of users (the lifecycle job judges the new numbers, docs/LIFECYCLE.md).
+// starts (status active, expire_at = now + on_hold_duration_seconds): two more statements, whatever
+// the number of users (the lifecycle job judges the new numbers, docs/LIFECYCLE.md).
+// Measured by `npm run bench:traffic` (docs/benchmarks/traffic.md).
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { type DialectName, plusSeconds, read } from "../../db/dialect.ts";
+import { type DialectName, jsonRows, plusSeconds, read, typedValue } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
 import type { Bytes, TrafficDeltas } from "./traffic.ts";
@@ -33,6 +35,9 @@ export type AddTrafficOptions = {
   receipt?: { epoch: string; seq: number };
 };
 
+/** Rows per set-based statement: one JSON parameter of a few MB at most. */
+const ROWS_PER_STATEMENT = 50_000;
+
 export class TrafficRepository {
   constructor(
     private readonly db: Kysely<Database>,
@@ -49,24 +54,56 @@ export class TrafficRepository {
     options: AddTrafficOptions = {},
   ): Promise<number> {
     const at = options.now ?? new Date();
-    const now = at.toISOString();
     return this.db.transaction().execute(async (trx) => {
       const repository = new TrafficRepository(trx, this.dialect);
-      if (options.receipt !== undefined && !(await repository.#receive(serverId, options.receipt, now))) {
+      const { receipt } = options;
+      if (receipt !== undefined && !(await repository.#receive(serverId, receipt, at.toISOString()))) {
         return 0;
       }
-      const coefficient = await repository.#coefficientOf(serverId);
-      const byUser = await repository.#addUserTraffic(
-        serverId,
-        deltas.users,
-        coefficient,
-        now,
-        options.started,
-      );
-      await repository.#addInboundTraffic(serverId, deltas.inbounds);
-      await new UsageRepository(trx, this.dialect).addBuckets(serverId, byUser, at);
-      return byUser.size;
+      const [users = 0] = await repository.#write([{ serverId, deltas }], at, options.started);
+      return users;
     });
+  }
+
+  /**
+   * Several servers' deltas of one collection in one transaction, all or nothing: a user with
+   * traffic on several servers is updated once, and each page of users and grants is written once
+   * per collection instead of once per server. Returns the users written per server, in order.
+   */
+  async addTrafficMany(
+    parts: readonly { serverId: string; deltas: TrafficDeltas }[],
+    options: Omit<AddTrafficOptions, "receipt"> = {},
+  ): Promise<number[]> {
+    const at = options.now ?? new Date();
+    return this.db.transaction().execute(async (trx) => {
+      return new TrafficRepository(trx, this.dialect).#write(parts, at, options.started);
+    });
+  }
+
+  async #write(
+    parts: readonly { serverId: string; deltas: TrafficDeltas }[],
+    at: Date,
+    started: string[] | undefined,
+  ): Promise<number[]> {
+    const now = at.toISOString();
+    const coefficients = await this.#coefficientsOf(parts.map((part) => part.serverId));
+    const grants: [string, number, number][] = [];
+    const counted = new Map<string, number>();
+    const byServer: { serverId: string; byUser: Map<string, Bytes> }[] = [];
+    for (const { serverId, deltas } of parts) {
+      const coefficient = coefficients.get(serverId) ?? 1;
+      const byUser = await this.#firstGrants(serverId, deltas.users, coefficient, grants, counted);
+      byServer.push({ serverId, byUser });
+    }
+    if (counted.size > 0) await this.#countForUsers(counted, now, started);
+    for (const part of chunks(grants, ROWS_PER_STATEMENT)) {
+      const input = jsonRows(this.dialect, { id: "uuid", up: "bigint", down: "bigint" }, part);
+      await sql`update user_access set uplink_bytes = uplink_bytes + d.up, downlink_bytes = downlink_bytes + d.down
+        from ${input} as d where user_access.id = d.id`.execute(this.db);
+    }
+    for (const { serverId, deltas } of parts) await this.#addInboundTraffic(serverId, deltas.inbounds);
+    await new UsageRepository(this.db, this.dialect).addBucketsMany(byServer, at);
+    return byServer.map(({ byUser }) => byUser.size);
   }
 
   /** True when the receipt was not there yet (and now is). */
@@ -79,85 +116,81 @@ export class TrafficRepository {
     return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
   }
 
-  async #coefficientOf(serverId: string): Promise<number> {
-    const row = await this.db
+  async #coefficientsOf(serverIds: readonly string[]): Promise<Map<string, number>> {
+    const rows = await this.db
       .selectFrom("servers")
-      .select("usage_coefficient")
-      .where("id", "=", serverId)
-      .executeTakeFirst();
-    return row === undefined ? 1 : Number(row.usage_coefficient);
+      .select(["id", "usage_coefficient"])
+      .where("id", "in", serverIds)
+      .execute();
+    return new Map(rows.map((row) => [row.id, Number(row.usage_coefficient)]));
   }
 
   /**
-   * Adds each email's bytes to the first grant of that proxy user on the server, and × coefficient
-   * to the user's counters; unknown emails are skipped. Returns the bytes written per user.
+   * Finds the first grant of each email's proxy user on the server (one SELECT; unknown emails are
+   * skipped) and adds to `grants` its bytes and to `counted` the user's bytes × coefficient. Returns
+   * the bytes per user on this server.
    */
-  async #addUserTraffic(
+  async #firstGrants(
     serverId: string,
     deltas: ReadonlyMap<string, Bytes>,
     coefficient: number,
-    now: string,
-    started: string[] | undefined,
+    grants: [string, number, number][],
+    counted: Map<string, number>,
   ): Promise<Map<string, Bytes>> {
     const byUser = new Map<string, Bytes>();
-    for (const part of chunks([...deltas.keys()])) {
-      const rows = await this.db
-        .selectFrom("user_access")
-        .select(["id", "user_id", "proxy_user_id"])
-        .where("server_id", "=", serverId)
-        .where("proxy_user_id", "in", part)
-        .orderBy("created_at")
-        .orderBy("id")
-        .execute();
-      const targets = new Map<string, Bytes>();
-      const counted = new Map<string, number>();
-      const seen = new Set<string>();
-      for (const row of rows) {
-        const bytes = deltas.get(row.proxy_user_id);
-        if (seen.has(row.proxy_user_id) || bytes === undefined) continue;
-        seen.add(row.proxy_user_id);
-        targets.set(row.id, bytes);
-        addBytes(byUser, row.user_id, bytes);
-        const weighted = Math.round((bytes.uplinkBytes + bytes.downlinkBytes) * coefficient);
-        counted.set(row.user_id, (counted.get(row.user_id) ?? 0) + weighted);
-      }
-      if (targets.size === 0) continue;
-      await this.#countForUsers(counted, now, started);
-      await this.db
-        .updateTable("user_access")
-        .set({
-          uplink_bytes: sql`uplink_bytes + ${caseOf("id", targets, "uplinkBytes")}`,
-          downlink_bytes: sql`downlink_bytes + ${caseOf("id", targets, "downlinkBytes")}`,
-        })
-        .where("id", "in", [...targets.keys()])
-        .execute();
+    if (deltas.size === 0) return byUser;
+    const emails = jsonRows(
+      this.dialect,
+      { email: "text" },
+      [...deltas.keys()].map((email) => [email]),
+    );
+    const rows = await this.db
+      .selectFrom("user_access")
+      .select(["id", "user_id", "proxy_user_id"])
+      .where("server_id", "=", serverId)
+      .where("proxy_user_id", "in", sql<string>`(select r.email from ${emails} as r)`)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    const seen = new Set<string>();
+    for (const row of rows) {
+      const bytes = deltas.get(row.proxy_user_id);
+      if (seen.has(row.proxy_user_id) || bytes === undefined) continue;
+      seen.add(row.proxy_user_id);
+      grants.push([row.id, bytes.uplinkBytes, bytes.downlinkBytes]);
+      addBytes(byUser, row.user_id, bytes);
+      const weighted = Math.round((bytes.uplinkBytes + bytes.downlinkBytes) * coefficient);
+      counted.set(row.user_id, (counted.get(row.user_id) ?? 0) + weighted);
     }
     return byUser;
   }
 
-  /** used_bytes, lifetime_used_bytes, online_at, and the start of on-hold clocks: two statements. */
+  /**
+   * used_bytes, lifetime_used_bytes, online_at, and the start of on-hold clocks: two statements per
+   * ROWS_PER_STATEMENT users, in id order (two transactions meet their common users in the same order).
+   */
   async #countForUsers(counted: ReadonlyMap<string, number>, now: string, started: string[] | undefined) {
-    const ids = [...counted.keys()];
+    const sorted = [...counted].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const dialect = this.dialect;
-    const clocks = await this.db
-      .updateTable("users")
-      .set({ status: "active", expire_at: plusSeconds(dialect, now, "on_hold_duration_seconds") })
-      .where("id", "in", ids)
-      .where("status", "=", "on_hold")
-      .returning("id")
-      .execute();
-    started?.push(...clocks.map((row) => row.id));
-    const whens = [...counted].map(([id, bytes]) => sql`when ${id} then cast(${bytes} as bigint)`);
-    const delta = sql<number>`(case ${sql.ref("id")} ${sql.join(whens, sql` `)} else 0 end)`;
-    await this.db
-      .updateTable("users")
-      .set({
-        used_bytes: sql`used_bytes + ${delta}`,
-        lifetime_used_bytes: sql`lifetime_used_bytes + ${delta}`,
-        online_at: now,
-      })
-      .where("id", "in", ids)
-      .execute();
+    for (const rows of chunks(sorted, ROWS_PER_STATEMENT)) {
+      const ids = jsonRows(
+        dialect,
+        { id: "uuid" },
+        rows.map(([id]) => [id]),
+      );
+      const clocks = await this.db
+        .updateTable("users")
+        .set({ status: "active", expire_at: plusSeconds(dialect, now, "on_hold_duration_seconds") })
+        .where("status", "=", "on_hold")
+        .where("id", "in", sql<string>`(select r.id from ${ids} as r)`)
+        .returning("id")
+        .execute();
+      started?.push(...clocks.map((row) => row.id));
+      const input = jsonRows(dialect, { id: "uuid", bytes: "bigint" }, rows);
+      await sql`update users set used_bytes = used_bytes + d.bytes,
+          lifetime_used_bytes = lifetime_used_bytes + d.bytes, online_at = ${typedValue(dialect, now, "timestamp")}
+        from ${input} as d where users.id = d.id`.execute(this.db);
+    }
   }
 
   async #addInboundTraffic(serverId: string, deltas: ReadonlyMap<string, Bytes>): Promise<void> {

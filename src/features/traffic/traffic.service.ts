@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { AgentLink } from "../../cores/core-transport.ts";
 import { API_INBOUND_TAGS } from "../../cores/core-types.ts";
 import type { Changes } from "../../lib/events.ts";
+import { type Limiter, limiter, settleAll } from "../../lib/limiter.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import type { CoreSync } from "../sync/core-sync.ts";
 import type { UsersService } from "../users/users.service.ts";
@@ -33,6 +34,48 @@ export class TrafficService {
   ) {}
 
   async collect(serverId: string): Promise<Collected> {
+    const [result] = await this.collectAll([serverId], limiter(1));
+    if (result === undefined) throw new Error("no collection result");
+    if (result.status === "rejected") throw result.reason;
+    return result.value;
+  }
+
+  /**
+   * One collection over several servers: every core is read with reset (`limit` at a time), then
+   * what the direct cores counted is written in one transaction (TrafficRepository.addTrafficMany:
+   * a user with traffic on several servers is written once, each page once). If that write fails,
+   * each server's deltas are written in a transaction of their own, so a server whose write keeps
+   * failing holds back only its own deltas. Agents' journals are written per batch (below).
+   */
+  async collectAll(
+    serverIds: readonly string[],
+    limit: Limiter,
+    /** Asked again just before each server is read (the job: is its lease still held). */
+    stillWanted: (serverId: string) => boolean = () => true,
+  ): Promise<PromiseSettledResult<Collected>[]> {
+    const reads = await settleAll(serverIds, limit, (serverId) =>
+      stillWanted(serverId) ? this.#read(serverId) : Promise.resolve({ users: 0, inbounds: 0 }),
+    );
+    const pending: number[] = [];
+    const results = reads.map((read, index): PromiseSettledResult<Collected> => {
+      if (read.status === "rejected") return read;
+      if (read.value !== undefined) return { status: "fulfilled", value: read.value };
+      pending.push(index);
+      return { status: "fulfilled", value: { users: 0, inbounds: 0 } };
+    });
+    if (pending.length === 0) return results;
+    const written = await this.#writeAll(pending.map((index) => serverIds[index] as string));
+    pending.forEach((index, k) => {
+      results[index] = written[k] as PromiseSettledResult<Collected>;
+    });
+    return results;
+  }
+
+  /**
+   * Reads a core's counters with reset into what is not written yet. Undefined: there is something
+   * to write; a result: the server is done (nothing counted, or an agent's journal written already).
+   */
+  async #read(serverId: string): Promise<Collected | undefined> {
     const { client } = await this.sync.connect(serverId);
     const agent = client.agentLink?.() ?? null;
     if (agent !== null) return this.#collectJournal(serverId, agent);
@@ -45,12 +88,50 @@ export class TrafficService {
     const all = carried === undefined ? deltas : mergeTraffic(carried, deltas);
     if (isEmpty(all)) return { users: 0, inbounds: 0 };
     this.#unwritten.set(serverId, all);
+    return undefined;
+  }
+
+  async #writeAll(serverIds: readonly string[]): Promise<PromiseSettledResult<Collected>[]> {
+    const parts = serverIds.map((serverId) => ({ serverId, deltas: this.#deltasOf(serverId) }));
     const started: string[] = [];
-    const users = await this.traffic.addTraffic(serverId, all, { now: this.now(), started });
+    let users: number[];
+    try {
+      users = await this.traffic.addTrafficMany(parts, { now: this.now(), started });
+    } catch (error) {
+      if (parts.length === 1) return [{ status: "rejected", reason: error }];
+      this.logger.debug({ err: error, servers: parts.length }, "traffic not written together; per server");
+      const results: PromiseSettledResult<Collected>[] = [];
+      for (const part of parts) {
+        try {
+          results.push({ status: "fulfilled", value: await this.#writeOne(part.serverId, part.deltas) });
+        } catch (reason) {
+          results.push({ status: "rejected", reason });
+        }
+      }
+      return results;
+    }
+    for (const { serverId } of parts) this.#unwritten.delete(serverId);
+    if (started.length > 0) await this.changes?.emit("userClocksStarted", started);
+    return parts.map(({ serverId, deltas }, k) => {
+      const value = { users: users[k] ?? 0, inbounds: deltas.inbounds.size };
+      this.logger.debug({ server_id: serverId, ...value }, "traffic collected");
+      return { status: "fulfilled", value };
+    });
+  }
+
+  async #writeOne(serverId: string, deltas: TrafficDeltas): Promise<Collected> {
+    const started: string[] = [];
+    const users = await this.traffic.addTraffic(serverId, deltas, { now: this.now(), started });
     this.#unwritten.delete(serverId);
     if (started.length > 0) await this.changes?.emit("userClocksStarted", started);
-    this.logger.debug({ server_id: serverId, users, inbounds: all.inbounds.size }, "traffic collected");
-    return { users, inbounds: all.inbounds.size };
+    this.logger.debug({ server_id: serverId, users, inbounds: deltas.inbounds.size }, "traffic collected");
+    return { users, inbounds: deltas.inbounds.size };
+  }
+
+  #deltasOf(serverId: string): TrafficDeltas {
+    const deltas = this.#unwritten.get(serverId);
+    if (deltas === undefined) throw new Error(`no unwritten traffic for server ${serverId}`);
+    return deltas;
   }
 
   /**

@@ -10,6 +10,7 @@ import { createInbound, grant, registerServer, templateFor } from "../../../test
 import { startRecordingXray } from "../../../test/support/recording-grpc.ts";
 import { request } from "../../../test/support/templates.ts";
 import { CleanupStack } from "../../../test/support/v2ray.ts";
+import { limiter } from "../../lib/limiter.ts";
 import { TrafficRepository } from "./traffic.repository.ts";
 import { TrafficService } from "./traffic.service.ts";
 import { mergeTraffic, parseTraffic } from "./traffic.ts";
@@ -253,6 +254,10 @@ describe("shutdown", () => {
         if (isDatabaseDown) throw new Error("database unavailable");
         return super.addTraffic(...args);
       }
+      override async addTrafficMany(...args: Parameters<TrafficRepository["addTrafficMany"]>) {
+        if (isDatabaseDown) throw new Error("database unavailable");
+        return super.addTrafficMany(...args);
+      }
     }
     const { sync, servers, users } = t.deps.services;
     const traffic = new TrafficService(
@@ -274,5 +279,62 @@ describe("shutdown", () => {
     assert.equal(await traffic.flush(), 0, "nothing left to write");
     const usage = (await request(t, "GET", `/api/users/${access.user_id}/usage`)).json();
     assert.equal(usage.downlink_bytes, 777);
+  });
+
+  test("servers collected together: a server whose write fails holds back only its own bytes", async () => {
+    const xray = await startRecordingXray(stack.add);
+    const other = await startRecordingXray(stack.add);
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const accesses = [];
+    for (const [k, core] of [xray, other].entries()) {
+      const server = await registerServer(t, Number(core.address.split(":")[1]));
+      const inbound = await createInbound(t, server.id, { template_id: template.id, port: 20_005 + k });
+      const access = await grant(t, server.id, inbound.id, { name: `together-${k}` });
+      core.counters.set(`user>>>${access.proxy_user_id}>>>traffic>>>uplink`, BigInt(1000 + k));
+      accesses.push({ serverId: server.id, access });
+    }
+    const [held, written] = accesses as [(typeof accesses)[0], (typeof accesses)[0]];
+    let failing: string | undefined = held.serverId;
+    const calls: string[] = [];
+    class OneServerDown extends TrafficRepository {
+      override async addTraffic(...args: Parameters<TrafficRepository["addTraffic"]>) {
+        calls.push(`one ${args[0]}`);
+        if (args[0] === failing) throw new Error("this server's write fails");
+        return super.addTraffic(...args);
+      }
+      override async addTrafficMany(...args: Parameters<TrafficRepository["addTrafficMany"]>) {
+        calls.push(`many ${args[0].length}`);
+        if (args[0].some((part) => part.serverId === failing)) throw new Error("this server's write fails");
+        return super.addTrafficMany(...args);
+      }
+    }
+    const { sync, servers, users } = t.deps.services;
+    const traffic = new TrafficService(
+      new OneServerDown(t.deps.database.db, t.deps.database.dialect),
+      sync,
+      servers,
+      users,
+      t.deps.logger,
+      () => new Date(),
+    );
+    const ids = [held.serverId, written.serverId];
+    const results = await traffic.collectAll(ids, limiter(2));
+    assert.equal(results[0]?.status, "rejected");
+    assert.deepEqual(results[1], { status: "fulfilled", value: { users: 1, inbounds: 0 } });
+    assert.deepEqual(calls, ["many 2", `one ${held.serverId}`, `one ${written.serverId}`]);
+    const uplink = async (userId: string) =>
+      (await request(t, "GET", `/api/users/${userId}/usage`)).json().uplink_bytes;
+    assert.equal(await uplink(written.access.user_id), 1001, "the other server's bytes are written");
+    assert.equal(await uplink(held.access.user_id), 0, "the failing server's bytes are held");
+    failing = undefined;
+    calls.length = 0;
+    const next = await traffic.collectAll(ids, limiter(2));
+    assert.deepEqual(
+      next.map((result) => result.status),
+      ["fulfilled", "fulfilled"],
+    );
+    assert.deepEqual(calls, ["many 1"], "only the held server had bytes to write");
+    assert.equal(await uplink(held.access.user_id), 1000, "written once, when the write works again");
+    assert.equal(await uplink(written.access.user_id), 1001, "not counted twice");
   });
 });

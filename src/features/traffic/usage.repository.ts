@@ -1,14 +1,18 @@
-// Usage history in SQL (migration 0016). A collection adds its deltas with one upsert per table, the
-// user rows passed as one JSON parameter (db/dialect.ts jsonRows): a collection over 100,000 users is
-// still four statements. Reads are one indexed range each; pruning is one range per server.
+// Usage history in SQL (migration 0016). A collection adds its deltas with one upsert per table (per
+// 50,000 user rows), the user rows of all its servers passed as one JSON parameter (db/dialect.ts
+// jsonRows), and one upsert per server and server table. Reads are one indexed range each; pruning is one range per server.
 import { type Kysely, sql } from "kysely";
 import { type DialectName, jsonRows, read, typedValue } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
+import { chunks } from "../../lib/limiter.ts";
 import type { Bytes } from "./traffic.ts";
 import { bucketStart, type Granularity } from "./usage.ts";
 
 export type StoredBucket = { start: string; uplinkBytes: number; downlinkBytes: number };
 export type StoredServerBucket = StoredBucket & { serverId: string };
+
+/** User rows per upsert: one JSON parameter of a few MB at most. */
+const ROWS_PER_STATEMENT = 50_000;
 
 const USER_TABLES = { hour: "user_usage_hourly", day: "user_usage_daily" } as const;
 const SERVER_TABLES = { hour: "server_usage_hourly", day: "server_usage_daily" } as const;
@@ -21,39 +25,53 @@ export class UsageRepository {
 
   /** Adds one collection's bytes per user (on one server) to the hourly and daily buckets of `at`. */
   async addBuckets(serverId: string, byUser: ReadonlyMap<string, Bytes>, at: Date): Promise<void> {
-    if (byUser.size === 0) return;
-    const rows = [...byUser].map(([userId, bytes]) => [userId, bytes.uplinkBytes, bytes.downlinkBytes]);
-    let uplinkBytes = 0;
-    let downlinkBytes = 0;
-    for (const bytes of byUser.values()) {
-      uplinkBytes += bytes.uplinkBytes;
-      downlinkBytes += bytes.downlinkBytes;
+    await this.addBucketsMany([{ serverId, byUser }], at);
+  }
+
+  /** As addBuckets for several servers of one collection: the user rows of all in the same upserts. */
+  async addBucketsMany(
+    parts: readonly { serverId: string; byUser: ReadonlyMap<string, Bytes> }[],
+    at: Date,
+  ): Promise<void> {
+    const rows: [string, string, number, number][] = [];
+    const servers: { serverId: string; bytes: Bytes }[] = [];
+    for (const { serverId, byUser } of parts) {
+      if (byUser.size === 0) continue;
+      let uplinkBytes = 0;
+      let downlinkBytes = 0;
+      for (const [userId, bytes] of byUser) {
+        rows.push([userId, serverId, bytes.uplinkBytes, bytes.downlinkBytes]);
+        uplinkBytes += bytes.uplinkBytes;
+        downlinkBytes += bytes.downlinkBytes;
+      }
+      servers.push({ serverId, bytes: { uplinkBytes, downlinkBytes } });
     }
+    if (rows.length === 0) return;
     for (const granularity of ["hour", "day"] as const) {
       const start = bucketStart(at, granularity).toISOString();
-      await this.#addUserBuckets(USER_TABLES[granularity], serverId, start, rows);
-      await this.#addServerBucket(SERVER_TABLES[granularity], serverId, start, {
-        uplinkBytes,
-        downlinkBytes,
-      });
+      for (const part of chunks(rows, ROWS_PER_STATEMENT)) {
+        await this.#addUserBuckets(USER_TABLES[granularity], start, part);
+      }
+      for (const { serverId, bytes } of servers) {
+        await this.#addServerBucket(SERVER_TABLES[granularity], serverId, start, bytes);
+      }
     }
   }
 
   async #addUserBuckets(
     table: string,
-    serverId: string,
     start: string,
     rows: readonly (readonly (string | number)[])[],
   ): Promise<void> {
     const input = jsonRows(
       this.dialect,
-      { user_id: "uuid", uplink_bytes: "bigint", downlink_bytes: "bigint" },
+      { user_id: "uuid", server_id: "uuid", uplink_bytes: "bigint", downlink_bytes: "bigint" },
       rows,
     );
     // `where true`: SQLite's grammar needs it between INSERT … SELECT and ON CONFLICT.
     await sql`insert into ${sql.table(table)} (user_id, server_id, bucket_start, uplink_bytes, downlink_bytes)
-      select r.user_id, ${typedValue(this.dialect, serverId, "uuid")},
-        ${typedValue(this.dialect, start, "timestamp")}, r.uplink_bytes, r.downlink_bytes
+      select r.user_id, r.server_id, ${typedValue(this.dialect, start, "timestamp")}, r.uplink_bytes,
+        r.downlink_bytes
       from ${input} as r where true
       on conflict (user_id, bucket_start, server_id) do update set
         uplink_bytes = ${sql.ref(`${table}.uplink_bytes`)} + excluded.uplink_bytes,

@@ -1,0 +1,335 @@
+// One fleet-wide traffic poll's database writes (issue 52): N users over S servers × 3 inbounds, every
+// user with traffic, written through the collection's own path (parseTraffic per server, then
+// TrafficRepository.addTrafficMany for all of them, as TrafficService.collectAll does). The
+// cores are not part of it: their answers are built beforehand, as QueryStats would return them.
+// Two polls per run: the hour's first (its usage-history rows are inserted) and a second in the same
+// hour (they are added to). After both, the totals in the database are checked against what was sent.
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Kysely, type LogEvent, PostgresDialect, SqliteDialect, sql } from "kysely";
+import pg from "pg";
+import { SqliteBooleanPlugin, timestampParam } from "../src/db/dialect.ts";
+import type { Database } from "../src/db/types.ts";
+import type { Deps } from "../src/deps.ts";
+import { installStarters } from "../src/features/templates/starters.ts";
+import { TrafficRepository } from "../src/features/traffic/traffic.repository.ts";
+import { parseTraffic } from "../src/features/traffic/traffic.ts";
+import { freePort } from "../test/support/ports.ts";
+import { openBenchDeps } from "./lib/bench-deps.ts";
+import { describeCode, describeMachine } from "./lib/machine.ts";
+import { writeBetweenMarkers } from "./lib/markers.ts";
+import { backendCpuSeconds, backendCpuSpent, PG_ADMIN_URL } from "./lib/pg-scratch.ts";
+import { fmt } from "./lib/stats.ts";
+
+const { values } = parseArgs({
+  options: {
+    users: { type: "string", default: "100000,1000000" },
+    servers: { type: "string", default: "50" },
+    dialects: { type: "string", default: "sqlite,postgres" },
+    write: { type: "string" },
+  },
+});
+const SIZES = values.users.split(",").map(Number);
+const SERVERS = Number(values.servers);
+const INBOUNDS_PER_SERVER = 3;
+/** Up to 10 s of 36 KB/s each way per user and poll (the default traffic interval). */
+const MAX_BYTES = 360_000;
+const HOUR = Date.UTC(2026, 5, 1, 12);
+const GOAL_MS = 2000;
+
+type Dialect = "sqlite" | "postgres";
+type Poll = {
+  load: string;
+  wallMs: number;
+  panelCpuMs: number;
+  dbCpuMs: number | undefined;
+  parseMs: number;
+  rows: number;
+};
+type Stat = { name: string; value: bigint };
+
+/** S servers with three Shadowsocks-2022 inbounds each, through the services (nothing listens). */
+async function seedServers(deps: Deps): Promise<{ serverId: string; inboundId: string; tag: string }[]> {
+  const { templates, servers, inbounds } = deps.services;
+  await installStarters(templates);
+  const template = await templates.findByName("shadowsocks-2022");
+  if (template === undefined) throw new Error("starter template shadowsocks-2022 is not installed");
+  const out: { serverId: string; inboundId: string; tag: string }[] = [];
+  for (let s = 0; s < SERVERS; s++) {
+    const server = await servers.create({
+      name: `bench-${s}`,
+      hostname: `s${s}.vpn.example.net`,
+      grpc_hostname: "127.0.0.1",
+      grpc_port: await freePort(),
+    });
+    for (let i = 0; i < INBOUNDS_PER_SERVER; i++) {
+      const inbound = await inbounds.create(server.id, { template_id: template.id, port: 8388 + i });
+      const row = await deps.database.db
+        .selectFrom("server_inbounds")
+        .select("tag")
+        .where("id", "=", inbound.id)
+        .executeTakeFirstOrThrow();
+      out.push({ serverId: server.id, inboundId: inbound.id, tag: row.tag });
+    }
+  }
+  return out;
+}
+
+/** A statement over every user: PostgreSQL's connections stop statements after 30 s, not this one. */
+async function big(deps: Deps, query: ReturnType<typeof sql>): Promise<void> {
+  if (deps.database.dialect === "sqlite") {
+    await query.execute(deps.database.db);
+    return;
+  }
+  await deps.database.db.transaction().execute(async (trx) => {
+    await sql`SET LOCAL statement_timeout = 0`.execute(trx);
+    await query.execute(trx);
+  });
+}
+
+/** N users in one INSERT … SELECT, and one grant each: user n on inbound n mod (S × 3). */
+async function seedUsers(
+  deps: Deps,
+  users: number,
+  inbounds: { serverId: string; inboundId: string }[],
+): Promise<void> {
+  const db = deps.database.db;
+  const pg = deps.database.dialect === "postgres";
+  const base = new Date(HOUR - 86_400_000).toISOString();
+  const slots = sql.join(
+    inbounds.map((inbound, k) =>
+      pg
+        ? sql`(cast(${k} as bigint), cast(${inbound.inboundId} as uuid), cast(${inbound.serverId} as uuid))`
+        : sql`(${k}, ${inbound.inboundId}, ${inbound.serverId})`,
+    ),
+  );
+  if (pg) {
+    await big(
+      deps,
+      sql`INSERT INTO users (id, name, created_at, updated_at, status)
+      SELECT gen_random_uuid(), 'bench user ' || n, ts, ts, 'active'
+      FROM (SELECT n, cast(${base} as timestamptz) + n * interval '1 millisecond' AS ts
+        FROM generate_series(1, ${users}) AS n) AS s`,
+    );
+  } else {
+    await big(
+      deps,
+      sql`INSERT INTO users (id, name, created_at, updated_at, status)
+      WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < ${users})
+      SELECT lower(hex(randomblob(16))), 'bench user ' || n, ${base}, ${base}, 'active' FROM s`,
+    );
+  }
+  const created = timestampParam(deps.database.dialect, base);
+  await big(
+    deps,
+    sql`INSERT INTO user_access (id, user_id, server_inbound_id, server_id, proxy_user_id, credential, level,
+      is_active, sync_state, created_at, updated_at)
+    WITH slot(k, inbound_id, server_id) AS (VALUES ${slots})
+    SELECT ${pg ? sql`gen_random_uuid()` : sql`lower(hex(randomblob(16)))`}, u.id, slot.inbound_id, slot.server_id,
+      'u-' || ${pg ? sql`replace(cast(u.id as text), '-', '')` : sql`u.id`}, ${pg ? sql`md5(cast(u.id as text))` : sql`lower(hex(randomblob(16)))`}, 0,
+      ${pg ? sql`true` : sql`1`}, 'synced', ${created}, ${created}
+    FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM users) AS u
+    JOIN slot ON slot.k = u.n % ${sql.lit(inbounds.length)}`,
+  );
+  await db.deleteFrom("subscription_changes").execute();
+  if (pg) {
+    await db.connection().execute(async (conn) => {
+      await sql`SET statement_timeout = 0`.execute(conn);
+      await sql`VACUUM (ANALYZE) users`.execute(conn);
+      await sql`VACUUM (ANALYZE) user_access`.execute(conn);
+      await sql`RESET statement_timeout`.execute(conn);
+    });
+    await sql`CHECKPOINT`.execute(db).catch(() => undefined);
+  } else {
+    await sql`ANALYZE`.execute(db);
+  }
+}
+
+/** What each server's core answers to QueryStats with reset: every user and inbound with traffic. */
+async function coreAnswers(
+  deps: Deps,
+  inbounds: { serverId: string; tag: string }[],
+): Promise<{ answers: Map<string, Stat[]>; sent: bigint }> {
+  const grants = await deps.database.db
+    .selectFrom("user_access")
+    .select(["server_id", "proxy_user_id"])
+    .execute();
+  const answers = new Map<string, Stat[]>();
+  let sent = 0n;
+  const push = (serverId: string, stat: Stat) => {
+    const list = answers.get(serverId);
+    if (list === undefined) answers.set(serverId, [stat]);
+    else list.push(stat);
+  };
+  for (const grant of grants) {
+    const up = BigInt(1 + Math.floor(Math.random() * MAX_BYTES));
+    const down = BigInt(1 + Math.floor(Math.random() * MAX_BYTES));
+    sent += up + down;
+    push(grant.server_id, { name: `user>>>${grant.proxy_user_id}>>>traffic>>>uplink`, value: up });
+    push(grant.server_id, { name: `user>>>${grant.proxy_user_id}>>>traffic>>>downlink`, value: down });
+  }
+  for (const inbound of inbounds) {
+    push(inbound.serverId, { name: `inbound>>>${inbound.tag}>>>traffic>>>uplink`, value: 1000n });
+    push(inbound.serverId, { name: `inbound>>>${inbound.tag}>>>traffic>>>downlink`, value: 1000n });
+  }
+  return { answers, sent };
+}
+
+async function poll(
+  deps: Deps,
+  databaseName: string | undefined,
+  answers: Map<string, Stat[]>,
+  now: Date,
+): Promise<Poll> {
+  const repository = new TrafficRepository(profiled(deps, databaseName), deps.database.dialect);
+  const load = loadavg()[0]?.toFixed(2) ?? "?";
+  const dbBefore = databaseName === undefined ? undefined : await backendCpuSeconds(databaseName);
+  const cpuBefore = process.cpuUsage();
+  let parseMs = 0;
+  let rows = 0;
+  const started = performance.now();
+  // As TrafficService.collectAll: each core's answer parsed as it arrives, then one write for all.
+  const parts = [...answers].map(([serverId, stats]) => {
+    const parseStarted = performance.now();
+    const deltas = parseTraffic(stats, []);
+    parseMs += performance.now() - parseStarted;
+    return { serverId, deltas };
+  });
+  const users = await repository.addTrafficMany(parts, { now });
+  // Per user: the grant, the user, an hourly and a daily bucket; per server: its inbounds, two buckets.
+  parts.forEach(({ deltas }, k) => {
+    rows += (users[k] ?? 0) * 4 + deltas.inbounds.size + 2;
+  });
+  const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const dbAfter = databaseName === undefined ? undefined : await backendCpuSeconds(databaseName);
+  return {
+    load,
+    wallMs,
+    panelCpuMs: (cpu.user + cpu.system) / 1000,
+    dbCpuMs:
+      dbBefore === undefined || dbAfter === undefined ? undefined : backendCpuSpent(dbBefore, dbAfter) * 1000,
+    parseMs,
+    rows,
+  };
+}
+
+/** BENCH_PROFILE=1: statement time summed per statement (its first 90 characters), printed after each poll. */
+const profile = new Map<string, { ms: number; n: number }>();
+let profiledDb: Kysely<Database> | undefined;
+function profiled(deps: Deps, databaseName: string | undefined): Kysely<Database> {
+  if (process.env.BENCH_PROFILE !== "1") return deps.database.db;
+  profiledDb ??= logging(deps, databaseName);
+  return profiledDb;
+}
+
+function logging(deps: Deps, databaseName: string | undefined): Kysely<Database> {
+  const log = (event: LogEvent) => {
+    const key = event.query.sql.replace(/\s+/g, " ").slice(0, 90);
+    const entry = profile.get(key) ?? { ms: 0, n: 0 };
+    entry.ms += event.queryDurationMillis;
+    entry.n += 1;
+    profile.set(key, entry);
+  };
+  if (deps.database.sqlite !== undefined) {
+    return new Kysely<Database>({
+      dialect: new SqliteDialect({ database: deps.database.sqlite }),
+      plugins: [new SqliteBooleanPlugin()],
+      log,
+    });
+  }
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${databaseName}`;
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool: new pg.Pool({ connectionString: url.toString(), max: 2 }),
+    }),
+    log,
+  });
+}
+
+function printProfile(): void {
+  if (profile.size === 0) return;
+  for (const [key, { ms, n }] of [...profile].sort((a, b) => b[1].ms - a[1].ms)) {
+    console.error(`    ${ms.toFixed(0).padStart(7)} ms ${String(n).padStart(5)}×  ${key}`);
+  }
+  profile.clear();
+}
+
+/** The database's totals against what the cores sent: every byte counted once, in every place. */
+async function verify(deps: Deps, sent: bigint): Promise<string> {
+  const db = deps.database.db;
+  const sum = async (query: ReturnType<typeof sql<{ total: string | number | bigint | null }>>) =>
+    BigInt((await query.execute(db)).rows[0]?.total ?? 0);
+  const grants = await sum(sql`SELECT sum(uplink_bytes + downlink_bytes) AS total FROM user_access`);
+  const users = await sum(sql`SELECT sum(used_bytes) AS total FROM users`);
+  const lifetime = await sum(sql`SELECT sum(lifetime_used_bytes) AS total FROM users`);
+  const hourly = await sum(sql`SELECT sum(uplink_bytes + downlink_bytes) AS total FROM user_usage_hourly`);
+  const daily = await sum(sql`SELECT sum(uplink_bytes + downlink_bytes) AS total FROM user_usage_daily`);
+  const servers = await sum(sql`SELECT sum(uplink_bytes + downlink_bytes) AS total FROM server_usage_hourly`);
+  const wrong = Object.entries({ grants, users, lifetime, hourly, daily, servers }).filter(
+    ([, total]) => total !== sent,
+  );
+  if (wrong.length > 0) {
+    throw new Error(
+      `totals differ from the ${sent} bytes sent: ${wrong.map(([k, v]) => `${k} ${v}`).join(", ")}`,
+    );
+  }
+  return "exact";
+}
+
+async function measure(dialect: Dialect, users: number): Promise<{ polls: Poll[]; verdict: string }> {
+  const { deps, databaseUrl, close } = await openBenchDeps(dialect);
+  try {
+    const seeded = performance.now();
+    const inbounds = await seedServers(deps);
+    await seedUsers(deps, users, inbounds);
+    console.error(
+      `${dialect}, ${users} users: seeded in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
+    );
+    const databaseName = databaseUrl === undefined ? undefined : new URL(databaseUrl).pathname.slice(1);
+    const polls: Poll[] = [];
+    let sent = 0n;
+    for (const [i, at] of [new Date(HOUR + 60_000), new Date(HOUR + 70_000)].entries()) {
+      const answer = await coreAnswers(deps, inbounds);
+      sent += answer.sent;
+      const result = await poll(deps, databaseName, answer.answers, at);
+      console.error(`  poll ${i + 1}:`, result);
+      printProfile();
+      polls.push(result);
+    }
+    return { polls, verdict: await verify(deps, sent) };
+  } finally {
+    // SQLite: the service's own connection, closed with it; PostgreSQL: a pool of the bench's own.
+    if (deps.database.dialect === "postgres") await profiledDb?.destroy();
+    profiledDb = undefined;
+    await close();
+  }
+}
+
+const startedAt = new Date().toISOString();
+const out: string[] = [
+  `Run of ${startedAt}: \`npm run bench:traffic${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\``,
+  "",
+  ...describeMachine([describeCode(join(import.meta.dirname, ".."))]).map((line) => `- ${line}`),
+  `- ${SERVERS} servers × ${INBOUNDS_PER_SERVER} inbounds, one grant per user, every user with traffic in both polls, all servers written in one transaction`,
+  "",
+  "| dialect | users | poll | wall ms | goal | panel CPU ms (of it: parsing) | PostgreSQL CPU ms | rows written | totals |",
+  "|---|---|---|---|---|---|---|---|---|",
+];
+for (const dialect of values.dialects.split(",") as Dialect[]) {
+  for (const users of SIZES) {
+    const { polls, verdict } = await measure(dialect, users);
+    for (const [i, p] of polls.entries()) {
+      const goal = users >= 1_000_000 ? `≤ ${GOAL_MS} ms: ${p.wallMs <= GOAL_MS ? "met" : "MISSED"}` : "–";
+      out.push(
+        `| ${dialect} (load ${p.load}) | ${users.toLocaleString("en")} | ${i === 0 ? "1 (new hour)" : "2 (same hour)"} | ${fmt(p.wallMs)} | ${goal} | ${fmt(p.panelCpuMs)} (${fmt(p.parseMs)}) | ${p.dbCpuMs === undefined ? "–" : fmt(p.dbCpuMs)} | ${p.rows.toLocaleString("en")} | ${verdict} |`,
+      );
+    }
+  }
+}
+console.log(out.join("\n"));
+if (values.write !== undefined) {
+  writeBetweenMarkers(values.write, `bench:traffic results, ${values.dialects}`, out.join("\n"));
+}

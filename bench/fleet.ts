@@ -71,6 +71,8 @@ const { values } = parseArgs({
     "cpu-prof": { type: "string" },
     /** PORTCULLIS_RECONCILE_CONCURRENCY for the service (default: the service's own, 4). */
     concurrency: { type: "string" },
+    /** Minutes the cold start may take before the run records what it reached (default 25). */
+    "cold-deadline": { type: "string" },
     write: { type: "string" },
   },
 });
@@ -89,7 +91,7 @@ const GIB = 1024 ** 3;
 /** The service's own default intervals (config.ts), stated here for the report. */
 const TRAFFIC_INTERVAL_MS = 10_000;
 /** Generous, but every wait has one: a run that hangs fails with what it waited for. */
-const COLD_START_DEADLINE_MS = 25 * 60_000;
+const COLD_START_DEADLINE_MS = Number(values["cold-deadline"] ?? 25) * 60_000;
 const STEP_DEADLINE_MS = 10 * 60_000;
 
 type Dialect = "sqlite" | "postgres";
@@ -110,6 +112,9 @@ const s = (value: number) => `${(value / 1000).toFixed(1)} s`;
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
 const verdict = (ok: boolean) => (ok ? "met" : "not met");
+/** The poll and memory goals are the full size's (1,000,000 users × 50 servers): smaller runs show the figure only. */
+const AT_GOAL_SIZE = USERS >= 1_000_000 && SERVERS >= 50;
+const sizedVerdict = (ok: boolean) => (AT_GOAL_SIZE ? verdict(ok) : "goal is at 10⁶ × 50");
 /** Users on server k (user i is on server i mod S). */
 const usersOn = (k: number) => Math.floor(USERS / SERVERS) + (k < USERS % SERVERS ? 1 : 0);
 
@@ -388,7 +393,7 @@ async function startPanel(
       );
     },
     "the service to answer /health",
-    300_000,
+    COLD_START_DEADLINE_MS,
     50,
   );
   const healthAt = Date.now();
@@ -438,7 +443,7 @@ type Result = {
   coldFromHealthMs: number;
   coldReferenceMs: number;
   coldCpuS: number;
-  api: Record<string, { n: number; p50: number; p99: number; max: number }>;
+  api: Record<string, { n: number; p50: number; p99: number; max: number; failed: number }>;
   poll: { cpuMs: number; wallMs: number; readMs: number; users: number; rows: number; bytes: number };
   idleCpuMsPerS: number;
   tickMs: number;
@@ -446,6 +451,8 @@ type Result = {
   rss: { afterColdMB: number; afterPollMB: number; peakMB: number };
   db: { bytes: number; writeRowsPerS: number };
   real: { sample: number; carried: number; grantsProbed: number; present: number; counted: number };
+  /** Set when the cold start did not converge within the deadline: what was reached. */
+  notConverged?: string;
   two?: {
     leases: string;
     addUserCalls: number;
@@ -456,6 +463,28 @@ type Result = {
     served: number;
   };
 };
+
+function partialResult(dialect: Dialect, seedS: number, load: Record<string, string>): Result {
+  const nan = Number.NaN;
+  return {
+    ...{
+      dialect,
+      seedS,
+      load,
+      coldMs: nan,
+      coldFromHealthMs: nan,
+      coldReferenceMs: nan,
+      coldCpuS: nan,
+      api: {},
+    },
+    poll: { cpuMs: nan, wallMs: nan, readMs: nan, users: nan, rows: nan, bytes: nan },
+    ...{ idleCpuMsPerS: nan, tickMs: nan },
+    restart: { ms: nan, fromFirstCallMs: nan, referenceMs: nan, grants: nan },
+    rss: { afterColdMB: nan, afterPollMB: nan, peakMB: nan },
+    db: { bytes: nan, writeRowsPerS: nan },
+    real: { sample: nan, carried: nan, grantsProbed: nan, present: nan, counted: nan },
+  };
+}
 
 async function runDialect(dialect: Dialect, calibration: Calibration): Promise<Result> {
   const stack = new CleanupStack();
@@ -518,10 +547,12 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
     stack.add(() => cpu.stop());
     const api = apiProbe(panel, fleet);
     const convergedAt: number[] = new Array(SERVERS).fill(0);
-    await until(
+    let heldAtEnd = 0;
+    const converged = await until(
       async () => {
         const counts = await standins.counts();
         const now = Date.now();
+        heldAtEnd = counts.reduce((sum, c) => sum + c.users, 0);
         counts.forEach((c, j) => {
           if (c.users === expected[j] && convergedAt[REAL + j] === 0) convergedAt[REAL + j] = now;
         });
@@ -540,8 +571,8 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
       "every core to hold every user",
       COLD_START_DEADLINE_MS,
       200,
-    );
-    const coldEnd = Math.max(...convergedAt);
+    ).catch(() => false);
+    const coldEnd = converged ? Math.max(...convergedAt) : Date.now();
     const apiTimes = await api.stop();
     const coldCpuS = cpu.between(panel.startedAt, coldEnd);
     const afterColdMB = ((readRssKiB(panel.pid) ?? 0) * 1024) / 1e6;
@@ -550,6 +581,28 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
     );
     const coldReferenceMs =
       (maxGrants * 1000) / calibration.addPerS + INBOUNDS_PER_SERVER * calibration.addInboundMs;
+    if (!converged) {
+      // What was reached is the result: the rest of the run needs a converged fleet.
+      const errors = await db
+        .selectFrom("servers")
+        .select("last_error")
+        .where("last_error", "is not", null)
+        .execute();
+      const firstError = errors[0]?.last_error?.replace(/127\.0\.0\.1:\d+/, "127.0.0.1:…") ?? "none";
+      const standinGrants = expected.reduce((a, b) => a + b, 0);
+      const notConverged = `not converged after ${s(coldEnd - panel.startedAt)}: ${convergedAt.filter((at) => at !== 0).length} of ${SERVERS} cores done, the stand-ins held ${heldAtEnd.toLocaleString("en")} of ${standinGrants.toLocaleString("en")} grants; ${errors.length} server(s) with an error, e.g. "${firstError}"`;
+      log(notConverged);
+      return {
+        ...partialResult(dialect, fleet.seedS, loads),
+        coldMs: coldEnd - panel.startedAt,
+        coldFromHealthMs: coldEnd - panel.healthAt,
+        coldReferenceMs,
+        coldCpuS,
+        api: apiTimes,
+        rss: { afterColdMB, afterPollMB: Number.NaN, peakMB: readPeakRssMB(panel.pid) ?? Number.NaN },
+        notConverged,
+      };
+    }
     log(
       `cold start: ${s(coldEnd - panel.startedAt)} from spawn (${s(coldEnd - panel.healthAt)} from /health), reference ${s(coldReferenceMs)}; panel CPU ${coldCpuS.toFixed(1)} s`,
     );
@@ -757,20 +810,28 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
   }
 }
 
-/** User search, a user, a server, one after another until stopped: latencies in ms by kind. */
+/**
+ * User search, a user, a server, one after another until stopped: latencies in ms by kind. A call
+ * that fails (an error status, a reset connection, no answer within 60 s) is counted, not timed.
+ */
 function apiProbe(panel: Panel, fleet: Fleet) {
   const times: Record<string, number[]> = { "user search": [], user: [], server: [] };
+  let failed = 0;
   let running = true;
   const headers = { authorization: `Bearer ${panel.token}` };
   const call = async (kind: string, path: string) => {
     const started = performance.now();
-    const res = await fetch(`${panel.baseUrl}${path}`, { headers, signal: AbortSignal.timeout(60_000) });
-    await res.arrayBuffer();
-    if (!res.ok) throw new Error(`GET ${path}: ${res.status}`);
-    times[kind]?.push(performance.now() - started);
+    try {
+      const res = await fetch(`${panel.baseUrl}${path}`, { headers, signal: AbortSignal.timeout(60_000) });
+      await res.arrayBuffer();
+      if (res.ok) times[kind]?.push(performance.now() - started);
+      else failed++;
+    } catch {
+      failed++;
+    }
   };
   const loop = (async () => {
-    for (let i = 0; running; i++) {
+    for (let i = 0; running && !interrupted.aborted; i++) {
       const n = (i * 7919) % USERS;
       await call(
         "user search",
@@ -785,7 +846,10 @@ function apiProbe(panel: Panel, fleet: Fleet) {
       running = false;
       await loop;
       return Object.fromEntries(
-        Object.entries(times).map(([kind, list]) => [kind, { ...summarize(list), max: Math.max(...list) }]),
+        Object.entries(times).map(([kind, list]) => [
+          kind,
+          { ...summarize(list), max: Math.max(...list), failed: kind === "user search" ? failed : 0 },
+        ]),
       );
     },
   };
@@ -882,6 +946,9 @@ function report(calibration: Calibration, results: Result[], machine: string[], 
     `| figure | goal | ${results.map((r) => r.dialect).join(" | ")} |`,
     `|---|---|${results.map(() => "---|").join("")}`,
   ];
+  /** Rows that need a converged fleet: a run that did not converge shows why instead. */
+  const after = (cell: (r: Result) => string) => (r: Result) =>
+    r.notConverged === undefined ? cell(r) : "– (no converged fleet)";
   const row = (figure: string, goal: string, cell: (r: Result) => string) =>
     rows.push(`| ${figure} | ${goal} | ${results.map(cell).join(" | ")} |`);
   row(
@@ -896,10 +963,10 @@ function report(calibration: Calibration, results: Result[], machine: string[], 
     (r) => `${s(r.coldMs)} (${s(r.coldFromHealthMs)})`,
   );
   row("reference: the cores' own time to add their users, in parallel", "–", (r) => s(r.coldReferenceMs));
-  row(
-    "cold start / reference",
-    "≤ 1.2×",
-    (r) => `**${ratio(r.coldMs, r.coldReferenceMs)}: ${verdict(r.coldMs <= 1.2 * r.coldReferenceMs)}**`,
+  row("cold start / reference", "≤ 1.2×", (r) =>
+    r.notConverged !== undefined
+      ? `**not met: ${r.notConverged}**`
+      : `**${ratio(r.coldMs, r.coldReferenceMs)}: ${verdict(r.coldMs <= 1.2 * r.coldReferenceMs)}**`,
   );
   row("panel CPU during the cold start", "–", (r) => s(r.coldCpuS * 1000));
   for (const kind of ["user search", "user", "server"]) {
@@ -907,83 +974,94 @@ function report(calibration: Calibration, results: Result[], machine: string[], 
       const a = r.api[kind];
       return a === undefined
         ? "–"
-        : `**${a.p99.toFixed(1)} ms: ${verdict(a.p99 < 50)}** (${a.p50.toFixed(1)} ms; ${a.n})`;
+        : `**${a.p99.toFixed(1)} ms: ${verdict(a.p99 < 50)}** (${a.p50.toFixed(1)} ms; ${a.n})${a.failed > 0 ? `; ${a.failed} call(s) of the three kinds failed` : ""}`;
     });
   }
   row(
     "one fleet-wide poll: panel CPU",
     "≤ 1 s",
-    (r) => `**${ms(r.poll.cpuMs)}: ${verdict(r.poll.cpuMs <= 1000)}**`,
+    after((r) => `**${ms(r.poll.cpuMs)}: ${sizedVerdict(r.poll.cpuMs <= 1000)}**`),
   );
   row(
     "one fleet-wide poll: wall, first answer → every delta written (reads)",
     "≤ 2 s",
-    (r) => `**${ms(r.poll.wallMs)}: ${verdict(r.poll.wallMs <= 2000)}** (${ms(r.poll.readMs)})`,
+    after((r) => `**${ms(r.poll.wallMs)}: ${sizedVerdict(r.poll.wallMs <= 2000)}** (${ms(r.poll.readMs)})`),
   );
   row(
     "one poll: users with traffic; rows written (users + usage buckets)",
     "–",
-    (r) => `${r.poll.users.toLocaleString("en")}; ${r.poll.rows.toLocaleString("en")}`,
+    after((r) => `${r.poll.users.toLocaleString("en")}; ${r.poll.rows.toLocaleString("en")}`),
   );
   row(
     "database write rate during the poll's writes; database size",
     "–",
-    (r) => `${Math.round(r.db.writeRowsPerS).toLocaleString("en")} rows/s; ${mb(r.db.bytes)}`,
+    after((r) => `${Math.round(r.db.writeRowsPerS).toLocaleString("en")} rows/s; ${mb(r.db.bytes)}`),
   );
   row(
     "panel CPU while idle (reconcile ticks, empty polls)",
     "–",
-    (r) => `${r.idleCpuMsPerS.toFixed(0)} ms/s`,
+    after((r) => `${r.idleCpuMsPerS.toFixed(0)} ms/s`),
   );
-  row("lifecycle tick over the fleet's database (from the benchmark)", "–", (r) => ms(r.tickMs));
+  row(
+    "lifecycle tick over the fleet's database (from the benchmark)",
+    "–",
+    after((r) => ms(r.tickMs)),
+  );
   row(
     "one core restarted → it holds its users again (from its first call)",
     "≤ 1.2 × reference",
-    (r) => `${s(r.restart.ms)} (${s(r.restart.fromFirstCallMs)})`,
+    after((r) => `${s(r.restart.ms)} (${s(r.restart.fromFirstCallMs)})`),
   );
   row(
     "reference: that core's own AddUser time for its users",
     "–",
-    (r) => `${s(r.restart.referenceMs)} (${r.restart.grants.toLocaleString("en")} grants)`,
+    after((r) => `${s(r.restart.referenceMs)} (${r.restart.grants.toLocaleString("en")} grants)`),
   );
   row(
     "restart / reference (from the first call)",
     "≤ 1.2×",
-    (r) =>
-      `**${ratio(r.restart.ms, r.restart.referenceMs)}: ${verdict(r.restart.ms <= 1.2 * r.restart.referenceMs)}** (${ratio(r.restart.fromFirstCallMs, r.restart.referenceMs)})`,
+    after(
+      (r) =>
+        `**${ratio(r.restart.ms, r.restart.referenceMs)}: ${verdict(r.restart.ms <= 1.2 * r.restart.referenceMs)}** (${ratio(r.restart.fromFirstCallMs, r.restart.referenceMs)})`,
+    ),
   );
   row(
     "panel RSS: after the cold start; after the poll; peak",
     "≤ 1.2 GB (10⁶ × 50)",
-    (r) =>
-      `${r.rss.afterColdMB.toFixed(0)}; ${r.rss.afterPollMB.toFixed(0)}; **${r.rss.peakMB.toFixed(0)} MB: ${verdict(r.rss.peakMB <= 1200)}**`,
+    after(
+      (r) =>
+        `${r.rss.afterColdMB.toFixed(0)}; ${r.rss.afterPollMB.toFixed(0)}; **${r.rss.peakMB.toFixed(0)} MB: ${sizedVerdict(r.rss.peakMB <= 1200)}**`,
+    ),
   );
   row(
     "real cores: grants probed on the core after the cold start",
     "all",
-    (r) => `${r.real.present} of ${r.real.grantsProbed}`,
+    after((r) => `${r.real.present} of ${r.real.grantsProbed}`),
   );
   row(
     "real client after the cold start: links that carried 256 KiB; users whose traffic the next poll counted",
     "all",
-    (r) => `**${r.real.carried} of ${r.real.sample}; ${r.real.counted} of ${SAMPLE}**`,
+    after((r) => `**${r.real.carried} of ${r.real.sample}; ${r.real.counted} of ${SAMPLE}**`),
   );
   if (results.some((r) => r.two !== undefined)) {
     row(
       "two instances on one PostgreSQL: leases per instance",
-      "both hold some",
-      (r) => r.two?.leases ?? "–",
+      "failover (one holds all)",
+      after((r) => r.two?.leases ?? "–"),
     );
     row(
       "two instances: stand-ins restarted at once → all back; AddUser calls (all cores) / their grants",
       "= 1",
-      (r) =>
+      after((r) =>
         r.two === undefined
           ? "–"
           : `${r.two.restarted}: ${s(r.two.coldMs)}; **${r.two.addUserCalls.toLocaleString("en")} / ${r.two.expected.toLocaleString("en")}: ${verdict(r.two.addUserCalls === r.two.expected)}**`,
+      ),
     );
-    row("two instances: traffic counted exactly once (stand-ins polled)", "yes", (r) =>
-      r.two === undefined ? "–" : `**${r.two.sumExact ? "yes" : "no"}** (${r.two.served})`,
+    row(
+      "two instances: traffic counted exactly once (stand-ins polled)",
+      "yes",
+      after((r) => (r.two === undefined ? "–" : `**${r.two.sumExact ? "yes" : "no"}** (${r.two.served})`)),
     );
   }
   return [...head, ...rows].join("\n");
@@ -1008,19 +1086,23 @@ async function main(): Promise<void> {
   if (values.write !== undefined)
     writeBetweenMarkers(values.write, `bench:fleet results, ${values.dialects}`, text);
   // What the run proves (not its speed): a failed check fails the run, e.g. in CI's smoke run.
-  const failed = results.flatMap((r) => [
-    ...(r.real.carried === r.real.sample
-      ? []
-      : [`${r.dialect}: the real client carried ${r.real.carried} of ${r.real.sample} links`]),
-    ...(r.real.counted === SAMPLE
-      ? []
-      : [`${r.dialect}: the real traffic of ${SAMPLE - r.real.counted} user(s) was not counted`]),
-    ...(r.two === undefined || (r.two.sumExact && r.two.addUserCalls === r.two.expected)
-      ? []
+  const failed = results.flatMap((r) =>
+    r.notConverged !== undefined
+      ? [`${r.dialect}: ${r.notConverged}`]
       : [
-          `${r.dialect}: two instances did work twice (AddUser ${r.two.addUserCalls} for ${r.two.expected}, sum exact ${r.two.sumExact})`,
-        ]),
-  ]);
+          ...(r.real.carried === r.real.sample
+            ? []
+            : [`${r.dialect}: the real client carried ${r.real.carried} of ${r.real.sample} links`]),
+          ...(r.real.counted === SAMPLE
+            ? []
+            : [`${r.dialect}: the real traffic of ${SAMPLE - r.real.counted} user(s) was not counted`]),
+          ...(r.two === undefined || (r.two.sumExact && r.two.addUserCalls === r.two.expected)
+            ? []
+            : [
+                `${r.dialect}: two instances did work twice (AddUser ${r.two.addUserCalls} for ${r.two.expected}, sum exact ${r.two.sumExact})`,
+              ]),
+        ],
+  );
   if (failed.length > 0) {
     process.stderr.write(`bench:fleet checks failed:\n${failed.join("\n")}\n`);
     process.exit(1);

@@ -121,7 +121,7 @@ test.describe("with a core and the starters", () => {
   test("every page in Persian: no number with a unit outside an isolate, the back arrow mirrored", async ({
     browser,
   }) => {
-    test.setTimeout(600_000); // fifteen pages and the subscription page, on a shared two-core machine
+    test.setTimeout(600_000); // nineteen pages and the subscription page, on a shared two-core machine
     const base = stack.portcullis.baseUrl;
     // Something to show on every page: a user with a limit and traffic, an expired one.
     const user = await stack.api<{ id: string; subscription_url: string }>("POST", "/api/users", {
@@ -133,6 +133,18 @@ test.describe("with a core and the starters", () => {
       name: "Expired Ehsan",
       expire_at: new Date(Date.now() - 86_400_000).toISOString(),
       data_limit_bytes: GIB,
+    });
+    // A group with both inbounds and Parisa in it, and a plan with a limit (a number with a unit).
+    const group = await stack.api<{ id: string }>("POST", "/api/groups", {
+      name: "Persian group",
+      inbound_ids: inbounds.map((i) => i.id),
+    });
+    await stack.api("POST", `/api/groups/${group.id}/members`, { user_ids: [user.id] });
+    await stack.api("POST", "/api/plans", {
+      name: "Monthly",
+      data_limit_bytes: 50 * GIB,
+      duration_days: 30,
+      group_ids: [group.id],
     });
     const context = await browser.newContext({ locale: "fa-IR" });
     const page = await context.newPage();
@@ -156,6 +168,10 @@ test.describe("with a core and the starters", () => {
         "/audit",
         "/webhooks",
         "/settings/subscription",
+        "/groups",
+        `/groups/${group.id}`,
+        "/plans",
+        "/import",
       ];
       let isolated = 0;
       for (const path of paths) {

@@ -1,12 +1,14 @@
 // Every main page, light and dark, desktop and phone: no serious or critical accessibility violation
 // (axe), no CSP violation, and (with UPDATE_SCREENSHOTS=1) the screenshots under docs/screenshots/.
-// The owner's pages (admins, audit log, webhooks, subscription settings) and the account's tabs are
-// among them, with the service's notifications delivered to a local receiver (webhooks and the Bot API).
+// The owner's pages (admins with a reseller's quotas, audit log, webhooks, subscription settings,
+// import), the account's tabs, groups, plans and an inbound's hosts are among them, with the service's
+// notifications delivered to a local receiver (webhooks and the Bot API).
 // Plus what people need beyond looks: Persian turns the layout right-to-left, the keyboard reaches
 // a user from the search box, and an API key's secret is shown once.
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { expect, type Page, test } from "@playwright/test";
+import { SCOPABLE_PERMISSIONS as SCOPABLE } from "../../src/lib/roles.ts";
 import { freePort } from "../../test/support/ports.ts";
 import { severeViolations, watchForProblems } from "./support/pages.ts";
 import { type Receiver, startReceiver } from "./support/receiver.ts";
@@ -15,7 +17,14 @@ import { ADMIN, type Stack, startStack } from "./support/stack.ts";
 const SHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
 const UPDATE = process.env.UPDATE_SCREENSHOTS === "1";
 
-type Ids = { userId: string; serverId: string; templateId: string; webhookId: string };
+type Ids = {
+  userId: string;
+  serverId: string;
+  templateId: string;
+  webhookId: string;
+  groupId: string;
+  hostsTag: string;
+};
 let stack: Stack;
 let receiver: Receiver;
 let ids: Ids;
@@ -43,7 +52,7 @@ async function seed(s: Stack): Promise<Ids> {
     port: await freePort(),
     variable_values: { ws_path: "/edge" },
   });
-  await s.api("POST", `/api/servers/${server.id}/inbounds`, {
+  const vmess = await s.api<{ id: string; tag: string }>("POST", `/api/servers/${server.id}/inbounds`, {
     template_id: byName("vmess-ws-tls"),
     port: await freePort(),
   });
@@ -70,6 +79,26 @@ async function seed(s: Stack): Promise<Ids> {
   await s.api("POST", `/api/servers/${server.id}/inbounds/${vless.id}/users/bulk`, {
     user_ids: users.slice(0, 12).map((u) => u.id),
   });
+  // Hosts of the VMess inbound (shown on the server page; no user holds it, so the links elsewhere stay
+  // one per grant), a group over the VLESS inbound with members, and a plan that joins it.
+  const hosts = `/api/servers/${server.id}/inbounds/${vmess.id}/hosts`;
+  await s.api("POST", hosts, { address: "cdn.example.test", remark: "{SERVER} CDN · {DATA_LEFT}" });
+  await s.api("POST", hosts, { address: "203.0.113.7", port: 8443 });
+  const group = await s.api<{ id: string }>("POST", "/api/groups", {
+    name: "europe",
+    inbound_ids: [vless.id],
+  });
+  await s.api("POST", `/api/groups/${group.id}/members`, {
+    user_ids: users.slice(12, 18).map((u) => u.id),
+  });
+  const plan = await s.api<{ id: string }>("POST", "/api/plans", {
+    name: "monthly",
+    data_limit_bytes: 50 * 2 ** 30,
+    data_limit_reset: "month",
+    duration_days: 30,
+    group_ids: [group.id],
+  });
+  await s.api("POST", "/api/plans", { name: "trial", data_limit_bytes: 2 * 2 ** 30, duration_days: 3 });
   await s.api("POST", "/api/api-keys", { name: "billing-bot", expires_in_days: 90 });
   await s.api("POST", "/api/api-keys", { name: "grafana", role: "viewer" });
   // The team, and notifications: a webhook whose receiver takes user.created and refuses
@@ -83,6 +112,17 @@ async function seed(s: Stack): Promise<Ids> {
     role: "viewer",
   });
   await s.api("PUT", `/api/admins/${vera.id}`, { is_disabled: true });
+  // A reseller: every user permission their own, within quotas.
+  await s.api("POST", "/api/admins", {
+    username: "rita",
+    password: "reseller password",
+    role: "operator",
+    scopes: Object.fromEntries(SCOPABLE.map((permission) => [permission, "own"])),
+    max_users: 50,
+    max_data_bytes: 500 * 2 ** 30,
+    allowed_group_ids: [group.id],
+    allowed_plan_ids: [plan.id],
+  });
   const webhook = await s.api<{ id: string }>("POST", "/api/webhooks", {
     name: "crm",
     url: `${receiver.url}/portcullis`,
@@ -102,7 +142,14 @@ async function seed(s: Stack): Promise<Ids> {
     language: "en",
   });
   await s.api("POST", "/api/auth/telegram/test");
-  return { userId: first, serverId: server.id, templateId: byName("vless-ws-tls"), webhookId: webhook.id };
+  return {
+    userId: first,
+    serverId: server.id,
+    templateId: byName("vless-ws-tls"),
+    webhookId: webhook.id,
+    groupId: group.id,
+    hostsTag: vmess.tag,
+  };
 }
 
 test.beforeAll(async () => {
@@ -148,6 +195,33 @@ const PAGES: { name: string; path: () => string; ready: (page: Page) => Promise<
     },
   },
   {
+    name: "server-hosts",
+    path: () => `/servers/${ids.serverId}`,
+    ready: async (p) => {
+      await p.getByRole("button", { name: `Hosts of ${ids.hostsTag}` }).click();
+      await expect(p.getByTestId("host-row")).toHaveCount(2);
+      await p.mouse.move(640, 10); // off the toggle: a subtle button's hover colours are 4.0:1 (as hosts.spec)
+    },
+  },
+  {
+    name: "groups",
+    path: () => "/groups",
+    ready: (p) => expect(p.getByTestId("group-member-count")).toHaveText("6"),
+  },
+  {
+    name: "group",
+    path: () => `/groups/${ids.groupId}`,
+    ready: async (p) => {
+      await expect(p.getByTestId("group-counts")).toHaveText("1 inbound · 6 members");
+      await expect(p.getByTestId("group-member")).toHaveCount(6);
+    },
+  },
+  {
+    name: "plans",
+    path: () => "/plans",
+    ready: (p) => expect(p.getByTestId("plan-row")).toHaveCount(2),
+  },
+  {
     name: "templates",
     path: () => "/templates",
     ready: (p) => expect(p.getByText("vless-ws-tls")).toBeVisible(),
@@ -188,7 +262,7 @@ const PAGES: { name: string; path: () => string; ready: (page: Page) => Promise<
   {
     name: "admins",
     path: () => "/admins",
-    ready: (p) => expect(p.getByTestId("admin-row")).toHaveCount(4),
+    ready: (p) => expect(p.getByTestId("admin-row")).toHaveCount(5),
   },
   {
     name: "audit",
@@ -218,6 +292,11 @@ const PAGES: { name: string; path: () => string; ready: (page: Page) => Promise<
     path: () => "/settings/subscription",
     ready: (p) => expect(p.getByTestId("ua-rule")).toHaveCount(5),
   },
+  {
+    name: "import",
+    path: () => "/import",
+    ready: (p) => expect(p.getByRole("button", { name: "Dry run" })).toBeVisible(),
+  },
 ];
 
 const VARIANTS = [
@@ -231,6 +310,7 @@ for (const variant of VARIANTS) {
   test(`every main page, ${variant.theme} on a ${variant.device}: accessible, CSP-clean`, async ({
     browser,
   }) => {
+    test.setTimeout(600_000); // twenty-one pages, each with axe, on a shared two-core machine
     const context = await browser.newContext({
       viewport: variant.viewport,
       isMobile: variant.device === "phone",

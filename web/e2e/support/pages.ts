@@ -56,8 +56,9 @@ export async function severeViolations(page: Page, name: string): Promise<string
 
 /**
  * Every text in the page with a number followed by a Latin unit (B, KiB … PiB, ms, s, %, d, h, m):
- * the ones outside any isolate (<bdi>, or an element with its own dir) are listed; a right-to-left
- * page would move their unit to the wrong side.
+ * the ones outside any isolate (<bdi>, an element with its own dir, or in plain text Unicode's isolate
+ * marks: LRI, RLI or FSI … PDI, as translations that are plain strings use them) are listed; a
+ * right-to-left page would move their unit to the wrong side.
  */
 export function unitsOutsideIsolates(page: Page): Promise<{ outside: string[]; isolated: number }> {
   return page.evaluate(() => {
@@ -70,7 +71,9 @@ export function unitsOutsideIsolates(page: Page): Promise<{ outside: string[]; i
       const parent = node.parentElement;
       if (parent === null || !UNIT.test(text)) continue;
       if (parent.closest("script, style, code, pre, textarea")) continue;
-      if (parent.closest("bdi, [dir]:not(html)") !== null) isolated++;
+      // The text with its isolated runs (U+2066/U+2067/U+2068 … U+2069) taken out.
+      const bare = text.replace(/[\u2066-\u2068][^\u2069]*\u2069/g, " ");
+      if (parent.closest("bdi, [dir]:not(html)") !== null || !UNIT.test(bare)) isolated++;
       else outside.push(text.trim());
     }
     return { outside, isolated };

@@ -37,7 +37,7 @@ export class NodeTransport implements CoreTransport {
   /** Requests sent and not settled: close() lets them finish (a renewal swaps the client mid-call). */
   private inFlight = 0;
   private closing = false;
-  /** The agent certificates accepted: the material's, widened only by a recheck of what is stored. */
+  /** The agent certificates accepted: the material's, replaced only by a recheck of what is stored. */
   private accepted: Set<string>;
 
   constructor(
@@ -128,7 +128,8 @@ export class NodeTransport implements CoreTransport {
     } catch (error) {
       const unknown = (error as { cause?: unknown }).cause;
       if (!(unknown instanceof UnknownAgentCertificate) || this.material.recheck === undefined) throw error;
-      const stored = await this.material.recheck();
+      // The stored list unreadable (the database away): the refusal stands, as it was.
+      const stored = await this.material.recheck().catch(() => [] as readonly string[]);
       if (!stored.includes(unknown.fingerprint)) throw error;
       this.accepted = new Set(stored);
       return this.sendOnce(method, path, body, context);

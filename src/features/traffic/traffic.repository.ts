@@ -14,7 +14,7 @@ import { type DialectName, jsonRows, plusSeconds, read, typedValue } from "../..
 import type { Database } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
 import type { Bytes, TrafficDeltas } from "./traffic.ts";
-import { UsageRepository } from "./usage.repository.ts";
+import { ROWS_PER_STATEMENT, UsageRepository } from "./usage.repository.ts";
 
 export type ServerUsage = {
   server_id: string;
@@ -34,9 +34,6 @@ export type AddTrafficOptions = {
    */
   receipt?: { epoch: string; seq: number };
 };
-
-/** Rows per set-based statement: one JSON parameter of a few MB at most. */
-const ROWS_PER_STATEMENT = 50_000;
 
 export class TrafficRepository {
   constructor(

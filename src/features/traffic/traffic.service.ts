@@ -110,22 +110,25 @@ export class TrafficService {
       }
       return results;
     }
-    for (const { serverId } of parts) this.#unwritten.delete(serverId);
+    const values = parts.map(({ serverId, deltas }, k) => this.#written(serverId, deltas, users[k] ?? 0));
     if (started.length > 0) await this.changes?.emit("userClocksStarted", started);
-    return parts.map(({ serverId, deltas }, k) => {
-      const value = { users: users[k] ?? 0, inbounds: deltas.inbounds.size };
-      this.logger.debug({ server_id: serverId, ...value }, "traffic collected");
-      return { status: "fulfilled", value };
-    });
+    return values.map((value) => ({ status: "fulfilled", value }));
   }
 
   async #writeOne(serverId: string, deltas: TrafficDeltas): Promise<Collected> {
     const started: string[] = [];
     const users = await this.traffic.addTraffic(serverId, deltas, { now: this.now(), started });
-    this.#unwritten.delete(serverId);
+    const value = this.#written(serverId, deltas, users);
     if (started.length > 0) await this.changes?.emit("userClocksStarted", started);
-    this.logger.debug({ server_id: serverId, users, inbounds: deltas.inbounds.size }, "traffic collected");
-    return { users, inbounds: deltas.inbounds.size };
+    return value;
+  }
+
+  /** A server's deltas are in the database: no longer held for the next collection. */
+  #written(serverId: string, deltas: TrafficDeltas, users: number): Collected {
+    this.#unwritten.delete(serverId);
+    const value = { users, inbounds: deltas.inbounds.size };
+    this.logger.debug({ server_id: serverId, ...value }, "traffic collected");
+    return value;
   }
 
   #deltasOf(serverId: string): TrafficDeltas {

@@ -11,8 +11,8 @@ import { bucketStart, type Granularity } from "./usage.ts";
 export type StoredBucket = { start: string; uplinkBytes: number; downlinkBytes: number };
 export type StoredServerBucket = StoredBucket & { serverId: string };
 
-/** User rows per upsert: one JSON parameter of a few MB at most. */
-const ROWS_PER_STATEMENT = 50_000;
+/** Rows per set-based statement (here and traffic.repository.ts): one JSON parameter of a few MB at most. */
+export const ROWS_PER_STATEMENT = 50_000;
 
 const USER_TABLES = { hour: "user_usage_hourly", day: "user_usage_daily" } as const;
 const SERVER_TABLES = { hour: "server_usage_hourly", day: "server_usage_daily" } as const;

@@ -399,7 +399,10 @@ describe("the collection job", () => {
     xray.counters.set(`user>>>${access.proxy_user_id}>>>traffic>>>downlink`, 1500n);
     const job = collectTrafficJob({
       traffic: t.deps.services.traffic,
-      leases: { holds: (serverId: string) => serverId === server.id } as ServerLeases,
+      leases: {
+        holds: (serverId: string) => serverId === server.id,
+        track: () => {},
+      } as unknown as ServerLeases,
       logger: t.deps.logger,
       intervalMs: 60_000,
       concurrency: 2,

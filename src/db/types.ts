@@ -420,6 +420,12 @@ export interface ServerLeasesTable {
   expires_at: Timestamp;
 }
 
+/** Migration 0035: the instances alive on one PostgreSQL database (a heartbeat that expires). */
+export interface PanelInstancesTable {
+  name: string;
+  expires_at: Timestamp;
+}
+
 /** An inbound's hosts (migration 0022): lists and objects as JSON text; null = the inbound's own value. */
 export interface InboundHostsTable {
   id: string;
@@ -566,6 +572,7 @@ export interface Database {
   core_removals: CoreRemovalsTable;
   server_sync: ServerSyncTable;
   server_leases: ServerLeasesTable;
+  panel_instances: PanelInstancesTable;
   subscription_changes: SubscriptionChangesTable;
   subscription_settings: SubscriptionSettingsTable;
   fair_use_settings: FairUseSettingsTable;

@@ -28,7 +28,9 @@ export function collectTrafficJob(options: CollectTrafficOptions): Job {
       const ids = await traffic.listServerIds();
       for (const id of ids) if (!leases.holds(id)) traffic.forget(id);
       const held = ids.filter((id) => leases.holds(id));
-      const results = await traffic.collectAll(held, limit, (id) => !signal.aborted && leases.holds(id));
+      const collecting = traffic.collectAll(held, limit, (id) => !signal.aborted && leases.holds(id));
+      leases.track(held, collecting); // a server handed over meanwhile goes on only once this ends
+      const results = await collecting;
       results.forEach((result, index) => {
         if (result.status === "fulfilled") return;
         const error = result.reason;

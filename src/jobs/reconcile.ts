@@ -1,7 +1,8 @@
 // The convergence loop: every interval, take (or renew) the leases of the servers this instance may
 // reconcile, and start one tick per such server (features/sync/reconciler.ts) unless that server's
 // previous tick still runs: a slow or silent core delays only itself. At most `concurrency` ticks
-// run at once; a tick is cancelled on shutdown or when its lease is lost.
+// run at once; a tick is cancelled on shutdown or when its lease is lost (or handed to another
+// instance, which may start only once the tick has ended).
 import type { Logger } from "pino";
 import type { ServersService } from "../features/servers/servers.service.ts";
 import type { ServerLeases } from "../features/sync/leases.ts";
@@ -59,6 +60,7 @@ export function reconcileJob(options: ReconcileJobOptions): ReconcileJob {
         if (again.delete(serverId) && !shutdown.aborted && leases.holds(serverId)) start(serverId, shutdown);
       });
     running.set(serverId, tick);
+    leases.track([serverId], tick);
   };
 
   const job: ReconcileJob = {

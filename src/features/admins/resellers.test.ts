@@ -473,6 +473,56 @@ describe("plans under quotas (renew, allowed plans, bulk create)", () => {
     assert.deepEqual([moved.status, moved.data_limit_bytes, moved.next_plan_id], ["active", 400, null]);
   });
 
+  test("a next plan joining a group no longer among the owner's allowed_group_ids is not applied when it falls due: a warning, the plan waits", async (ctx) => {
+    const extra = await api(t.auth, "POST", "/api/groups", { name: "next outside", inbound_ids: [] });
+    assert.equal(extra.statusCode, 201, extra.body);
+    const extraId: string = extra.json().id;
+    const grouped = await plan({ name: "next grouped", data_limit_bytes: 500, group_ids: [extraId] });
+    const r = await makeReseller("allowed-next-groups", { allowed_group_ids: [groupId, extraId] });
+    const made = await api(r.auth, "POST", "/api/users", {
+      name: "grouped next user",
+      data_limit_bytes: 200,
+      next_plan_id: grouped,
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    const id = made.json().id;
+    const narrowed = await api(t.auth, "PUT", `/api/admins/${r.id}`, { allowed_group_ids: [groupId] });
+    assert.equal(narrowed.statusCode, 200, narrowed.body);
+    await t.deps.database.db
+      .updateTable("users")
+      .set({ used_bytes: 201, status: "limited" })
+      .where("id", "=", id)
+      .execute();
+    const warn = ctx.mock.method(t.deps.logger, "warn");
+    await t.deps.services.plans.applyDueNextPlans();
+    const stays = (await api(t.auth, "GET", `/api/users/${id}`)).json();
+    assert.deepEqual([stays.status, stays.data_limit_bytes, stays.next_plan_id], ["limited", 200, grouped]);
+    assert.deepEqual(stays.group_ids ?? [], []);
+    const warned = warn.mock.calls
+      .map(
+        (call) =>
+          call.arguments as unknown as [
+            { user_id?: string; err?: { code?: string; quota?: string } },
+            string,
+          ],
+      )
+      .filter(([fields]) => fields.user_id === id);
+    assert.deepEqual(
+      warned.map(([fields, message]) => [message, fields.err?.code]),
+      [["next plan not applied", "quota_exceeded"]],
+    );
+    assert.match(String((warned[0]?.[0].err as { message?: string } | undefined)?.message), /allowed groups/);
+    // The owner allows the group again: the next tick applies the plan and joins its group.
+    const widened = await api(t.auth, "PUT", `/api/admins/${r.id}`, {
+      allowed_group_ids: [groupId, extraId],
+    });
+    assert.equal(widened.statusCode, 200, widened.body);
+    await t.deps.services.plans.applyDueNextPlans();
+    const moved = (await api(t.auth, "GET", `/api/users/${id}`)).json();
+    assert.deepEqual([moved.status, moved.data_limit_bytes, moved.next_plan_id], ["active", 500, null]);
+    assert.deepEqual(moved.group_ids, [extraId]);
+  });
+
   test("allowed_plan_ids: create from, next plan, renew and bulk create outside them are 403 naming the quota", async () => {
     const allowed = await plan({ name: "allowed plan", data_limit_bytes: 100, device_limit: 2 });
     const outside = await plan({ name: "outside plan", data_limit_bytes: 100 });

@@ -26,7 +26,12 @@ export type PlanApplication = {
  * A user the lifecycle job owes a next plan: limited or expired with next_plan_id set, with their
  * owner's allowed plans (admins.allowed_plan_ids; null: any plan, or no owner).
  */
-export type DueNextPlan = { userId: string; planId: string; ownerAllowedPlanIds: string[] | null };
+export type DueNextPlan = {
+  userId: string;
+  planId: string;
+  ownerAllowedPlanIds: string[] | null;
+  ownerAllowedGroupIds: string[] | null;
+};
 
 type PlanFields = Omit<PlanCreate, "name" | "group_ids">;
 
@@ -125,7 +130,7 @@ export class PlansRepository {
     const rows = await this.db
       .selectFrom("users as u")
       .leftJoin("admins as a", "a.id", "u.owner_admin_id")
-      .select(["u.id", "u.next_plan_id", "a.allowed_plan_ids"])
+      .select(["u.id", "u.next_plan_id", "a.allowed_plan_ids", "a.allowed_group_ids"])
       .where("u.next_plan_id", "is not", null)
       .where(sql<boolean>`u.status IN ('limited', 'expired')`)
       .orderBy("u.id")
@@ -135,6 +140,7 @@ export class PlansRepository {
       userId: row.id,
       planId: row.next_plan_id as string,
       ownerAllowedPlanIds: readIdList(row.allowed_plan_ids),
+      ownerAllowedGroupIds: readIdList(row.allowed_group_ids),
     }));
   }
 

@@ -1,6 +1,7 @@
 // Server leases in SQL: one row per server naming the instance that reconciles it and until when.
 // Taking or renewing is one conditional upsert (the row is ours, or free, or expired), the same
 // statement on PostgreSQL and SQLite; expiry uses the instances' clocks, like certificate renewals.
+// Beside them, each instance's heartbeat (panel_instances, migration 0035): who is alive to share with.
 import type { Kysely } from "kysely";
 import { read } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
@@ -43,11 +44,41 @@ export class LeasesRepository {
     return held;
   }
 
-  /** A clean shutdown hands its servers over at once instead of after the lease time. */
+  /** A clean shutdown (or a handover) gives servers to the others at once instead of after the lease time. */
   async release(holder: string, serverIds?: readonly string[]): Promise<void> {
+    if (serverIds !== undefined && serverIds.length === 0) return;
     let query = this.db.deleteFrom("server_leases").where("holder", "=", holder);
     if (serverIds !== undefined) query = query.where("server_id", "in", [...serverIds]);
     await query.execute();
+  }
+
+  /**
+   * Renews this instance's heartbeat and reads who shares the servers now: the names whose
+   * heartbeat has not expired (this one included) and every server id.
+   */
+  async announce(
+    name: string,
+    now: string,
+    expiresAt: string,
+  ): Promise<{ instances: string[]; serverIds: string[] }> {
+    await this.db
+      .insertInto("panel_instances")
+      .values({ name, expires_at: expiresAt })
+      .onConflict((oc) => oc.column("name").doUpdateSet({ expires_at: expiresAt }))
+      .execute();
+    const [instances, servers] = await Promise.all([
+      this.db.selectFrom("panel_instances").select("name").where("expires_at", ">=", now).execute(),
+      this.db.selectFrom("servers").select("id").execute(),
+    ]);
+    return { instances: instances.map((row) => row.name), serverIds: servers.map((row) => row.id) };
+  }
+
+  /** On shutdown: the others stop counting this instance at once. Long-expired rows go too. */
+  async leave(name: string, now: string): Promise<void> {
+    await this.db
+      .deleteFrom("panel_instances")
+      .where((eb) => eb.or([eb("name", "=", name), eb("expires_at", "<", now)]))
+      .execute();
   }
 
   async find(serverId: string): Promise<LeaseRow | undefined> {

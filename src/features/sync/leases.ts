@@ -1,17 +1,27 @@
 // Which servers this instance reconciles and collects traffic for. With several instances on one
-// PostgreSQL database each server has a lease row (leases.repository.ts) renewed on every reconcile
-// pass; an instance that dies stops renewing and another takes the server once the lease expires.
+// PostgreSQL database the live instances share the servers out (shares.ts over their heartbeats)
+// and each server has a lease row (leases.repository.ts) renewed on every reconcile pass by the
+// instance whose share it is. A server that leaves an instance's share (another instance joined) is
+// handed over: work on it stops at once, and its lease row is deleted only when the work this
+// instance had under way there has ended, so the next holder starts after. An instance that dies
+// stops renewing and the others take its servers once the leases expire.
 // The holder trusts a lease only until `ttl - margin` after it *sent* the renewal, measured on its
 // own monotonic clock, so it stops before anyone else can start even if its process stalled.
 // SQLite means one process: it holds every server, with no lock at all.
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { LeasesRepository } from "./leases.repository.ts";
+import { shareOut } from "./shares.ts";
 
 export interface ServerLeases {
   readonly holder: string;
-  /** Renews held leases and takes free or expired ones among `serverIds`; returns the ones held now. */
+  /**
+   * Renews held leases and takes free or expired ones among `serverIds` that are this instance's
+   * share; hands over held ones that are not; returns the ones held now.
+   */
   claim(serverIds: readonly string[]): Promise<Set<string>>;
+  /** Work under way for these servers: a handover waits for it before the next holder may start. */
+  track(serverIds: readonly string[], work: Promise<unknown>): void;
   /** Lets go of servers that are gone (deleted), keeping the rest. */
   retain(serverIds: readonly string[]): void;
   /** Whether this instance may act for the server right now. */
@@ -35,6 +45,7 @@ export class SoleInstance implements ServerLeases {
     return new Set(serverIds);
   }
   retain(): void {}
+  track(): void {}
   holds(): boolean {
     return true;
   }
@@ -58,6 +69,9 @@ export type LeaseOptions = {
 export class DatabaseLeases implements ServerLeases {
   readonly holder: string;
   readonly #held = new Map<string, Held>();
+  /** Servers given up whose lease row waits for their work to end (not taken again meanwhile). */
+  readonly #handingOver = new Set<string>();
+  readonly #work = new Map<string, Set<Promise<unknown>>>();
   readonly #ttlMs: number;
   readonly #now: () => Date;
   readonly #monotonicMs: () => number;
@@ -78,7 +92,10 @@ export class DatabaseLeases implements ServerLeases {
     const expiresAt = new Date(now.getTime() + this.#ttlMs).toISOString();
     let taken: string[];
     try {
-      taken = await this.leases.claim(serverIds, this.holder, now.toISOString(), expiresAt);
+      const live = await this.leases.announce(this.holder, now.toISOString(), expiresAt);
+      const share = new Set(shareOut(live.serverIds, live.instances).get(this.holder));
+      const wanted = serverIds.filter((id) => share.has(id) && !this.#handingOver.has(id));
+      taken = await this.leases.claim(wanted, this.holder, now.toISOString(), expiresAt);
     } catch (error) {
       this.#expire();
       throw error;
@@ -87,10 +104,26 @@ export class DatabaseLeases implements ServerLeases {
     const takenSet = new Set(taken);
     for (const id of serverIds) {
       if (takenSet.has(id)) this.#keep(id, validUntilMs);
-      else this.#drop(id);
+      else if (this.#held.has(id)) this.#handOver(id);
     }
     this.#expire();
     return new Set([...this.#held.keys()].filter((id) => serverIds.includes(id)));
+  }
+
+  track(serverIds: readonly string[], work: Promise<unknown>): void {
+    for (const id of serverIds) {
+      const pending = this.#work.get(id) ?? new Set();
+      pending.add(work);
+      this.#work.set(id, pending);
+    }
+    const done = () => {
+      for (const id of serverIds) {
+        const pending = this.#work.get(id);
+        pending?.delete(work);
+        if (pending?.size === 0) this.#work.delete(id);
+      }
+    };
+    work.then(done, done);
   }
 
   retain(serverIds: readonly string[]): void {
@@ -110,6 +143,21 @@ export class DatabaseLeases implements ServerLeases {
   async release(): Promise<void> {
     for (const id of [...this.#held.keys()]) this.#drop(id);
     await this.leases.release(this.holder);
+    await this.leases.leave(this.holder, this.#now().toISOString());
+  }
+
+  /**
+   * No longer ours (another instance's share now, or taken after our lease ran out): stop acting at
+   * once, and delete the lease row only once the work tracked for the server has ended, so the next
+   * holder cannot start while this one still talks to the core. If the delete fails the row expires.
+   */
+  #handOver(id: string): void {
+    this.#drop(id);
+    this.#handingOver.add(id);
+    Promise.allSettled([...(this.#work.get(id) ?? [])])
+      .then(() => this.leases.release(this.holder, [id]))
+      .catch(() => {})
+      .finally(() => this.#handingOver.delete(id));
   }
 
   /** A third of the lease: room for a slow renewal round trip and for clocks that run apart. */

@@ -1,0 +1,229 @@
+// Several instances on one PostgreSQL database sharing the fleet, in one process: real leases and
+// heartbeats, the real reconcile and traffic jobs, Xray stand-ins over gRPC that record every call.
+// A join splits the servers, a clean leave and a crash hand them over, and through all of it no
+// server is held by two instances at one observation, a restarted core gets each user exactly once
+// (AddUser calls = grants: a second reconciler would add them again) and traffic is counted once.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as delay } from "node:timers/promises";
+import { sql } from "kysely";
+import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { bulkGrant, createUsers } from "../../../test/support/convergence.ts";
+import { waitFor } from "../../../test/support/poll.ts";
+import { freePort } from "../../../test/support/ports.ts";
+import { createInbound, registerServer, templateFor } from "../../../test/support/provisioning.ts";
+import { type RecordingXray, startRecordingXray } from "../../../test/support/recording-grpc.ts";
+import { CleanupStack } from "../../../test/support/v2ray.ts";
+import * as cmd from "../../gen/xray/app/proxyman_command_pb.ts";
+import { collectTrafficJob } from "../../jobs/collect-traffic.ts";
+import { reconcileJob } from "../../jobs/reconcile.ts";
+import type { Job } from "../../jobs/runner.ts";
+
+const SERVERS = 6;
+const USERS_PER_SERVER = 8;
+const RECONCILE_MS = 100;
+const CONFIG = {
+  PORTCULLIS_RECONCILE_INTERVAL_MS: String(RECONCILE_MS),
+  PORTCULLIS_LEASE_TTL_MS: "1500",
+  PORTCULLIS_CORE_TIMEOUT_MS: "2000",
+};
+const skip = process.env.DATABASE_URL === undefined ? "needs PostgreSQL (DATABASE_URL)" : false;
+
+type Core = { xray: RecordingXray; serverId: string; tag: string; emails: string[] };
+
+/** One panel instance: its app and its background loops, which it can leave cleanly or crash out of. */
+type Instance = {
+  name: string;
+  app: TestApp;
+  holds(serverId: string): boolean;
+  /** SIGTERM: the loops stop, running work ends, leases and heartbeat are released. */
+  leave(): Promise<void>;
+  /** SIGKILL: the loops stop where they are; nothing is released, the rows expire. */
+  crash(): void;
+  isRunning: boolean;
+  /** Reconcile ticks finished so far. */
+  readonly ticks: number;
+};
+
+const stack = new CleanupStack();
+let first: TestApp;
+const cores: Core[] = [];
+const instances: Instance[] = [];
+
+/** Samples every running instance's holds() all along: a server held by two at once is a failure. */
+const observer = { samples: 0, overlaps: [] as string[], stopped: false, done: Promise.resolve() };
+
+function startObserver(): void {
+  observer.done = (async () => {
+    while (!observer.stopped) {
+      for (const core of cores) {
+        const holders = instances.filter((i) => i.isRunning && i.holds(core.serverId)).map((i) => i.name);
+        if (holders.length > 1) observer.overlaps.push(`${core.serverId}: ${holders.join(", ")}`);
+      }
+      observer.samples += 1;
+      await delay(2);
+    }
+  })();
+}
+
+async function startInstance(app: TestApp): Promise<Instance> {
+  const { deps } = app;
+  const { leases, logger } = deps;
+  const reconcile = reconcileJob({
+    ...{ reconciler: deps.services.reconciler, servers: deps.services.servers, leases, logger },
+    ...{ intervalMs: RECONCILE_MS, concurrency: 4 },
+  });
+  const jobs: Job[] = [
+    reconcile,
+    collectTrafficJob({ traffic: deps.services.traffic, leases, logger, intervalMs: 150, concurrency: 4 }),
+  ];
+  const controller = new AbortController();
+  const loops = jobs.map(async (job) => {
+    while (!controller.signal.aborted) {
+      await job.run({ signal: controller.signal }).catch(() => {});
+      await delay(job.intervalMs, undefined, { signal: controller.signal }).catch(() => {});
+    }
+  });
+  const instance: Instance = {
+    name: leases.holder,
+    app,
+    holds: (id) => leases.holds(id),
+    isRunning: true,
+    get ticks() {
+      return reconcile.finished;
+    },
+    async leave() {
+      controller.abort();
+      await Promise.all(loops);
+      await Promise.all(jobs.map((job) => job.drain?.()));
+      instance.isRunning = false;
+    },
+    crash() {
+      controller.abort();
+      // Its local leases lapse on their own timers (ttl − margin); the observer keeps watching them.
+    },
+  };
+  instances.push(instance);
+  return instance;
+}
+
+const heldBy = (instance: Instance) => cores.filter((c) => instance.holds(c.serverId)).map((c) => c.serverId);
+
+/** Waits until the running instances' holdings are `sizes` (sorted) and cover every server. */
+async function split(running: Instance[], sizes: number[], what: string): Promise<string[][]> {
+  return waitFor(
+    () => {
+      const held = running.map(heldBy);
+      const all = new Set(held.flat());
+      const counts = held.map((ids) => ids.length).sort();
+      return all.size === SERVERS && JSON.stringify(counts) === JSON.stringify(sizes) ? held : undefined;
+    },
+    { what, timeoutMs: 20_000 },
+  );
+}
+
+const addUserCalls = (xray: RecordingXray) =>
+  xray.calls.filter(
+    (call) =>
+      call.path.endsWith("/AlterInbound") &&
+      (call.request as cmd.AlterInboundRequest).operation?.type === cmd.AddUserOperationSchema.typeName,
+  ).length;
+
+/** Every core restarted empty; each must get each of its users back exactly once. */
+async function restartCoresAndCountAdds(what: string): Promise<void> {
+  for (const core of cores) await core.xray.restart();
+  await waitFor(() => cores.every((c) => c.xray.inbounds.get(c.tag)?.users.size === USERS_PER_SERVER), {
+    what: `every restarted core to hold its users (${what})`,
+    timeoutMs: 30_000,
+  });
+  // A second reconciler of the same server would add the users again: let every instance finish a
+  // round of ticks over what it holds before counting.
+  const running = instances.filter((i) => i.isRunning);
+  const after = running.map((i) => i.ticks + heldBy(i).length);
+  await waitFor(() => running.every((i, k) => i.ticks >= (after[k] ?? 0)), {
+    what: "another round of ticks",
+  });
+  for (const core of cores) {
+    assert.equal(addUserCalls(core.xray), USERS_PER_SERVER, `${what}: AddUser calls on ${core.serverId}`);
+  }
+}
+
+const usedBytes = async () =>
+  Number(
+    (
+      await sql<{ n: string }>`SELECT coalesce(sum(lifetime_used_bytes), 0) AS n FROM users`.execute(
+        first.deps.database.db,
+      )
+    ).rows[0]?.n,
+  );
+
+before(async () => {
+  if (skip !== false) return;
+  first = await createTestApp(CONFIG);
+  const template = await templateFor(first, { protocol: "vless", network: "tcp", tls: false });
+  const users = await createUsers(first.deps, SERVERS * USERS_PER_SERVER, "shared");
+  for (let i = 0; i < SERVERS; i++) {
+    const xray = await startRecordingXray(stack.add);
+    const server = await registerServer(first, Number(xray.address.split(":")[1]));
+    const inbound = await createInbound(first, server.id, {
+      template_id: template.id,
+      port: await freePort(),
+    });
+    const mine = users.slice(i * USERS_PER_SERVER, (i + 1) * USERS_PER_SERVER);
+    await bulkGrant(first, server.id, inbound.id, mine);
+    const emails = [...(xray.inbounds.get(inbound.tag)?.users.keys() ?? [])];
+    assert.equal(emails.length, USERS_PER_SERVER);
+    cores.push({ xray, serverId: server.id, tag: inbound.tag, emails });
+  }
+  startObserver();
+});
+
+after(async () => {
+  observer.stopped = true;
+  await observer.done;
+  for (const instance of instances) if (instance.isRunning) await instance.leave().catch(() => {});
+  for (const instance of instances.slice(1).reverse()) await instance.app.close();
+  await first?.close();
+  await stack.run();
+});
+
+describe("instances sharing the fleet on one PostgreSQL database", { skip }, () => {
+  test("a join splits the servers, a leave and a crash hand them over; nothing is done twice", async () => {
+    const a = await startInstance(first);
+    await split([a], [SERVERS], "the first instance to hold every server");
+
+    const b = await startInstance(await createTestApp(CONFIG, { sameDatabaseAs: first }));
+    const [heldA, heldB] = await split([a, b], [3, 3], "a second instance to get its share");
+    assert.equal(new Set([...(heldA ?? []), ...(heldB ?? [])]).size, SERVERS);
+    await restartCoresAndCountAdds("two instances");
+
+    // Traffic while a third instance joins: every byte counted once, whoever collects it.
+    const base = await usedBytes();
+    let sent = 0;
+    for (const core of cores) {
+      core.emails.forEach((email, k) => {
+        core.xray.counters.set(`user>>>${email}>>>traffic>>>uplink`, BigInt(1000 + k));
+        sent += 1000 + k;
+      });
+    }
+    const c = await startInstance(await createTestApp(CONFIG, { sameDatabaseAs: first }));
+    await split([a, b, c], [2, 2, 2], "a third instance to get its share");
+    await waitFor(async () => (await usedBytes()) === base + sent, { what: "every byte to be counted" });
+    await waitFor(() => cores.every((core) => [...core.xray.counters.values()].every((v) => v === 0n)), {
+      what: "every counter read",
+    });
+    await restartCoresAndCountAdds("three instances");
+    assert.equal(await usedBytes(), base + sent, "counted once");
+
+    await c.leave();
+    await split([a, b], [3, 3], "the others to take the servers of the instance that left");
+
+    b.crash();
+    await split([a], [SERVERS], "the survivor to take the crashed instance's servers once they expire");
+    b.isRunning = false;
+    await restartCoresAndCountAdds("the survivor alone");
+
+    assert.ok(observer.samples > 100, `${observer.samples} observations`);
+    assert.deepEqual(observer.overlaps, [], "no server held by two instances at one observation");
+  });
+});

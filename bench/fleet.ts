@@ -454,7 +454,13 @@ type Result = {
   /** Set when the cold start did not converge within the deadline: what was reached. */
   notConverged?: string;
   two?: {
-    leases: string;
+    /** Servers held by the first + the second instance once the second got its share. */
+    split: string;
+    splitMs: number;
+    /** Servers that changed hands after the split, during the step (0: a stable split). */
+    moved: number;
+    restartedBy: { first: number; second: number };
+    polledBy: { first: number; second: number };
     addUserCalls: number;
     expected: number;
     restarted: number;
@@ -732,17 +738,55 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
           );
     const peakMB = readPeakRssMB(panel.pid) ?? Number.NaN;
 
-    // ---- PostgreSQL: a second instance on the same database
+    // ---- PostgreSQL: a second instance on the same database, sharing the fleet with the first
     let two: Result["two"];
     if (dialect === "postgres") {
       loads.two = load();
+      const holders = async () =>
+        new Map(
+          (await db.selectFrom("server_leases").select(["server_id", "holder"]).execute()).map((r) => [
+            r.server_id,
+            r.holder,
+          ]),
+        );
+      const joinAt = Date.now();
       const second = await startPanel(stack, dataDir, databaseUrl, undefined);
-      // Leases are failover, not sharing: the first instance keeps what it renews (features/sync/leases.ts).
+      // The first hands the second its share (features/sync/shares.ts) once it sees its heartbeat.
+      const shared = await until(
+        async () => {
+          const held = await holders();
+          return held.size === SERVERS && new Set(held.values()).size === 2 ? held : undefined;
+        },
+        "the second instance to get its share of the servers",
+        STEP_DEADLINE_MS,
+        100,
+      );
+      const splitMs = Date.now() - joinAt;
+      const pidOf = (holder: string | undefined) => Number(holder?.split(":")[1]);
+      const who = (serverId: string) => (pidOf(shared.get(serverId)) === second.pid ? "second" : "first");
+      const standinServer = (j: number) => fleet.servers[REAL + j]?.id ?? "";
+      const tally = (ids: string[]) => {
+        const byInstance = { first: 0, second: 0 };
+        for (const id of ids) byInstance[who(id)] += 1;
+        return byInstance;
+      };
+      const split = tally(fleet.servers.map((server) => server.id));
       await standins.ask({ cmd: "reset-calls" });
       const startAll = Date.now();
-      // As many stand-ins as the service reconciles at once (its default 4): one wave, a bounded wait.
-      const restarted = Math.min(standinPorts.length, Number(values.concurrency ?? 4));
-      for (let j = 0; j < restarted; j++) await standins.ask({ cmd: "restart", core: j });
+      // As many stand-ins as the service reconciles at once (its default 4), taken from both
+      // instances' shares in turn: one wave, a bounded wait, and work for each instance.
+      const wave = Math.min(standinPorts.length, Number(values.concurrency ?? 4));
+      const byHolder = (name: string) =>
+        standinPorts.map((_, j) => j).filter((j) => who(standinServer(j)) === name);
+      const [ofFirst, ofSecond] = [byHolder("first"), byHolder("second")];
+      const chosen: number[] = [];
+      for (let k = 0; chosen.length < wave && k < standinPorts.length; k++) {
+        for (const list of [ofFirst, ofSecond]) {
+          const j = list[k];
+          if (j !== undefined && chosen.length < wave) chosen.push(j);
+        }
+      }
+      for (const j of chosen) await standins.ask({ cmd: "restart", core: j });
       await until(
         async () => ((await standins.counts()).every((c, j) => c.users === expected[j]) ? true : undefined),
         "the restarted stand-ins to hold their users (two instances)",
@@ -767,22 +811,24 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
       const sumExact = (await sumUsed()) === base2 + bytes2;
       const counts = await standins.counts();
       const addUserCalls = counts.reduce((sum, c) => sum + (c.calls.AddUser ?? 0), 0);
-      const expectedCalls = expected.slice(0, restarted).reduce((a, b) => a + b, 0);
-      const leases = await sql<{
-        holder: string;
-        n: string;
-      }>`SELECT holder, count(*) AS n FROM server_leases GROUP BY holder ORDER BY holder`.execute(db);
+      const expectedCalls = chosen.reduce((sum, j) => sum + (expected[j] ?? 0), 0);
+      const after = await holders();
+      const moved = [...shared].filter(([id, holder]) => after.get(id) !== holder).length;
       two = {
-        leases: leases.rows.map((r) => r.n).join(" + "),
+        split: `${split.first} + ${split.second}`,
+        splitMs,
+        moved,
+        restartedBy: tally(chosen.map(standinServer)),
+        polledBy: tally(served.map((x) => standinServer(x.core))),
         addUserCalls,
         expected: expectedCalls,
-        restarted,
+        restarted: chosen.length,
         sumExact,
         coldMs,
         served: served.length,
       };
       log(
-        `two instances: leases ${two.leases}, AddUser ${addUserCalls} for ${two.expected} grants, sum exact: ${sumExact}`,
+        `two instances: servers ${two.split} (split ${s(splitMs)} after the second started, ${moved} moved since), restarted ${JSON.stringify(two.restartedBy)}, polled ${JSON.stringify(two.polledBy)}, AddUser ${addUserCalls} for ${two.expected} grants, sum exact: ${sumExact}`,
       );
       await stop(second, 30_000);
     }
@@ -1045,23 +1091,29 @@ function report(calibration: Calibration, results: Result[], machine: string[], 
   );
   if (results.some((r) => r.two !== undefined)) {
     row(
-      "two instances on one PostgreSQL: leases per instance",
-      "failover (one holds all)",
-      after((r) => r.two?.leases ?? "–"),
+      "two instances on one PostgreSQL: servers held by the first + the second; split after the second started; moved since",
+      "an even split, both work",
+      after((r) =>
+        r.two === undefined ? "–" : `**${r.two.split}**; ${s(r.two.splitMs)}; ${r.two.moved} moved`,
+      ),
     );
     row(
-      "two instances: stand-ins restarted at once → all back; AddUser calls (all cores) / their grants",
+      "two instances: stand-ins restarted at once (by holder: first + second) → all back; AddUser calls (all cores) / their grants",
       "= 1",
       after((r) =>
         r.two === undefined
           ? "–"
-          : `${r.two.restarted}: ${s(r.two.coldMs)}; **${r.two.addUserCalls.toLocaleString("en")} / ${r.two.expected.toLocaleString("en")}: ${verdict(r.two.addUserCalls === r.two.expected)}**`,
+          : `${r.two.restarted} (${r.two.restartedBy.first} + ${r.two.restartedBy.second}): ${s(r.two.coldMs)}; **${r.two.addUserCalls.toLocaleString("en")} / ${r.two.expected.toLocaleString("en")}: ${verdict(r.two.addUserCalls === r.two.expected)}**`,
       ),
     );
     row(
-      "two instances: traffic counted exactly once (stand-ins polled)",
+      "two instances: traffic counted exactly once (stand-ins polled by first + second)",
       "yes",
-      after((r) => (r.two === undefined ? "–" : `**${r.two.sumExact ? "yes" : "no"}** (${r.two.served})`)),
+      after((r) =>
+        r.two === undefined
+          ? "–"
+          : `**${r.two.sumExact ? "yes" : "no"}** (${r.two.served}: ${r.two.polledBy.first} + ${r.two.polledBy.second})`,
+      ),
     );
   }
   return [...head, ...rows].join("\n");
@@ -1101,6 +1153,13 @@ async function main(): Promise<void> {
             : [
                 `${r.dialect}: two instances did work twice (AddUser ${r.two.addUserCalls} for ${r.two.expected}, sum exact ${r.two.sumExact})`,
               ]),
+          ...(r.two === undefined ||
+          (r.two.restartedBy.first > 0 &&
+            r.two.restartedBy.second > 0 &&
+            r.two.polledBy.first > 0 &&
+            r.two.polledBy.second > 0)
+            ? []
+            : [`${r.dialect}: one of two instances did no work (servers ${r.two.split})`]),
         ],
   );
   if (failed.length > 0) {

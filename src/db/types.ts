@@ -251,6 +251,15 @@ export interface NodeTrafficReceiptsTable {
   received_at: Timestamp;
 }
 
+/** Collected traffic not yet added to the totals (migration 0034, TrafficRepository.fold). */
+export interface TrafficJournalTable {
+  seq: Generated<number | string>;
+  server_id: string;
+  collected_at: Timestamp;
+  /** JSON: {"users": [[email, uplink, downlink], …], "inbounds": [[tag, uplink, downlink], …]}. */
+  deltas: string;
+}
+
 export interface TemplatesTable {
   id: string;
   name: string;
@@ -587,6 +596,7 @@ export interface Database {
   node_enrollments: NodeEnrollmentsTable;
   node_certificates: NodeCertificatesTable;
   node_traffic_receipts: NodeTrafficReceiptsTable;
+  traffic_journal: TrafficJournalTable;
   import_secrets: ImportSecretsTable;
   import_links: ImportLinksTable;
 }

@@ -1,6 +1,8 @@
 // Reads traffic counters (with reset) from the cores of the servers this instance holds, a few
-// servers at a time, each bounded by the core deadline, and adds them to the totals in one write
-// (TrafficService.collectAll). An unreachable core is skipped quietly: the reconcile job reports it.
+// servers at a time, each bounded by the core deadline, journals them in one write
+// (TrafficService.collectAll: durable from then on), then folds the journal into the totals
+// (TrafficService.fold: whatever earlier runs or a crashed instance left there too) and runs the
+// lifecycle tick on the new totals. An unreachable core is skipped quietly: the reconcile job reports it.
 import type { Logger } from "pino";
 import type { ServerLeases } from "../features/sync/leases.ts";
 import type { TrafficService } from "../features/traffic/traffic.service.ts";
@@ -14,7 +16,7 @@ export type CollectTrafficOptions = {
   logger: Logger;
   intervalMs: number;
   concurrency: number;
-  /** Run after each collection (the lifecycle tick, so limits bite within one traffic interval). */
+  /** Run after each collection's fold (the lifecycle tick, so limits bite within one traffic interval). */
   afterCollect?: () => Promise<unknown>;
 };
 
@@ -40,6 +42,7 @@ export function collectTrafficJob(options: CollectTrafficOptions): Job {
           "traffic not collected",
         );
       });
+      await traffic.fold();
       if (!signal.aborted && options.afterCollect !== undefined) await options.afterCollect();
     },
   };

@@ -31,6 +31,7 @@ import * as m0030 from "./0030_plans.ts";
 import * as m0031 from "./0031_resellers.ts";
 import * as m0032 from "./0032_devices.ts";
 import * as m0033 from "./0033_reseller_plans.ts";
+import * as m0034 from "./0034_traffic_journal.ts";
 import * as m0035 from "./0035_panel_instances.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
@@ -66,5 +67,6 @@ export const migrations: Record<string, MigrationModule> = {
   "0031_resellers": m0031,
   "0032_devices": m0032,
   "0033_reseller_plans": m0033,
+  "0034_traffic_journal": m0034,
   "0035_panel_instances": m0035,
 };

@@ -8,13 +8,18 @@
 // (this period) and lifetime_used_bytes, online_at becomes now, and an on_hold user's expiry clock
 // starts (status active, expire_at = now + on_hold_duration_seconds): two more statements, whatever
 // the number of users (the lifecycle job judges the new numbers, docs/LIFECYCLE.md).
+// A collection does not write these totals itself: it journals what it read (journal(): one row per
+// server in traffic_journal, migration 0034, a few inserts whatever the number of users), and fold()
+// adds journaled rows to the totals through the same set-based write and deletes them in that
+// transaction, so each is counted exactly once, a crash or restart in between included.
 // Measured by `npm run bench:traffic` (docs/benchmarks/traffic.md).
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type DialectName, jsonRows, plusSeconds, read, typedValue } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
-import type { Bytes, TrafficDeltas } from "./traffic.ts";
+import { type Bytes, decodeTraffic, encodeTraffic, type TrafficDeltas } from "./traffic.ts";
 import { ROWS_PER_STATEMENT, UsageRepository } from "./usage.repository.ts";
+import { bucketStart } from "./usage.ts";
 
 export type ServerUsage = {
   server_id: string;
@@ -34,6 +39,19 @@ export type AddTrafficOptions = {
    */
   receipt?: { epoch: string; seq: number };
 };
+
+/** What one fold added to the totals. */
+export type Folded = {
+  /** Journal rows folded (and deleted). */
+  rows: number;
+  /** Users written, summed over the servers of each collection hour. */
+  users: number;
+  /** on_hold users whose expiry clock these bytes started. */
+  started: string[];
+};
+
+/** Journal rows per fold transaction: a few collections of a 50-server fleet. */
+export const FOLD_ROWS = 200;
 
 export class TrafficRepository {
   constructor(
@@ -75,6 +93,106 @@ export class TrafficRepository {
     return this.db.transaction().execute(async (trx) => {
       return new TrafficRepository(trx, this.dialect).#write(parts, at, options.started);
     });
+  }
+
+  /**
+   * Journals one collection's deltas (per server) in one transaction: durable once this returns,
+   * counted in the totals when fold() takes them. A few inserts of JSON text, whatever the users.
+   */
+  async journal(parts: readonly { serverId: string; deltas: TrafficDeltas }[], at: Date): Promise<void> {
+    const collectedAt = at.toISOString();
+    await this.db.transaction().execute(async (trx) => {
+      for (const part of chunks([...parts], 10)) {
+        await trx
+          .insertInto("traffic_journal")
+          .values(
+            part.map(({ serverId, deltas }) => ({
+              server_id: serverId,
+              collected_at: collectedAt,
+              deltas: encodeTraffic(deltas),
+            })),
+          )
+          .execute();
+      }
+    });
+  }
+
+  /** The journal's rows not folded yet (oldest first): sequence and server. */
+  async pending(): Promise<{ seq: number; serverId: string }[]> {
+    const rows = await this.db
+      .selectFrom("traffic_journal")
+      .select(["seq", "server_id"])
+      .orderBy("seq")
+      .execute();
+    return rows.map((row) => ({ seq: Number(row.seq), serverId: row.server_id }));
+  }
+
+  /**
+   * Takes the oldest journal rows (at most `limit`, or only row `only`), adds them to the totals and
+   * deletes them, in one transaction: all of it or nothing. Rows of the same collection hour are
+   * merged per server and written together (TrafficRepository.addTrafficMany's write, at the latest
+   * of their times), so a fold that fell behind writes each user once per hour, not once per poll.
+   * On PostgreSQL the rows are taken with SKIP LOCKED: two instances folding at once take different rows.
+   */
+  async fold(options: { limit?: number; only?: number } = {}): Promise<Folded> {
+    const limit = options.limit ?? FOLD_ROWS;
+    return this.db.transaction().execute(async (trx) => {
+      const repository = new TrafficRepository(trx, this.dialect);
+      const taken = await repository.#take(limit, options.only);
+      const groups = new Map<number, { at: Date; servers: Map<string, TrafficDeltas> }>();
+      for (const row of taken) {
+        const at = new Date(read.timestamp(row.collected_at));
+        const hour = bucketStart(at, "hour").getTime();
+        let group = groups.get(hour);
+        if (group === undefined) {
+          group = { at, servers: new Map() };
+          groups.set(hour, group);
+        }
+        if (at > group.at) group.at = at;
+        group.servers.set(row.server_id, decodeTraffic(row.deltas, group.servers.get(row.server_id)));
+      }
+      const started: string[] = [];
+      let users = 0;
+      for (const [, group] of [...groups].sort(([a], [b]) => a - b)) {
+        const parts = [...group.servers].map(([serverId, deltas]) => ({ serverId, deltas }));
+        for (const count of await repository.#write(parts, group.at, started)) users += count;
+      }
+      return { rows: taken.length, users, started };
+    });
+  }
+
+  /** Deletes and returns the oldest journal rows (or row `only`), in sequence order. */
+  async #take(
+    limit: number,
+    only: number | undefined,
+  ): Promise<{ seq: number | string; server_id: string; collected_at: string | Date; deltas: string }[]> {
+    if (this.dialect === "postgres") {
+      const chosen =
+        only === undefined
+          ? sql`select seq from traffic_journal order by seq limit ${limit} for update skip locked`
+          : sql`select seq from traffic_journal where seq = ${only} for update skip locked`;
+      const { rows } = await sql<{ seq: string; server_id: string; collected_at: Date; deltas: string }>`
+        delete from traffic_journal where seq in (${chosen})
+        returning seq, server_id, collected_at, deltas`.execute(this.db);
+      return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+    }
+    // SQLite: one writer at a time, and this transaction holds the write lock from its first write.
+    let query = this.db
+      .selectFrom("traffic_journal")
+      .select(["seq", "server_id", "collected_at", "deltas"])
+      .orderBy("seq")
+      .limit(limit);
+    if (only !== undefined) query = query.where("seq", "=", only);
+    const rows = await query.execute();
+    const last = rows.at(-1);
+    if (last === undefined) return [];
+    const first = rows[0] as (typeof rows)[0];
+    await this.db
+      .deleteFrom("traffic_journal")
+      .where("seq", ">=", first.seq)
+      .where("seq", "<=", last.seq)
+      .execute();
+    return rows;
   }
 
   async #write(

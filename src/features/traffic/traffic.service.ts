@@ -1,6 +1,8 @@
-// Traffic collection: read a core's user and inbound counters with reset and add them to the totals
-// in the database, so a core restart loses at most what was counted since the last collection.
-// Deltas whose write failed are kept in memory and added to the next collection.
+// Traffic collection: read a core's user and inbound counters with reset and journal them in the
+// database (one row per server, TrafficRepository.journal), so a core restart loses at most what was
+// counted since the last collection and a panel restart loses nothing that was journaled. Deltas whose
+// journal write failed are kept in memory and added to the next collection. fold() adds the journal
+// to the totals (grants, users, inbounds, usage history) and deletes it, exactly once.
 import type { Logger } from "pino";
 import type { AgentLink } from "../../cores/core-transport.ts";
 import { API_INBOUND_TAGS } from "../../cores/core-types.ts";
@@ -9,7 +11,7 @@ import { type Limiter, limiter, settleAll } from "../../lib/limiter.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import type { CoreSync } from "../sync/core-sync.ts";
 import type { UsersService } from "../users/users.service.ts";
-import type { TrafficRepository } from "./traffic.repository.ts";
+import type { Folded, TrafficRepository } from "./traffic.repository.ts";
 import type { UserUsage } from "./traffic.schemas.ts";
 import { isEmpty, mergeTraffic, parseTraffic, type TrafficDeltas } from "./traffic.ts";
 
@@ -33,19 +35,54 @@ export class TrafficService {
     private readonly changes?: Changes,
   ) {}
 
+  /** One server's collection, journaled and folded into the totals before it returns. */
   async collect(serverId: string): Promise<Collected> {
     const [result] = await this.collectAll([serverId], limiter(1));
     if (result === undefined) throw new Error("no collection result");
     if (result.status === "rejected") throw result.reason;
+    await this.fold();
     return result.value;
   }
 
   /**
+   * Adds everything journaled to the totals, FOLD_ROWS journal rows per transaction, and returns
+   * what it folded. If a joint fold fails, each row is folded in a transaction of its own, so a row
+   * whose write keeps failing holds back only its own bytes (it stays journaled, tried again next
+   * time). The failures are logged; the fold returns what did go in.
+   */
+  async fold(): Promise<Folded> {
+    const total: Folded = { rows: 0, users: 0, started: [] };
+    const add = async (folded: Folded) => {
+      total.rows += folded.rows;
+      total.users += folded.users;
+      total.started.push(...folded.started);
+      if (folded.started.length > 0) await this.changes?.emit("userClocksStarted", folded.started);
+    };
+    try {
+      for (;;) {
+        const folded = await this.traffic.fold();
+        await add(folded);
+        if (folded.rows === 0) return total;
+      }
+    } catch (error) {
+      this.logger.debug({ err: error }, "traffic journal not folded together; row by row");
+    }
+    for (const { seq, serverId } of await this.traffic.pending()) {
+      try {
+        await add(await this.traffic.fold({ only: seq }));
+      } catch (error) {
+        this.logger.warn({ err: error, server_id: serverId, seq }, "traffic journal row not folded");
+      }
+    }
+    return total;
+  }
+
+  /**
    * One collection over several servers: every core is read with reset (`limit` at a time), then
-   * what the direct cores counted is written in one transaction (TrafficRepository.addTrafficMany:
-   * a user with traffic on several servers is written once, each page once). If that write fails,
-   * each server's deltas are written in a transaction of their own, so a server whose write keeps
-   * failing holds back only its own deltas. Agents' journals are written per batch (below).
+   * what the direct cores counted is journaled in one transaction (TrafficRepository.journal: a few
+   * inserts whatever the number of users). It is in the totals once fold() ran (the job folds right
+   * after). If the journal write fails, every server's deltas are kept for the next collection.
+   * Agents' journals are written per batch, straight into the totals (below).
    */
   async collectAll(
     serverIds: readonly string[],
@@ -93,37 +130,18 @@ export class TrafficService {
 
   async #writeAll(serverIds: readonly string[]): Promise<PromiseSettledResult<Collected>[]> {
     const parts = serverIds.map((serverId) => ({ serverId, deltas: this.#deltasOf(serverId) }));
-    const started: string[] = [];
-    let users: number[];
     try {
-      users = await this.traffic.addTrafficMany(parts, { now: this.now(), started });
-    } catch (error) {
-      if (parts.length === 1) return [{ status: "rejected", reason: error }];
-      this.logger.debug({ err: error, servers: parts.length }, "traffic not written together; per server");
-      const results: PromiseSettledResult<Collected>[] = [];
-      for (const part of parts) {
-        try {
-          results.push({ status: "fulfilled", value: await this.#writeOne(part.serverId, part.deltas) });
-        } catch (reason) {
-          results.push({ status: "rejected", reason });
-        }
-      }
-      return results;
+      await this.traffic.journal(parts, this.now());
+    } catch (reason) {
+      return parts.map(() => ({ status: "rejected", reason }));
     }
-    const values = parts.map(({ serverId, deltas }, k) => this.#written(serverId, deltas, users[k] ?? 0));
-    if (started.length > 0) await this.changes?.emit("userClocksStarted", started);
-    return values.map((value) => ({ status: "fulfilled", value }));
+    return parts.map(({ serverId, deltas }) => ({
+      status: "fulfilled",
+      value: this.#written(serverId, deltas, deltas.users.size),
+    }));
   }
 
-  async #writeOne(serverId: string, deltas: TrafficDeltas): Promise<Collected> {
-    const started: string[] = [];
-    const users = await this.traffic.addTraffic(serverId, deltas, { now: this.now(), started });
-    const value = this.#written(serverId, deltas, users);
-    if (started.length > 0) await this.changes?.emit("userClocksStarted", started);
-    return value;
-  }
-
-  /** A server's deltas are in the database: no longer held for the next collection. */
+  /** A server's deltas are in the database (journaled): no longer held for the next collection. */
   #written(serverId: string, deltas: TrafficDeltas, users: number): Collected {
     this.#unwritten.delete(serverId);
     const value = { users, inbounds: deltas.inbounds.size };
@@ -165,17 +183,16 @@ export class TrafficService {
   }
 
   /**
-   * On shutdown: write what was read (and reset) on cores but not written yet. What the cores still
-   * count needs nothing: the next collection, by this instance or another, reads it.
+   * On shutdown: journal what was read (and reset) on cores but not written yet; the next fold, by
+   * this instance after a restart or by another, counts it. What the cores still count needs
+   * nothing: the next collection reads it. Returns the servers journaled.
    */
   async flush(): Promise<number> {
-    let written = 0;
-    for (const [serverId, deltas] of this.#unwritten) {
-      await this.traffic.addTraffic(serverId, deltas, { now: this.now() });
-      this.#unwritten.delete(serverId);
-      written += 1;
-    }
-    return written;
+    const parts = [...this.#unwritten].map(([serverId, deltas]) => ({ serverId, deltas }));
+    if (parts.length === 0) return 0;
+    await this.traffic.journal(parts, this.now());
+    for (const { serverId } of parts) this.#unwritten.delete(serverId);
+    return parts.length;
   }
 
   /** A server this instance no longer collects for: what it could not write is dropped with it. */

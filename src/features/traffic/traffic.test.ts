@@ -2,6 +2,9 @@
 // batched write adds them to the user's first grant on that server and to the inbound (all or
 // nothing, beyond int4 and beyond one 500-row batch), and a collection from an Xray core (the
 // recording stand-in) resets its counters and shows on usage, access records and the subscription.
+// The journal (migration 0034): a collection's deltas are durable once journaled, and the fold adds
+// them exactly once: after a restart, with folds running at once, with one row failing; the job
+// journals, folds and ticks in one run, so a data limit bites in that run.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
@@ -10,7 +13,9 @@ import { createInbound, grant, registerServer, templateFor } from "../../../test
 import { startRecordingXray } from "../../../test/support/recording-grpc.ts";
 import { request } from "../../../test/support/templates.ts";
 import { CleanupStack } from "../../../test/support/v2ray.ts";
+import { collectTrafficJob } from "../../jobs/collect-traffic.ts";
 import { limiter } from "../../lib/limiter.ts";
+import type { ServerLeases } from "../sync/leases.ts";
 import { TrafficRepository } from "./traffic.repository.ts";
 import { TrafficService } from "./traffic.service.ts";
 import { mergeTraffic, parseTraffic } from "./traffic.ts";
@@ -240,8 +245,8 @@ describe("collecting from a core", () => {
   });
 });
 
-describe("shutdown", () => {
-  test("flush writes what was read with reset but not written, and only once", async () => {
+describe("the journal: durable at once, folded into the totals exactly once", () => {
+  test("flush journals what was read with reset but not journaled, once; a restarted instance folds it", async () => {
     const xray = await startRecordingXray(stack.add);
     const server = await registerServer(t, Number(xray.address.split(":")[1]));
     const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
@@ -250,24 +255,12 @@ describe("shutdown", () => {
     xray.counters.set(`user>>>${access.proxy_user_id}>>>traffic>>>downlink`, 777n);
     let isDatabaseDown = true;
     class FlakyRepository extends TrafficRepository {
-      override async addTraffic(...args: Parameters<TrafficRepository["addTraffic"]>) {
+      override async journal(...args: Parameters<TrafficRepository["journal"]>) {
         if (isDatabaseDown) throw new Error("database unavailable");
-        return super.addTraffic(...args);
-      }
-      override async addTrafficMany(...args: Parameters<TrafficRepository["addTrafficMany"]>) {
-        if (isDatabaseDown) throw new Error("database unavailable");
-        return super.addTrafficMany(...args);
+        return super.journal(...args);
       }
     }
-    const { sync, servers, users } = t.deps.services;
-    const traffic = new TrafficService(
-      new FlakyRepository(t.deps.database.db, t.deps.database.dialect),
-      sync,
-      servers,
-      users,
-      t.deps.logger,
-      () => new Date(),
-    );
+    const traffic = service(new FlakyRepository(t.deps.database.db, t.deps.database.dialect));
     await assert.rejects(traffic.collect(server.id), /database unavailable/);
     assert.equal(
       xray.counters.get(`user>>>${access.proxy_user_id}>>>traffic>>>downlink`),
@@ -276,12 +269,76 @@ describe("shutdown", () => {
     );
     isDatabaseDown = false;
     assert.equal(await traffic.flush(), 1);
-    assert.equal(await traffic.flush(), 0, "nothing left to write");
-    const usage = (await request(t, "GET", `/api/users/${access.user_id}/usage`)).json();
-    assert.equal(usage.downlink_bytes, 777);
+    assert.equal(await traffic.flush(), 0, "nothing left to journal");
+    assert.equal(await downlink(access.user_id), 0, "journaled, not folded yet");
+    // A new instance (the panel restarted after the journal write, before any fold) finds it.
+    const restarted = service(new TrafficRepository(t.deps.database.db, t.deps.database.dialect));
+    assert.equal((await restarted.fold()).rows, 1);
+    assert.equal(await downlink(access.user_id), 777);
+    assert.equal((await restarted.fold()).rows, 0, "folded once");
+    assert.equal(await downlink(access.user_id), 777, "not counted twice");
   });
 
-  test("servers collected together: a server whose write fails holds back only its own bytes", async () => {
+  test("a crash between the poll's write and the fold loses nothing: a restarted instance folds every poll, each once", async () => {
+    const xray = await startRecordingXray(stack.add);
+    const server = await registerServer(t, Number(xray.address.split(":")[1]));
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const inbound = await createInbound(t, server.id, { template_id: template.id, port: 20_007 });
+    const access = await grant(t, server.id, inbound.id, { name: "crashed" });
+    const counter = `user>>>${access.proxy_user_id}>>>traffic>>>downlink`;
+    const crashed = service(new TrafficRepository(t.deps.database.db, t.deps.database.dialect));
+    for (const bytes of [1000n, 2000n]) {
+      xray.counters.set(counter, bytes);
+      const [result] = await crashed.collectAll([server.id], limiter(1));
+      assert.deepEqual(result, { status: "fulfilled", value: { users: 1, inbounds: 0 } });
+      assert.equal(xray.counters.get(counter), 0n, "reset on the core");
+    }
+    const before = (await request(t, "GET", `/api/users/${access.user_id}`)).json().used_bytes;
+    assert.equal(before, 0, "journaled only: the totals wait for the fold");
+    const restarted = service(new TrafficRepository(t.deps.database.db, t.deps.database.dialect));
+    const folded = await restarted.fold();
+    assert.deepEqual(
+      [folded.rows, folded.users],
+      [2, 1],
+      "two polls of the same hour, one user written once",
+    );
+    assert.equal(await downlink(access.user_id), 3000);
+    const user = (await request(t, "GET", `/api/users/${access.user_id}`)).json();
+    assert.deepEqual([user.used_bytes, user.lifetime_used_bytes], [3000, 3000]);
+    assert.equal((await restarted.fold()).rows, 0);
+    assert.equal(await downlink(access.user_id), 3000, "not counted twice");
+  });
+
+  test("folds running at once take different rows: every byte counted once", async () => {
+    const server = await registerServer(t, 9);
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const inbound = await createInbound(t, server.id, { template_id: template.id, port: 20_008 });
+    const users = await createUsers(t.deps, 30, "folded");
+    const granted = await bulkGrant(t, server.id, inbound.id, users);
+    const repository = new TrafficRepository(t.deps.database.db, t.deps.database.dialect);
+    const at = new Date();
+    for (let poll = 0; poll < 6; poll++) {
+      const deltas = new Map(
+        granted.results.map((r) => [r.proxy_user_id, { uplinkBytes: 1, downlinkBytes: 10 }]),
+      );
+      await repository.journal([{ serverId: server.id, deltas: { users: deltas, inbounds: new Map() } }], at);
+    }
+    const folds = await Promise.all([
+      repository.fold({ limit: 1 }),
+      repository.fold({ limit: 2 }),
+      repository.fold({ limit: 1 }),
+      repository.fold(),
+    ]);
+    assert.equal(
+      folds.reduce((sum, folded) => sum + folded.rows, 0),
+      6,
+      "each journal row folded by exactly one of them",
+    );
+    assert.deepEqual(await repository.pending(), []);
+    for (const userId of users) assert.equal(await downlink(userId), 60);
+  });
+
+  test("a journal row whose fold fails holds back only its own bytes, and is folded once when it works again", async () => {
     const xray = await startRecordingXray(stack.add);
     const other = await startRecordingXray(stack.add);
     const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
@@ -297,44 +354,72 @@ describe("shutdown", () => {
     let failing: string | undefined = held.serverId;
     const calls: string[] = [];
     class OneServerDown extends TrafficRepository {
-      override async addTraffic(...args: Parameters<TrafficRepository["addTraffic"]>) {
-        calls.push(`one ${args[0]}`);
-        if (args[0] === failing) throw new Error("this server's write fails");
-        return super.addTraffic(...args);
-      }
-      override async addTrafficMany(...args: Parameters<TrafficRepository["addTrafficMany"]>) {
-        calls.push(`many ${args[0].length}`);
-        if (args[0].some((part) => part.serverId === failing)) throw new Error("this server's write fails");
-        return super.addTrafficMany(...args);
+      override async fold(options: Parameters<TrafficRepository["fold"]>[0] = {}) {
+        const pending = await this.pending();
+        const serverIds = pending
+          .filter(({ seq }) => options.only === undefined || seq === options.only)
+          .map(({ serverId }) => serverId);
+        calls.push(options.only === undefined ? `joint ${serverIds.length}` : "one");
+        if (failing !== undefined && serverIds.includes(failing))
+          throw new Error("this server's write fails");
+        return super.fold(options);
       }
     }
-    const { sync, servers, users } = t.deps.services;
-    const traffic = new TrafficService(
-      new OneServerDown(t.deps.database.db, t.deps.database.dialect),
-      sync,
-      servers,
-      users,
-      t.deps.logger,
-      () => new Date(),
-    );
+    const traffic = service(new OneServerDown(t.deps.database.db, t.deps.database.dialect));
     const ids = [held.serverId, written.serverId];
     const results = await traffic.collectAll(ids, limiter(2));
-    assert.equal(results[0]?.status, "rejected");
-    assert.deepEqual(results[1], { status: "fulfilled", value: { users: 1, inbounds: 0 } });
-    assert.deepEqual(calls, ["many 2", `one ${held.serverId}`, `one ${written.serverId}`]);
+    assert.deepEqual(
+      results.map((result) => result.status),
+      ["fulfilled", "fulfilled"],
+      "both journaled",
+    );
+    const folded = await traffic.fold();
+    assert.equal(folded.rows, 1, "the other server's row folded");
+    assert.deepEqual(calls, ["joint 2", "one", "one"]);
     const uplink = async (userId: string) =>
       (await request(t, "GET", `/api/users/${userId}/usage`)).json().uplink_bytes;
     assert.equal(await uplink(written.access.user_id), 1001, "the other server's bytes are written");
     assert.equal(await uplink(held.access.user_id), 0, "the failing server's bytes are held");
     failing = undefined;
-    calls.length = 0;
-    const next = await traffic.collectAll(ids, limiter(2));
-    assert.deepEqual(
-      next.map((result) => result.status),
-      ["fulfilled", "fulfilled"],
-    );
-    assert.deepEqual(calls, ["many 1"], "only the held server had bytes to write");
+    assert.equal((await traffic.fold()).rows, 1);
     assert.equal(await uplink(held.access.user_id), 1000, "written once, when the write works again");
     assert.equal(await uplink(written.access.user_id), 1001, "not counted twice");
   });
 });
+
+describe("the collection job", () => {
+  test("one run journals, folds and ticks: a user over their data limit is limited by that run", async () => {
+    const xray = await startRecordingXray(stack.add);
+    const server = await registerServer(t, Number(xray.address.split(":")[1]));
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const inbound = await createInbound(t, server.id, { template_id: template.id, port: 20_009 });
+    const access = await grant(t, server.id, inbound.id, { name: "over-the-limit" });
+    const patched = await request(t, "PUT", `/api/users/${access.user_id}`, { data_limit_bytes: 1000 });
+    assert.equal(patched.statusCode, 200, patched.body);
+    xray.counters.set(`user>>>${access.proxy_user_id}>>>traffic>>>downlink`, 1500n);
+    const job = collectTrafficJob({
+      traffic: t.deps.services.traffic,
+      leases: {
+        holds: (serverId: string) => serverId === server.id,
+        track: () => {},
+      } as unknown as ServerLeases,
+      logger: t.deps.logger,
+      intervalMs: 60_000,
+      concurrency: 2,
+      afterCollect: () => t.deps.services.lifecycle.tick(),
+    });
+    await job.run({ signal: new AbortController().signal });
+    const user = (await request(t, "GET", `/api/users/${access.user_id}`)).json();
+    assert.deepEqual([user.used_bytes, user.status], [1500, "limited"]);
+    assert.deepEqual(await new TrafficRepository(t.deps.database.db, t.deps.database.dialect).pending(), []);
+  });
+});
+
+function service(repository: TrafficRepository): TrafficService {
+  const { sync, servers, users } = t.deps.services;
+  return new TrafficService(repository, sync, servers, users, t.deps.logger, () => new Date());
+}
+
+async function downlink(userId: string): Promise<number> {
+  return (await request(t, "GET", `/api/users/${userId}/usage`)).json().downlink_bytes;
+}

@@ -43,3 +43,27 @@ function add(map: Map<string, Bytes>, key: string, isUplink: boolean, value: num
   else entry.downlinkBytes += value;
   map.set(key, entry);
 }
+
+type Entry = [string, number, number];
+
+/** Deltas as the journal stores them (migration 0034): JSON arrays of [key, uplink, downlink]. */
+export function encodeTraffic(deltas: TrafficDeltas): string {
+  const entries = (map: Map<string, Bytes>): Entry[] =>
+    [...map].map(([key, bytes]) => [key, bytes.uplinkBytes, bytes.downlinkBytes]);
+  return JSON.stringify({ users: entries(deltas.users), inbounds: entries(deltas.inbounds) });
+}
+
+/** encodeTraffic's text back into deltas, added to `into` (a new object when absent). */
+export function decodeTraffic(text: string, into?: TrafficDeltas): TrafficDeltas {
+  const parsed = JSON.parse(text) as { users: Entry[]; inbounds: Entry[] };
+  const deltas = into ?? { users: new Map(), inbounds: new Map() };
+  for (const [key, up, down] of parsed.users) {
+    add(deltas.users, key, true, up);
+    add(deltas.users, key, false, down);
+  }
+  for (const [key, up, down] of parsed.inbounds) {
+    add(deltas.inbounds, key, true, up);
+    add(deltas.inbounds, key, false, down);
+  }
+  return deltas;
+}

@@ -35,10 +35,12 @@ import {
   type DesiredInbound,
   type DesiredResult,
   desiredInbound,
+  desiredInboundInSlices,
   holdsUserInline,
 } from "./desired.ts";
 import { InboundMaterial } from "./material.ts";
 import {
+  forgetUnansweredAdds,
   type PushOutcome,
   pushUsers,
   removeInboundIfPresent,
@@ -143,36 +145,57 @@ export class CoreSync {
 
   /**
    * Puts the inbound on its core exactly as stored (or takes it off when inactive), with every active
-   * grant of an admitted user (docs/LIFECYCLE.md), `limit` user adds in flight. Grants added or revoked meanwhile (by another instance) are
-   * caught up before it returns.
+   * grant of an admitted user (docs/LIFECYCLE.md), `limit` user adds in flight. Grants added or revoked
+   * meanwhile (by another instance) are caught up before it returns. `known`: the inbound's grants as
+   * the caller just read them (the reconciler's snapshot), so they are not read again.
+   *
+   * Progress survives a core that stops answering halfway: once the inbound is on the core it is
+   * recorded synced, the users that reached it synced and the rest pending, so the next pass adds only
+   * those (an incremental reconcile) instead of replacing the inbound and pushing everyone again. The
+   * status returned is then pending, with the core's error; `users` counts the users that reached it.
    */
   async applyInbound(
     inboundId: string,
     limit: Limiter = limiter(USER_PUSH_PARALLELISM),
-  ): Promise<SyncStatus> {
+    known?: readonly SyncGrant[],
+  ): Promise<SyncStatus & { users: number }> {
     const inbound = await this.#inbound(inboundId);
     // Active grants of users who are not admitted are settled too: a replaced inbound holds none of them.
-    const active = inbound.is_active
-      ? (await this.deps.grants.listByInbound(inbound.id)).filter((grant) => grant.is_active)
-      : [];
+    const all = !inbound.is_active ? [] : (known ?? (await this.deps.grants.listByInbound(inbound.id)));
+    const active = all.filter((grant) => grant.is_active);
     const grants = active.filter(isOnCore);
     const perGrant = new Map<string, SyncStatus>();
+    let isPlaced = false;
     const status = await this.#whenReachable(inbound, async (connected) => {
       if (!inbound.is_active) return removeInboundIfPresent(connected.client, inbound.tag);
-      const desired = orThrow(desiredInbound(await this.#material.specOf(inbound, grants), connected.layout));
+      const desired = orThrow(
+        await desiredInboundInSlices(await this.#material.specOf(inbound, grants), connected.layout),
+      );
       if (desired.inbound === undefined) return removeInboundIfPresent(connected.client, inbound.tag);
       await connected.client.replaceInbound(desired.inbound);
-      await this.#pushAll(connected, inbound, grants, desired, limit, perGrant);
+      forgetUnansweredAdds(connected.client, inbound.tag);
+      isPlaced = true;
+      const outcome = await this.#pushAll(connected, inbound, grants, desired, limit, perGrant);
+      if (outcome?.isInboundMissing === true) isPlaced = false;
+      if (outcome?.down !== undefined) throw outcome.down;
+      if (outcome?.isInboundMissing === true)
+        throw new CoreUnavailableError(`the core lost inbound ${inbound.tag} while it was applied`);
     });
-    const stamp = status.state === "synced" ? this.#now().toISOString() : undefined;
-    await this.deps.inbounds.setSyncState(inbound.id, status.state, status.error, stamp);
+    const row = isPlaced ? SYNCED : status;
+    const stamp = row.state === "synced" ? this.#now().toISOString() : undefined;
+    await this.deps.inbounds.setSyncState(inbound.id, row.state, row.error, stamp);
     const settled = active.map((grant) => ({ grant, status: perGrant.get(grant.id) ?? status }));
     await this.#recorder.grants(settled);
-    if (status.state === "synced") await this.deps.removals.clearTag(inbound.server_id, inbound.tag);
-    return status;
+    if (row.state === "synced") await this.deps.removals.clearTag(inbound.server_id, inbound.tag);
+    const users = status.state === "synced" ? grants.length : settled.filter(isSyncedOnCore).length;
+    return { ...status, users };
   }
 
-  /** The users of a freshly added inbound, then whatever changed in the database meanwhile. */
+  /**
+   * The users of a freshly added inbound, then whatever changed in the database meanwhile. Each
+   * grant's outcome goes into `perGrant`; a push that stopped (the core went away or lost the
+   * inbound) is returned so the caller records what did reach the core before it reports the stop.
+   */
   async #pushAll(
     connected: Connected,
     inbound: SyncInbound,
@@ -180,15 +203,17 @@ export class CoreSync {
     desired: DesiredInbound,
     limit: Limiter,
     perGrant: Map<string, SyncStatus>,
-  ): Promise<void> {
+  ): Promise<PushOutcome | undefined> {
     const ref = desired.inbound?.ref;
-    if (ref === undefined || holdsUserInline(ref.protocol, connected.flavor)) return;
-    const pushes = grants.map((grant, index) => userPush(grant, desired.users[index]));
+    if (ref === undefined || holdsUserInline(ref.protocol, connected.flavor)) return undefined;
+    // The inbound was just put on the core: no slot holds a user yet.
+    const pushes = grants.map((grant, index) => ({
+      ...userPush(grant, desired.users[index]),
+      isSlotEmpty: true,
+    }));
     const outcome = await pushUsers(connected.client, ref, pushes, limit);
-    if (outcome.down !== undefined) throw outcome.down;
-    if (outcome.isInboundMissing)
-      throw new CoreUnavailableError(`the core lost inbound ${ref.tag} while it was applied`);
     for (const [id, status] of statusesOf(outcome)) perGrant.set(id, status);
+    if (outcome.down !== undefined || outcome.isInboundMissing) return outcome;
     const current = new Set(await this.deps.grants.listOnCoreIds(inbound.id));
     const known = new Set(grants.map((grant) => grant.id));
     for (const grant of grants.filter((g) => !current.has(g.id))) {
@@ -203,8 +228,9 @@ export class CoreSync {
         added.map((g, i) => userPush(g, later.users[i])),
         limit,
       );
-      if (more.down !== undefined) throw more.down;
+      if (more.down !== undefined) return more;
     }
+    return undefined;
   }
 
   /** Adds one new grant's user to the core; falls back to a full apply where a user cannot be added alone. */
@@ -238,7 +264,9 @@ export class CoreSync {
     let outcome: PushOutcome | undefined;
     const stream = this.#recorder.whileRunning(live);
     const status = await this.#attempt(inbound.server_id, async (connected) => {
-      const desired = orThrow(desiredInbound(await this.#material.specOf(inbound, live), connected.layout));
+      const desired = orThrow(
+        await desiredInboundInSlices(await this.#material.specOf(inbound, live), connected.layout),
+      );
       const ref = desired.inbound?.ref;
       if (ref === undefined || holdsUserInline(ref.protocol, connected.flavor)) return;
       const replace = options.replaceFirst ?? new Set<string>();
@@ -381,6 +409,10 @@ export function orThrow(result: DesiredResult): DesiredInbound {
   const summary =
     result.code === "core_capacity" ? "the core cannot take this" : "the inbound does not build";
   throw new UnprocessableError(`${summary}: ${listed}`, result.problems, result.code);
+}
+
+function isSyncedOnCore(settled: { grant: SyncGrant; status: SyncStatus }): boolean {
+  return settled.status.state === "synced" && isOnCore(settled.grant);
 }
 
 function userPush(grant: SyncGrant, user: BuiltUser | undefined): UserPush {

@@ -16,6 +16,8 @@ export type DesiredSnapshot = {
    * and its revision, which the outcome written back is conditional on.
    */
   planned: Map<string, PlannedGrant>;
+  /** Scope "all": every grant of each inbound, as read (an apply takes them from here). */
+  grantsOf: Map<string, SyncGrant[]> | undefined;
 };
 
 export type PlannedGrant = Pick<SyncGrant, "id" | "sync_state" | "sync_revision">;
@@ -35,11 +37,17 @@ export async function readDesired(
       : await repos.grants.listUnsyncedByServer(serverId, scope.withErrors);
   const byInbound = new Map<string, DesiredGrant[]>();
   const planned = new Map<string, PlannedGrant>();
+  const grantsOf = scope.kind === "all" ? new Map<string, SyncGrant[]>() : undefined;
   for (const grant of grants) {
     const list = byInbound.get(grant.server_inbound_id) ?? [];
     list.push(planGrant(grant));
     byInbound.set(grant.server_inbound_id, list);
     planned.set(grant.id, { id: grant.id, sync_state: grant.sync_state, sync_revision: grant.sync_revision });
+    if (grantsOf !== undefined) {
+      const rows = grantsOf.get(grant.server_inbound_id) ?? [];
+      rows.push(grant);
+      grantsOf.set(grant.server_inbound_id, rows);
+    }
   }
   const removals = (await repos.removals.listForServer(serverId)).map((r) => ({
     id: r.id,
@@ -52,6 +60,7 @@ export async function readDesired(
       removals,
     },
     planned,
+    grantsOf,
   };
 }
 

@@ -26,6 +26,8 @@ export type ExecutionContext = {
   skipSettled: boolean;
   /** Each grant as the plan saw it: its sync_state and the revision its outcome is written for. */
   planned: ReadonlyMap<string, PlannedGrant>;
+  /** Full mode: every grant of each inbound as the snapshot read them, so an apply does not read them again. */
+  grantsOf?: ReadonlyMap<string, readonly SyncGrant[]>;
   now: () => Date;
 };
 
@@ -116,15 +118,13 @@ class Run {
       const row = await this.ctx.inbounds.findInboundById(action.inboundId);
       if (row === undefined || (this.ctx.skipSettled && row.sync_state === "synced") || this.isStopped())
         return;
-      const status = await this.ctx.sync.applyInbound(action.inboundId, this.ctx.limit);
+      const known = this.ctx.grantsOf === undefined ? undefined : (this.ctx.grantsOf.get(row.id) ?? []);
+      const status = await this.ctx.sync.applyInbound(action.inboundId, this.ctx.limit, known);
+      this.result.users += status.users;
       if (status.state === "pending") this.#isDown = true;
       if (status.state === "error") this.#error({ tag: action.tag, email: null }, "core_error", status.error);
       if (status.state !== "synced") return;
-      // Read first, then add: `x += await y` would read x before the await and lose the count of
-      // an inbound applied concurrently.
-      const users = row.is_active ? (await this.ctx.grants.listOnCoreIds(row.id)).length : 0;
       this.result.inbounds += 1;
-      this.result.users += users;
     });
   }
 

@@ -60,12 +60,15 @@ export type ReconcileSummary = {
 
 type Full = Extract<TickDecision, { mode: "full" | "incremental" }>;
 type Timers = { auditAtMs: number; errorRetryAtMs: number };
+/** A full apply begun on a core process that cannot be listed: its rows track that process from then on. */
+type Resumable = { startedAtMs: number; layout: WireLayout };
 
 export class Reconciler {
   readonly #watches = new Map<string, CoreWatch>();
   readonly #timers = new Map<string, Timers>();
   readonly #lock = new KeyedLock();
   readonly #last = new Map<string, ReconcileSummary>();
+  readonly #resumable = new Map<string, Resumable>();
   readonly #now: () => Date;
   readonly #wakeListeners: (() => void)[] = [];
 
@@ -136,6 +139,7 @@ export class Reconciler {
     this.#watches.delete(serverId);
     this.#timers.delete(serverId);
     this.#last.delete(serverId);
+    this.#resumable.delete(serverId);
   }
 
   async #tick(serverId: string, signal: AbortSignal): Promise<ReconcileSummary | undefined> {
@@ -158,6 +162,7 @@ export class Reconciler {
       isFullSyncRequested: state.fullSyncRequestedAt !== null,
       isAuditDue: nowMs >= timers.auditAtMs,
       hasWork: await this.deps.state.hasWork(serverId, retryErrors),
+      resumableAtMs: this.#resumableAt(serverId, connected.layout),
     });
     if (decision.mode === "none") return undefined;
     if (retryErrors) timers.errorRetryAtMs = nowMs + ERROR_RETRY_INTERVAL_MS;
@@ -239,6 +244,8 @@ export class Reconciler {
     const startedMs = performance.now();
     let result: ExecutionResult;
     try {
+      if (decision.mode === "full" && decision.observe !== "listed" && startedAtMs !== undefined)
+        await this.#beginFullApply(serverId, { startedAtMs, layout: connected.layout });
       result = await this.#execute(serverId, connected, decision, retryErrors, signal);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
@@ -286,10 +293,34 @@ export class Reconciler {
       recorder: new SyncRecorder(grants, removals),
       skipSettled: decision.mode === "incremental",
       planned: snapshot.planned,
+      grantsOf: snapshot.grantsOf,
     });
   }
 
-  /** A complete full reconcile marks the core process as holding the whole desired state, in `layout`. */
+  /**
+   * Before a full apply on a core that cannot be listed: every active inbound is marked pending (the
+   * core's copy is not known to be this database's any more), so that whatever the apply gets through
+   * is recorded synced and the rest stays pending. If the core stops answering halfway, the next tick
+   * resumes from the rows (an incremental reconcile) instead of replacing every inbound again.
+   */
+  async #beginFullApply(serverId: string, resumable: Resumable): Promise<void> {
+    const ids = (await this.deps.inbounds.listByServer(serverId))
+      .filter((inbound) => inbound.is_active && inbound.sync_state !== "pending")
+      .map((inbound) => inbound.id);
+    await this.deps.inbounds.setSyncStateMany(ids, "pending", null);
+    await this.deps.state.update(serverId, { full_sync_requested_at: null });
+    this.#resumable.set(serverId, resumable);
+  }
+
+  #resumableAt(serverId: string, layout: WireLayout): number | null {
+    const resumable = this.#resumable.get(serverId);
+    return resumable !== undefined && resumable.layout === layout ? resumable.startedAtMs : null;
+  }
+
+  /**
+   * A complete full reconcile (or the resume that finished one) marks the core process as holding
+   * the whole desired state, in `layout`.
+   */
   async #record(
     serverId: string,
     layout: WireLayout,
@@ -297,7 +328,10 @@ export class Reconciler {
     result: ExecutionResult,
     startedAtMs: number | undefined,
   ) {
-    const isFullDone = decision.mode === "full" && !result.isIncomplete && startedAtMs !== undefined;
+    const isWhole =
+      decision.mode === "full" || (decision.mode === "incremental" && decision.resumes === true);
+    const isFullDone = isWhole && !result.isIncomplete && startedAtMs !== undefined;
+    if (isFullDone) this.#resumable.delete(serverId);
     const applied = isFullDone ? new Date(startedAtMs).toISOString() : undefined;
     const full = {
       applied_core_started_at: applied,

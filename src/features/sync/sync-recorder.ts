@@ -2,11 +2,15 @@
 // in chunks), and queued removals made moot because the user is on the core again. Shared by
 // CoreSync and the reconciler, so thousands of grants cost a handful of statements.
 import type { SyncState } from "../../domain/sync.ts";
+import { syncBreather } from "../../lib/breather.ts";
 import type { RemovalsRepository } from "./removals.repository.ts";
 import type { GrantRevision, GrantStore } from "./stores.ts";
 
 /** A grant's outcome, as of the revision the push worked from (a later revision drops it). */
 export type Settled = { grant: GrantRevision; status: { state: SyncState; error: string | null } };
+
+/** Grants per setSyncState call: the event loop is let in between (SQLite's statements are synchronous). */
+const WRITE_SLICE = 2000;
 
 export class SyncRecorder {
   constructor(
@@ -23,7 +27,10 @@ export class SyncRecorder {
       groups.set(key, group);
     }
     for (const { status, grants } of groups.values()) {
-      await this.store.setSyncState(grants, status.state, status.error);
+      for (let from = 0; from < grants.length; from += WRITE_SLICE) {
+        await syncBreather();
+        await this.store.setSyncState(grants.slice(from, from + WRITE_SLICE), status.state, status.error);
+      }
     }
   }
 

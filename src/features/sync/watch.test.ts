@@ -168,6 +168,25 @@ describe("the tick decision", () => {
     assert.equal(shouldRecheckLayout(observe(NEW_WATCH, down(T0)), null), false);
   });
 
+  test("V2Ray: a full apply that stopped halfway on this very process is resumed from the rows, not redone", () => {
+    const resumable = { appliedStartedAtMs: null, resumableAtMs: steady.startedAtMs ?? null };
+    assert.deepEqual(decideTick(input(steady, resumable)), {
+      mode: "incremental",
+      reason: "resuming an interrupted full apply",
+      resumes: true,
+    });
+    const afterRestart = { appliedStartedAtMs: T0 - 100_000, resumableAtMs: T0 - 100_000 };
+    assert.equal(
+      decideTick(input(restarted, afterRestart)).mode,
+      "full",
+      "the process it was working on is gone",
+    );
+    const asked = decideTick(input(steady, { ...resumable, isFullSyncRequested: true }));
+    assert.equal(asked.mode === "full" && asked.observe, "unknown", "a full sync asked for since wins");
+    const listed = decideTick(input(steady, { ...resumable, canList: true }));
+    assert.equal(listed.mode === "full" && listed.observe, "listed", "a core that can be listed is listed");
+  });
+
   test("no answer, no decision", () => {
     assert.deepEqual(decideTick(input(observe(NEW_WATCH, down(T0)), { hasWork: true })), { mode: "none" });
   });

@@ -119,12 +119,19 @@ export type TickInput = {
   isAuditDue: boolean;
   /** Rows not synced, or queued removals. */
   hasWork: boolean;
+  /**
+   * This instance began a full apply on a core process that could not be listed and it stopped
+   * halfway (the core stopped answering): the start time of that process. Its rows were marked
+   * pending first, so they tell what it holds: the rest is added, nothing is replaced again.
+   */
+  resumableAtMs?: number | null;
 };
 
 export type TickDecision =
   | { mode: "none" }
   | { mode: "full"; observe: "listed" | "restarted" | "unknown"; reason: string }
-  | { mode: "incremental"; reason: string };
+  /** resumes: finishes an interrupted full apply; once complete, the core holds the whole state. */
+  | { mode: "incremental"; reason: string; resumes?: boolean };
 
 /**
  * A core that can be listed (Xray 25.x+), so any doubt costs only a listing: a restart, a return
@@ -136,6 +143,8 @@ export type TickDecision =
 export function decideTick(input: TickInput): TickDecision {
   const { verdict } = input;
   if (verdict.startedAtMs === undefined) return { mode: "none" };
+  if (!input.canList && isResumable(input))
+    return { mode: "incremental", reason: "resuming an interrupted full apply", resumes: true };
   if (input.isLayoutChanged) return { mode: "full", observe: "unknown", reason: "wire layout changed" };
   const isNewProcess = verdict.restarted || isOtherProcess(verdict.startedAtMs, input.appliedStartedAtMs);
   if (input.canList) {
@@ -148,6 +157,14 @@ export function decideTick(input: TickInput): TickDecision {
     return { mode: "full", observe: "unknown", reason };
   }
   return input.hasWork ? { mode: "incremental", reason: "changes waiting" } : { mode: "none" };
+}
+
+/** The same core process an interrupted full apply was working on, and no full sync asked for since. */
+function isResumable(input: TickInput): boolean {
+  const { verdict, resumableAtMs } = input;
+  if (resumableAtMs === undefined || resumableAtMs === null || verdict.startedAtMs === undefined)
+    return false;
+  return !verdict.restarted && !input.isFullSyncRequested && sameProcess(verdict.startedAtMs, resumableAtMs);
 }
 
 function xrayReason(input: TickInput, isNewProcess: boolean): string | undefined {

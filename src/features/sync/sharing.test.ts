@@ -1,5 +1,6 @@
-// Several instances on one PostgreSQL database sharing the fleet, in one process: real leases and
-// heartbeats, the real reconcile and traffic jobs, Xray stand-ins over gRPC that record every call.
+// Several instances on one PostgreSQL database sharing the fleet, in one process (real leases and
+// heartbeats, the real reconcile and traffic jobs, Xray stand-ins over gRPC that record every call)
+// and as `portcullis serve` child processes, one of them killed.
 // A join splits the servers, a clean leave and a crash hand them over, and through all of it no
 // server is held by two instances at one observation, a restarted core gets each user exactly once
 // (AddUser calls = grants: a second reconciler would add them again) and traffic is counted once.
@@ -10,8 +11,14 @@ import { sql } from "kysely";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { bulkGrant, createUsers } from "../../../test/support/convergence.ts";
 import { waitFor } from "../../../test/support/poll.ts";
+import { sharedStore, startPortcullis } from "../../../test/support/portcullis-process.ts";
 import { freePort } from "../../../test/support/ports.ts";
-import { createInbound, registerServer, templateFor } from "../../../test/support/provisioning.ts";
+import {
+  createInbound,
+  kindTemplate,
+  registerServer,
+  templateFor,
+} from "../../../test/support/provisioning.ts";
 import { type RecordingXray, startRecordingXray } from "../../../test/support/recording-grpc.ts";
 import { CleanupStack } from "../../../test/support/v2ray.ts";
 import * as cmd from "../../gen/xray/app/proxyman_command_pb.ts";
@@ -225,5 +232,76 @@ describe("instances sharing the fleet on one PostgreSQL database", { skip }, () 
 
     assert.ok(observer.samples > 100, `${observer.samples} observations`);
     assert.deepEqual(observer.overlaps, [], "no server held by two instances at one observation");
+  });
+});
+
+describe("`portcullis serve` processes sharing the fleet on one PostgreSQL database", { skip }, () => {
+  test("a second process gets half the servers; killed, its half goes back to the first, added once", async () => {
+    const env = { ...CONFIG, PORTCULLIS_RECONCILE_INTERVAL_MS: "200" };
+    const store = await sharedStore(stack.add);
+    const a = await startPortcullis(stack.add, store, env);
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await a.api(method, path, body);
+      assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(await res.json())}`);
+      return (await res.json()) as { id: string; tag: string };
+    };
+    const template = await call(
+      "POST",
+      "/api/templates",
+      kindTemplate({ protocol: "vless", network: "tcp", tls: false }),
+    );
+    const xrays: { xray: RecordingXray; serverId: string; tag: string }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const xray = await startRecordingXray(stack.add);
+      const port = Number(xray.address.split(":")[1]);
+      const server = await call("POST", "/api/servers", {
+        name: `proc ${i}`,
+        hostname: "127.0.0.1",
+        grpc_port: port,
+      });
+      const inbound = await call("POST", `/api/servers/${server.id}/inbounds`, {
+        template_id: template.id,
+        port: await freePort(),
+      });
+      const users = [];
+      for (let k = 0; k < 5; k++)
+        users.push((await call("POST", "/api/users", { name: `proc ${i}.${k}` })).id);
+      await call("POST", `/api/servers/${server.id}/inbounds/${inbound.id}/users/bulk`, { user_ids: users });
+      xrays.push({ xray, serverId: server.id, tag: inbound.tag });
+    }
+    const db = await store.open();
+    stack.add(() => db.close());
+    const holders = async () => {
+      const rows = await db.db.selectFrom("server_leases").select(["server_id", "holder"]).execute();
+      return new Map(rows.map((r) => [r.server_id, Number(r.holder.split(":")[1])]));
+    };
+    const perPid = (held: Map<string, number>, pid: number) =>
+      [...held.values()].filter((p) => p === pid).length;
+    await waitFor(async () => perPid(await holders(), a.pid) === 4, {
+      what: "the first process to hold all 4",
+    });
+
+    const b = await startPortcullis(stack.add, store, env);
+    await waitFor(
+      async () => {
+        const held = await holders();
+        return held.size === 4 && perPid(held, a.pid) === 2 && perPid(held, b.pid) === 2;
+      },
+      { what: "the split 2 + 2 between the processes", timeoutMs: 30_000 },
+    );
+
+    await b.kill("SIGKILL");
+    await waitFor(async () => perPid(await holders(), a.pid) === 4, {
+      what: "the survivor to take the killed process's servers",
+      timeoutMs: 30_000,
+    });
+    for (const { xray } of xrays) await xray.restart();
+    await waitFor(() => xrays.every(({ xray, tag }) => xray.inbounds.get(tag)?.users.size === 5), {
+      what: "every restarted core to get its users back",
+      timeoutMs: 30_000,
+    });
+    for (const { xray, serverId } of xrays)
+      assert.equal(addUserCalls(xray), 5, `AddUser calls on ${serverId}`);
+    assert.ok(a.isAlive());
   });
 });

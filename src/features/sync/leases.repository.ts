@@ -73,7 +73,7 @@ export class LeasesRepository {
     return { instances: instances.map((row) => row.name), serverIds: servers.map((row) => row.id) };
   }
 
-  /** On shutdown: the others stop counting this instance at once. Long-expired rows go too. */
+  /** On shutdown: the others stop counting this instance at once. Rows of instances that died go too. */
   async leave(name: string, now: string): Promise<void> {
     await this.db
       .deleteFrom("panel_instances")

@@ -15,6 +15,7 @@ import type { Folded, TrafficRepository } from "./traffic.repository.ts";
 import type { UserUsage } from "./traffic.schemas.ts";
 import { isEmpty, mergeTraffic, parseTraffic, type TrafficDeltas } from "./traffic.ts";
 
+/** Per server: the users and inbounds with traffic in what was journaled (or, for an agent, counted). */
 export type Collected = { users: number; inbounds: number };
 
 type JournalAnswer = { epoch: string; batches: { seq: number; stats: [string, string][] }[] };

@@ -612,6 +612,9 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
     log(
       `cold start: ${s(coldEnd - panel.startedAt)} from spawn (${s(coldEnd - panel.healthAt)} from /health), reference ${s(coldReferenceMs)}; panel CPU ${coldCpuS.toFixed(1)} s`,
     );
+    log(
+      `  each core full, from /health (real cores first): ${convergedAt.map((at) => s(at - panel.healthAt)).join(", ")}`,
+    );
     // The real cores: what the database says synced is on the core (probed: AddUser answers "exists").
     let grantsProbed = 0;
     let present = 0;

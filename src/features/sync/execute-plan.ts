@@ -26,8 +26,11 @@ export type ExecutionContext = {
   skipSettled: boolean;
   /** Each grant as the plan saw it: its sync_state and the revision its outcome is written for. */
   planned: ReadonlyMap<string, PlannedGrant>;
-  /** Full mode: every grant of each inbound as the snapshot read them, so an apply does not read them again. */
-  grantsOf?: ReadonlyMap<string, readonly SyncGrant[]>;
+  /**
+   * Full mode: every grant of each inbound as the snapshot read them, so an apply does not read them
+   * again; each inbound's rows are handed over once and dropped here (not held for the whole run).
+   */
+  grantsOf?: Map<string, readonly SyncGrant[]>;
   now: () => Date;
 };
 
@@ -119,6 +122,7 @@ class Run {
       if (row === undefined || (this.ctx.skipSettled && row.sync_state === "synced") || this.isStopped())
         return;
       const known = this.ctx.grantsOf === undefined ? undefined : (this.ctx.grantsOf.get(row.id) ?? []);
+      this.ctx.grantsOf?.delete(row.id);
       const status = await this.ctx.sync.applyInbound(action.inboundId, this.ctx.limit, known);
       this.result.users += status.users;
       if (status.state === "pending") this.#isDown = true;

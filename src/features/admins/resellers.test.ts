@@ -5,7 +5,7 @@
 // Quotas hold under 50 concurrent creates (check and write in one locked transaction, both dialects).
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, type TestContext, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { MemoryFleet } from "../../../test/support/memory-core.ts";
 import { operationsOf, sample } from "../../../test/support/openapi-ops.ts";
@@ -436,18 +436,25 @@ describe("plans under quotas (renew, allowed plans, bulk create)", () => {
     assert.deepEqual([moved.status, moved.data_limit_bytes, moved.next_plan_id], ["active", 300, null]);
   });
 
-  test("a next plan no longer among the owner's allowed_plan_ids when it falls due is not applied: a warning, the plan waits", async (ctx) => {
-    const kept = await plan({ name: "next kept", data_limit_bytes: 300 });
-    const dropped = await plan({ name: "next dropped", data_limit_bytes: 400 });
-    const r = await makeReseller("allowed-next", { allowed_plan_ids: [kept, dropped] });
+  /**
+   * A user of reseller `r` with next plan `planId` is limited after the owner narrowed `r`'s lists
+   * (`narrow`): the tick leaves them limited with the plan kept and logs one quota refusal matching
+   * `reason`; once the owner widens them again (`widen`) the next tick applies the plan. Returns the user then.
+   */
+  async function nextPlanWaitsWhileNarrowed(
+    ctx: TestContext,
+    r: Reseller,
+    planId: string,
+    lists: { narrow: Record<string, string[]>; widen: Record<string, string[]>; reason: RegExp },
+  ) {
     const made = await api(r.auth, "POST", "/api/users", {
-      name: "allowed next user",
+      name: `next plan user of ${r.id}`,
       data_limit_bytes: 200,
-      next_plan_id: dropped,
+      next_plan_id: planId,
     });
     assert.equal(made.statusCode, 201, made.body);
     const id = made.json().id;
-    const narrowed = await api(t.auth, "PUT", `/api/admins/${r.id}`, { allowed_plan_ids: [kept] });
+    const narrowed = await api(t.auth, "PUT", `/api/admins/${r.id}`, lists.narrow);
     assert.equal(narrowed.statusCode, 200, narrowed.body);
     await t.deps.database.db
       .updateTable("users")
@@ -457,19 +464,33 @@ describe("plans under quotas (renew, allowed plans, bulk create)", () => {
     const warn = ctx.mock.method(t.deps.logger, "warn");
     await t.deps.services.plans.applyDueNextPlans();
     const stays = (await api(t.auth, "GET", `/api/users/${id}`)).json();
-    assert.deepEqual([stays.status, stays.data_limit_bytes, stays.next_plan_id], ["limited", 200, dropped]);
+    assert.deepEqual([stays.status, stays.data_limit_bytes, stays.next_plan_id], ["limited", 200, planId]);
+    assert.deepEqual(stays.group_ids ?? [], []);
+    type Warned = [{ user_id?: string; err?: { code?: string; message?: string } }, string];
     const warned = warn.mock.calls
-      .map((call) => call.arguments as unknown as [{ user_id?: string; err?: { code?: string } }, string])
+      .map((call) => call.arguments as unknown as Warned)
       .filter(([fields]) => fields.user_id === id);
     assert.deepEqual(
       warned.map(([fields, message]) => [message, fields.err?.code]),
       [["next plan not applied", "quota_exceeded"]],
     );
-    // The owner allows it again: the next tick applies it.
-    const widened = await api(t.auth, "PUT", `/api/admins/${r.id}`, { allowed_plan_ids: [kept, dropped] });
+    assert.match(String(warned[0]?.[0].err?.message), lists.reason);
+    warn.mock.restore();
+    const widened = await api(t.auth, "PUT", `/api/admins/${r.id}`, lists.widen);
     assert.equal(widened.statusCode, 200, widened.body);
     await t.deps.services.plans.applyDueNextPlans();
-    const moved = (await api(t.auth, "GET", `/api/users/${id}`)).json();
+    return (await api(t.auth, "GET", `/api/users/${id}`)).json();
+  }
+
+  test("a next plan no longer among the owner's allowed_plan_ids when it falls due is not applied: a warning, the plan waits", async (ctx) => {
+    const kept = await plan({ name: "next kept", data_limit_bytes: 300 });
+    const dropped = await plan({ name: "next dropped", data_limit_bytes: 400 });
+    const r = await makeReseller("allowed-next", { allowed_plan_ids: [kept, dropped] });
+    const moved = await nextPlanWaitsWhileNarrowed(ctx, r, dropped, {
+      narrow: { allowed_plan_ids: [kept] },
+      widen: { allowed_plan_ids: [kept, dropped] },
+      reason: /allowed plans/,
+    });
     assert.deepEqual([moved.status, moved.data_limit_bytes, moved.next_plan_id], ["active", 400, null]);
   });
 
@@ -479,48 +500,13 @@ describe("plans under quotas (renew, allowed plans, bulk create)", () => {
     const extraId: string = extra.json().id;
     const grouped = await plan({ name: "next grouped", data_limit_bytes: 500, group_ids: [extraId] });
     const r = await makeReseller("allowed-next-groups", { allowed_group_ids: [groupId, extraId] });
-    const made = await api(r.auth, "POST", "/api/users", {
-      name: "grouped next user",
-      data_limit_bytes: 200,
-      next_plan_id: grouped,
+    const moved = await nextPlanWaitsWhileNarrowed(ctx, r, grouped, {
+      narrow: { allowed_group_ids: [groupId] },
+      widen: { allowed_group_ids: [groupId, extraId] },
+      reason: /allowed groups/,
     });
-    assert.equal(made.statusCode, 201, made.body);
-    const id = made.json().id;
-    const narrowed = await api(t.auth, "PUT", `/api/admins/${r.id}`, { allowed_group_ids: [groupId] });
-    assert.equal(narrowed.statusCode, 200, narrowed.body);
-    await t.deps.database.db
-      .updateTable("users")
-      .set({ used_bytes: 201, status: "limited" })
-      .where("id", "=", id)
-      .execute();
-    const warn = ctx.mock.method(t.deps.logger, "warn");
-    await t.deps.services.plans.applyDueNextPlans();
-    const stays = (await api(t.auth, "GET", `/api/users/${id}`)).json();
-    assert.deepEqual([stays.status, stays.data_limit_bytes, stays.next_plan_id], ["limited", 200, grouped]);
-    assert.deepEqual(stays.group_ids ?? [], []);
-    const warned = warn.mock.calls
-      .map(
-        (call) =>
-          call.arguments as unknown as [
-            { user_id?: string; err?: { code?: string; quota?: string } },
-            string,
-          ],
-      )
-      .filter(([fields]) => fields.user_id === id);
-    assert.deepEqual(
-      warned.map(([fields, message]) => [message, fields.err?.code]),
-      [["next plan not applied", "quota_exceeded"]],
-    );
-    assert.match(String((warned[0]?.[0].err as { message?: string } | undefined)?.message), /allowed groups/);
-    // The owner allows the group again: the next tick applies the plan and joins its group.
-    const widened = await api(t.auth, "PUT", `/api/admins/${r.id}`, {
-      allowed_group_ids: [groupId, extraId],
-    });
-    assert.equal(widened.statusCode, 200, widened.body);
-    await t.deps.services.plans.applyDueNextPlans();
-    const moved = (await api(t.auth, "GET", `/api/users/${id}`)).json();
     assert.deepEqual([moved.status, moved.data_limit_bytes, moved.next_plan_id], ["active", 500, null]);
-    assert.deepEqual(moved.group_ids, [extraId]);
+    assert.deepEqual(moved.group_ids, [extraId], "the plan's group joined");
   });
 
   test("allowed_plan_ids: create from, next plan, renew and bulk create outside them are 403 naming the quota", async () => {

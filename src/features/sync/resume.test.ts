@@ -41,7 +41,7 @@ const FREEZE_AT = 150;
 let t: TestApp;
 
 needs.before(async () => {
-  t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "1000" });
+  t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "3000" });
 });
 needs.after(async () => {
   await t?.close();

@@ -81,7 +81,9 @@ export async function createTestApp(
     logger: testLogger(),
     ...(schema === undefined ? {} : { schema }),
     ...(options.cores === undefined ? {} : { connectCore: options.cores.connect }),
-    ...(options.inlineUsersMaxBytes === undefined ? {} : { inlineUsersMaxBytes: options.inlineUsersMaxBytes }),
+    ...(options.inlineUsersMaxBytes === undefined
+      ? {}
+      : { inlineUsersMaxBytes: options.inlineUsersMaxBytes }),
   });
   await deps.services.auth.ensureFirstAdmin(ADMIN.username, ADMIN.password);
   const app = await buildApp(deps, { docsUi: options.docsUi === true, pluginTimeoutMs: 0 });

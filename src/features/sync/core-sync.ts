@@ -187,7 +187,15 @@ export class CoreSync {
       forgetUnansweredAdds(connected.client, inbound.tag);
       isPlaced = true;
       for (const grant of grants.slice(0, split.inlined)) perGrant.set(grant.id, SYNCED);
-      const outcome = await this.#pushAll(connected, inbound, grants, desired, split.inlined, limit, perGrant);
+      const outcome = await this.#pushAll(
+        connected,
+        inbound,
+        grants,
+        desired,
+        split.inlined,
+        limit,
+        perGrant,
+      );
       if (outcome?.isInboundMissing === true) isPlaced = false;
       if (outcome?.down !== undefined) throw outcome.down;
       if (outcome?.isInboundMissing === true)

@@ -8,6 +8,7 @@ import type {
   CoreInboundUser,
   CoreStat,
   CoreSysStats,
+  CoreTraffic,
   Problem,
 } from "./core-types.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
@@ -42,6 +43,8 @@ export type FlavorApi = {
   readonly flavor: CoreFlavor;
   getSysStats(): PreparedCall<CoreSysStats>;
   queryStats(pattern: string, reset: boolean): PreparedCall<CoreStat[]>;
+  /** QueryStats read as traffic totals in place (traffic-scan.ts), the API's inbound left out. */
+  queryTraffic(pattern: string, reset: boolean): PreparedCall<CoreTraffic>;
   addInbound(inbound: BuiltInbound): PreparedCall<void>;
   removeInbound(tag: string): PreparedCall<void>;
   addUser(tag: string, user: BuiltUser): PreparedCall<void>;

@@ -4,7 +4,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as cmd from "../gen/xray/app/proxyman_command_pb.ts";
 import * as stats from "../gen/xray/app/stats_command_pb.ts";
-import type { CoreInboundInfo, CoreInboundUser } from "./core-types.ts";
+import { API_INBOUND_TAGS, type CoreInboundInfo, type CoreInboundUser } from "./core-types.ts";
 import {
   addInboundExtraMs,
   type FlavorApi,
@@ -19,6 +19,7 @@ import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
 import { summarizeXrayInbound, summarizeXrayUser } from "./inbound-builder/inspect-xray.ts";
 import { typedXray } from "./inbound-builder/typed-message.ts";
 import { addInboundRequestProblems, alterInboundRequestProblems } from "./request-guards.ts";
+import { scanTraffic } from "./traffic-scan.ts";
 import type { WireLayout } from "./wire-layout.ts";
 
 const HANDLER = "/xray.app.proxyman.command.HandlerService";
@@ -83,6 +84,15 @@ export const xrayApiFor = (layout: WireLayout): FlavorApi => ({
         name: stat.name,
         value: stat.value,
       })),
+  }),
+  queryTraffic: (pattern, reset) => ({
+    method: "QueryStats",
+    path: `${STATS}/QueryStats`,
+    request: toBinary(
+      stats.QueryStatsRequestSchema,
+      create(stats.QueryStatsRequestSchema, { pattern, reset }),
+    ),
+    decode: (bytes) => scanTraffic(bytes, API_INBOUND_TAGS),
   }),
   addInbound: (built: BuiltInbound) => {
     if (built.flavor !== "xray") return refuseFlavor("xray", built.flavor, "AddInbound");

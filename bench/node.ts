@@ -29,7 +29,7 @@ import { waitFor } from "../test/support/poll.ts";
 import { freePort } from "../test/support/ports.ts";
 import { kindTemplate } from "../test/support/provisioning.ts";
 import { CleanupStack } from "../test/support/v2ray.ts";
-import { readCpuSeconds } from "./lib/cpu.ts";
+import { clockTicksPerSecond, readCpuSeconds } from "./lib/cpu.ts";
 import { describeCode, describeMachine } from "./lib/machine.ts";
 import { writeBetweenMarkers } from "./lib/markers.ts";
 import { interrupted, type Pinned, startPinned, stop } from "./lib/processes.ts";
@@ -88,6 +88,8 @@ type Round = {
   /** The agent's RSS just before the kill, and its peak over SIGKILL → re-applied. */
   agentRssBeforeMB: number;
   agentRssPeakMB: number;
+  /** The agent's CPU by thread kind over SIGKILL → re-applied. */
+  agentThreads: string;
   failed: number;
   users: number;
   load: number;
@@ -106,6 +108,48 @@ function childrenOf(pid: number): number[] {
     if (text !== "") out.push(...text.split(" ").map(Number));
   }
   return out;
+}
+
+/**
+ * The agent's CPU by thread kind (main thread, V8's GC helpers, libuv's pool for file I/O), user and
+ * system seconds (/proc/<pid>/task/<tid>/stat; threads that exited are not counted here).
+ */
+function threadCpu(pid: number): Map<string, { user: number; system: number }> {
+  const out = new Map<string, { user: number; system: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const name = text.slice(text.indexOf("(") + 1, text.lastIndexOf(")"));
+    const kind = Number(tid) === pid ? "main" : name.replace(/[\d\s]+$/, "").trim();
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    const entry = out.get(kind) ?? { user: 0, system: 0 };
+    entry.user += Number(fields[11]) / clockTicksPerSecond();
+    entry.system += Number(fields[12]) / clockTicksPerSecond();
+    out.set(kind, entry);
+  }
+  return out;
+}
+
+/** What each thread kind spent between two readings: "main 50.1 s (user 40.0 + system 10.1); …". */
+function threadCpuSince(pid: number, before: Map<string, { user: number; system: number }>): string {
+  return [...threadCpu(pid)]
+    .map(([kind, now]) => {
+      const was = before.get(kind) ?? { user: 0, system: 0 };
+      const user = now.user - was.user;
+      const system = now.system - was.system;
+      return { kind, user, system };
+    })
+    .filter((t) => t.user + t.system >= 0.05)
+    .sort((a, b) => b.user + b.system - (a.user + a.system))
+    .map(
+      (t) =>
+        `${t.kind} ${(t.user + t.system).toFixed(1)} s (user ${t.user.toFixed(1)} + system ${t.system.toFixed(1)})`,
+    )
+    .join("; ");
 }
 
 function cpuOf(pid: number): number {
@@ -275,6 +319,8 @@ type Push = {
   coreCpu: number;
   /** The agent's RSS over the push (sampled every 200 ms). */
   agentRss: { peakMB: number; lastMB: number };
+  /** The agent's CPU by thread kind over the push. */
+  agentThreads: string;
 };
 
 async function insertUsers(deps: Awaited<ReturnType<typeof createDeps>>, count: number): Promise<string[]> {
@@ -314,6 +360,7 @@ async function measurePush(
     ).n;
   const rss = sampleRss(pids.agent, 200);
   const cpu = { panel: process.cpuUsage(), agent: cpuOf(pids.agent), core: cpuOf(pids.core) };
+  const threads = threadCpu(pids.agent);
   const started = performance.now();
   for (let i = 0; i < ids.length; i += 1000) {
     await api("POST", `/api/servers/${serverId}/inbounds/${inboundId}/users/bulk`, {
@@ -332,6 +379,7 @@ async function measurePush(
     agentCpu: cpuOf(pids.agent) - cpu.agent,
     coreCpu: cpuOf(pids.core) - cpu.core,
     agentRss: rss.stop(),
+    agentThreads: threadCpuSince(pids.agent, threads),
   };
 }
 
@@ -410,6 +458,7 @@ async function round(index: number, s: Awaited<ReturnType<typeof setup>>): Promi
   const rssWindow = sampleRss(s.agent.pid, 100);
   const panelCpuStart = process.cpuUsage();
   const agentCpuStart = cpuOf(s.agent.pid);
+  const threadsStart = threadCpu(s.agent.pid);
   const killedAt = performance.now();
   process.kill(corePid, "SIGKILL");
   let newCore: number | undefined;
@@ -425,6 +474,7 @@ async function round(index: number, s: Awaited<ReturnType<typeof setup>>): Promi
   const agentCpu = cpuOf(s.agent.pid) - agentCpuStart;
   const panelCpu = process.cpuUsage(panelCpuStart);
   const agentRssPeakMB = rssWindow.stop().peakMB;
+  const agentThreads = threadCpuSince(s.agent.pid, threadsStart);
   // The new core's whole life so far: its start and the re-apply.
   const coreCpu = newCore === undefined ? Number.NaN : cpuOf(newCore);
   const line = s.agentLines.lines.filter((l) => l.msg === "desired state re-applied").at(-1) ?? {};
@@ -437,6 +487,7 @@ async function round(index: number, s: Awaited<ReturnType<typeof setup>>): Promi
     panelCpu: (panelCpu.user + panelCpu.system) / 1e6,
     agentRssBeforeMB,
     agentRssPeakMB,
+    agentThreads,
     failed: Number(line.failed),
     users: Number(line.users),
     load,
@@ -602,6 +653,8 @@ function perHundredThousand(
     `| initial push through the agent (panel → HTTPS → agent → gRPC → core, each call recorded on disk) | ${per(a.ms / 1000)} | ${per(a.panelCpu)} | ${per(a.agentCpu)} | ${per(a.coreCpu)} | ${mb(s.agentEmpty.lastMB)} without users → peak ${mb(a.agentRss.peakMB)}, ${mb(a.agentRss.lastMB)} at the end |`,
     `| re-apply after SIGKILL (the agent alone, from memory) | ${per(replay.ms / 1000)} | ${per(replay.panel)} (takes no part) | ${per(replay.agent)} (kill → re-applied) | ${per(replay.core)} (the new core's life) | ${mb(replay.rssBefore)} → peak ${mb(replay.rssPeak)} |`,
     `| the core's own AddUser (pre-encoded, straight to its API, faster of ${REFERENCE_CONCURRENCY.join(" and ")} in flight) | ${per(ref.ms / 1000)} | — | — | ${per(ref.core)} | — |`,
+    "",
+    `The agent's CPU by thread in the push through it: ${a.agentThreads}; in the last re-apply: ${rounds.at(-1)?.agentThreads ?? "—"}.`,
     "",
     `Ratios: initial push through the agent / direct: wall ${x(a.ms / d.ms)}, panel CPU ${x(a.panelCpu / d.panelCpu)}, panel + agent CPU / panel CPU direct ${x((a.panelCpu + a.agentCpu) / d.panelCpu)}; agent CPU / the core's CPU in the same push ${x(a.agentCpu / a.coreCpu)}; re-apply / the core's own AddUser time ${x(replay.ms / ref.ms)}, agent CPU in the re-apply / its wall ${x((replay.agent * 1000) / replay.ms)}. Agent RSS growth with the users: ${rssGrowth} MB per 100,000 (end of the push minus without users).`,
   ];

@@ -255,6 +255,33 @@ async function setup(stack: CleanupStack) {
     kindTemplate({ protocol: "vless", network: "tcp", tls: false }),
   );
   const ids = await insertUsers(deps, USERS);
+  // The agent's inbound, without users: the panel's first call through the agent sends the server's
+  // base document, and the agent restarts its core with it. The core measured below is that one.
+  const inbound = await api("POST", `/api/servers/${serverId}/inbounds`, {
+    template_id: template.id,
+    port: await freePort(),
+  });
+  await deps.services.reconciler.tick(serverId, AbortSignal.timeout(600_000));
+  await waitFor(
+    async () =>
+      (
+        await deps.database.db
+          .selectFrom("server_inbounds")
+          .select("sync_state")
+          .where("id", "=", String(inbound.id))
+          .executeTakeFirstOrThrow()
+      ).sync_state === "synced",
+    { timeoutMs: 60_000, what: "the agent's inbound on its core (restarted with the base document)" },
+  );
+  const probeClient = new GrpcCoreClient({ address: `127.0.0.1:${coreApiPort}`, layout: "v2ray-4" });
+  try {
+    await waitFor(async () => (await probeClient.getSysStats().catch(() => undefined)) !== undefined, {
+      timeoutMs: 60_000,
+      what: "the agent's core to answer",
+    });
+  } finally {
+    probeClient.close();
+  }
   const corePid = childrenOf(agent.pid)[0];
   if (corePid === undefined) throw new Error("the agent has no core");
 
@@ -285,10 +312,6 @@ async function setup(stack: CleanupStack) {
   await deps.services.reconciler.tick(directServerId, AbortSignal.timeout(600_000));
 
   // N users granted through the agent (the panel's bulk grant, relayed and recorded by the agent).
-  const inbound = await api("POST", `/api/servers/${serverId}/inbounds`, {
-    template_id: template.id,
-    port: await freePort(),
-  });
   const agentPush = await measurePush(deps, api, serverId, String(inbound.id), ids, {
     agent: agent.pid,
     core: corePid,

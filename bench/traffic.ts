@@ -1,22 +1,30 @@
 // One fleet-wide traffic poll's database writes (issue 52): N users over S servers × 3 inbounds, every
-// user with traffic, written through the collection's own path: parseTraffic per server, then
-// TrafficRepository.journal for all of them (as TrafficService.collectAll does: the poll's write,
-// durable from then on), then TrafficRepository.fold until the journal is empty (as the job does
-// next: the totals). Both are measured apart. The cores are not part of it: their answers are built
-// beforehand, as QueryStats would return them.
+// user with traffic, written through the collection's own path: each server's two QueryStats answers
+// (users, inbounds) read from their wire bytes by the client's own decoder (queryTraffic's, the
+// in-place scan of cores/traffic-scan.ts), then TrafficRepository.journal for all of them (as
+// TrafficService.collectAll does: the poll's write, durable from then on), then TrafficRepository.fold
+// until the journal is empty (as the job does next: the totals). Both are measured apart. The cores
+// are not part of it: their answers are encoded beforehand (protobuf-es), as QueryStats returns them.
+// As a reference in the same run, the same answers go through the generic path the panel used before
+// (the full protobuf decode into Stat messages, parseTraffic's regular expression and Map, the JSON).
 // Two polls per run: the hour's first (its usage-history rows are inserted) and a second in the same
 // hour (they are added to). After both, the totals in the database are checked against what was sent.
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { Kysely, type LogEvent, PostgresDialect, SqliteDialect, sql } from "kysely";
 import pg from "pg";
+import { API_INBOUND_TAGS, type CoreTraffic } from "../src/cores/core-types.ts";
+import { joinTraffic } from "../src/cores/traffic-scan.ts";
+import { v2rayApi } from "../src/cores/v2ray-api.ts";
 import { SqliteBooleanPlugin, timestampParam } from "../src/db/dialect.ts";
 import type { Database } from "../src/db/types.ts";
 import type { Deps } from "../src/deps.ts";
 import { installStarters } from "../src/features/templates/starters.ts";
 import { FOLD_ROWS, TrafficRepository } from "../src/features/traffic/traffic.repository.ts";
-import { parseTraffic } from "../src/features/traffic/traffic.ts";
+import { decodeTraffic, parseTraffic } from "../src/features/traffic/traffic.ts";
+import { QueryStatsResponseSchema, StatSchema } from "../src/gen/v2ray/app/stats_command_pb.ts";
 import { freePort } from "../test/support/ports.ts";
 import { openBenchDeps } from "./lib/bench-deps.ts";
 import { describeCode, describeMachine } from "./lib/machine.ts";
@@ -30,6 +38,8 @@ const { values } = parseArgs({
     servers: { type: "string", default: "50" },
     dialects: { type: "string", default: "sqlite,postgres" },
     write: { type: "string" },
+    /** false: the polls are journaled only, and the journal's sums are checked instead of the totals. */
+    fold: { type: "string", default: "true" },
   },
 });
 const SIZES = values.users.split(",").map(Number);
@@ -39,6 +49,7 @@ const INBOUNDS_PER_SERVER = 3;
 const MAX_BYTES = 360_000;
 const HOUR = Date.UTC(2026, 5, 1, 12);
 const GOAL_MS = 2000;
+const FOLD = values.fold !== "false";
 
 type Dialect = "sqlite" | "postgres";
 type Phase = { wallMs: number; panelCpuMs: number; dbCpuMs: number | undefined };
@@ -48,10 +59,16 @@ type Poll = {
   journal: Phase;
   /** The fold of that journal into the totals. */
   fold: Phase;
+  /** Of the write: reading the answers' bytes (wall ms; CPU ms). */
   parseMs: number;
+  parseCpuMs: number;
+  /** The reference: the same answers through the generic decoder, parseTraffic and JSON (CPU ms). */
+  genericCpuMs: number;
   rows: number;
 };
 type Stat = { name: string; value: bigint };
+/** A server's two QueryStats answers as bytes: its users' counters and its inbounds'. */
+type Answer = { users: Uint8Array; inbounds: Uint8Array };
 
 /** S servers with three Shadowsocks-2022 inbounds each, through the services (nothing listens). */
 async function seedServers(deps: Deps): Promise<{ serverId: string; inboundId: string; tag: string }[]> {
@@ -154,7 +171,7 @@ async function seedUsers(
 async function coreAnswers(
   deps: Deps,
   inbounds: { serverId: string; tag: string }[],
-): Promise<{ answers: Map<string, Stat[]>; sent: bigint }> {
+): Promise<{ answers: Map<string, Answer>; sent: bigint }> {
   const grants = await deps.database.db
     .selectFrom("user_access")
     .select(["server_id", "proxy_user_id"])
@@ -173,40 +190,83 @@ async function coreAnswers(
     push(grant.server_id, { name: `user>>>${grant.proxy_user_id}>>>traffic>>>uplink`, value: up });
     push(grant.server_id, { name: `user>>>${grant.proxy_user_id}>>>traffic>>>downlink`, value: down });
   }
+  const inboundStats = new Map<string, Stat[]>();
   for (const inbound of inbounds) {
-    push(inbound.serverId, { name: `inbound>>>${inbound.tag}>>>traffic>>>uplink`, value: 1000n });
-    push(inbound.serverId, { name: `inbound>>>${inbound.tag}>>>traffic>>>downlink`, value: 1000n });
+    const list = inboundStats.get(inbound.serverId) ?? [];
+    list.push({ name: `inbound>>>${inbound.tag}>>>traffic>>>uplink`, value: 1000n });
+    list.push({ name: `inbound>>>${inbound.tag}>>>traffic>>>downlink`, value: 1000n });
+    inboundStats.set(inbound.serverId, list);
   }
-  return { answers, sent };
+  const encode = (stats: Stat[]) =>
+    toBinary(
+      QueryStatsResponseSchema,
+      create(QueryStatsResponseSchema, { stat: stats.map((stat) => create(StatSchema, stat)) }),
+    );
+  const bytes = new Map<string, Answer>();
+  for (const [serverId, stats] of answers) {
+    bytes.set(serverId, { users: encode(stats), inbounds: encode(inboundStats.get(serverId) ?? []) });
+  }
+  return { answers: bytes, sent };
+}
+
+/** The collection's own reading of one server's answers (GrpcCoreClient.queryTraffic's decode). */
+function readAnswer(answer: Answer): CoreTraffic {
+  const read = (bytes: Uint8Array) => v2rayApi.queryTraffic("", true).decode(bytes);
+  return joinTraffic(read(answer.users), read(answer.inbounds));
+}
+
+/** The reference: what the panel did with the same bytes before the scan (decode, regex, Map, JSON). */
+function genericPath(answers: Map<string, Answer>): number {
+  const before = process.cpuUsage();
+  let size = 0;
+  for (const answer of answers.values()) {
+    const stats = [
+      ...v2rayApi.queryStats("", true).decode(answer.users),
+      ...v2rayApi.queryStats("", true).decode(answer.inbounds),
+    ];
+    size += JSON.stringify(
+      [parseTraffic(stats, API_INBOUND_TAGS)].map((d) => ({
+        users: [...d.users].map(([k, b]) => [k, b.uplinkBytes, b.downlinkBytes]),
+        inbounds: [...d.inbounds].map(([k, b]) => [k, b.uplinkBytes, b.downlinkBytes]),
+      }))[0],
+    ).length;
+  }
+  const cpu = process.cpuUsage(before);
+  if (size === 0) throw new Error("the reference read nothing");
+  return (cpu.user + cpu.system) / 1000;
 }
 
 async function poll(
   deps: Deps,
   databaseName: string | undefined,
-  answers: Map<string, Stat[]>,
+  answers: Map<string, Answer>,
   now: Date,
 ): Promise<Poll> {
   const repository = new TrafficRepository(profiled(deps, databaseName), deps.database.dialect);
   const load = loadavg()[0]?.toFixed(2) ?? "?";
   let parseMs = 0;
+  let parseCpuMs = 0;
   let rows = 0;
-  // As TrafficService.collectAll: each core's answer parsed as it arrives, then one journal write.
+  // As TrafficService.collectAll: each core's answer read as it arrives, then one journal write.
   const journal = await phase(databaseName, async () => {
-    const parts = [...answers].map(([serverId, stats]) => {
+    const parts = [...answers].map(([serverId, answer]) => {
       const parseStarted = performance.now();
-      const deltas = parseTraffic(stats, []);
+      const cpuBefore = process.cpuUsage();
+      const traffic = readAnswer(answer);
+      const cpu = process.cpuUsage(cpuBefore);
+      parseCpuMs += (cpu.user + cpu.system) / 1000;
       parseMs += performance.now() - parseStarted;
-      return { serverId, deltas };
+      return { serverId, traffic };
     });
     await repository.journal(parts, now);
     // Per server: its inbounds and two server buckets (the users' four rows are counted by the fold).
-    for (const { deltas } of parts) rows += deltas.inbounds.size + 2;
+    for (const { traffic } of parts) rows += traffic.inbounds.size + 2;
   });
   if (process.env.BENCH_PROFILE === "1") console.error("  journal:");
   printProfile();
   // As the job next: the fold, until the journal is empty.
   const fold = await phase(databaseName, async () => {
-    for (;;) {
+    for (; FOLD; ) {
       const folded = await repository.fold();
       if (folded.rows === 0) break;
       // Per user: the grant, the user, an hourly and a daily bucket.
@@ -214,7 +274,8 @@ async function poll(
     }
   });
   if (process.env.BENCH_PROFILE === "1") console.error("  fold:");
-  return { load, journal, fold, parseMs, rows };
+  const genericCpuMs = genericPath(answers);
+  return { load, journal, fold, parseMs, parseCpuMs, genericCpuMs, rows };
 }
 
 async function phase(databaseName: string | undefined, work: () => Promise<void>): Promise<Phase> {
@@ -275,6 +336,24 @@ function printProfile(): void {
   profile.clear();
 }
 
+/** --fold false: the journal's rows, decoded, against what the cores sent (users and inbounds). */
+async function verifyJournal(deps: Deps, sent: bigint, inboundBytes: number): Promise<string> {
+  const rows = await deps.database.db.selectFrom("traffic_journal").select("deltas").execute();
+  let users = 0;
+  let inbounds = 0;
+  for (const row of rows) {
+    const deltas = decodeTraffic(row.deltas);
+    for (const bytes of deltas.users.values()) users += bytes.uplinkBytes + bytes.downlinkBytes;
+    for (const bytes of deltas.inbounds.values()) inbounds += bytes.uplinkBytes + bytes.downlinkBytes;
+  }
+  if (BigInt(users) !== sent || inbounds !== inboundBytes) {
+    throw new Error(
+      `journal holds ${users} user bytes (sent ${sent}) and ${inbounds} inbound bytes (sent ${inboundBytes})`,
+    );
+  }
+  return "exact (journal)";
+}
+
 /** The database's totals against what the cores sent: every byte counted once, in every place. */
 async function verify(deps: Deps, sent: bigint): Promise<string> {
   const db = deps.database.db;
@@ -317,7 +396,11 @@ async function measure(dialect: Dialect, users: number): Promise<{ polls: Poll[]
       printProfile();
       polls.push(result);
     }
-    return { polls, verdict: await verify(deps, sent) };
+    const inboundBytes = polls.length * inbounds.length * 2000;
+    return {
+      polls,
+      verdict: FOLD ? await verify(deps, sent) : await verifyJournal(deps, sent, inboundBytes),
+    };
   } finally {
     // SQLite: the service's own connection, closed with it; PostgreSQL: a pool of the bench's own.
     if (deps.database.dialect === "postgres") await profiledDb?.destroy();
@@ -333,7 +416,9 @@ const out: string[] = [
   ...describeMachine([describeCode(join(import.meta.dirname, ".."))]).map((line) => `- ${line}`),
   `- ${SERVERS} servers × ${INBOUNDS_PER_SERVER} inbounds, one grant per user, every user with traffic in both polls; the poll journals all servers in one transaction, the fold takes up to ${FOLD_ROWS} journal rows per transaction`,
   "",
-  "| dialect | users | poll | poll's write: wall ms | goal | panel CPU ms (of it: parsing) | PostgreSQL CPU ms | fold: wall ms | panel CPU ms | PostgreSQL CPU ms | rows written | totals |",
+  `- the poll's write: the answers read from their bytes (QueryStats as the v2ray namespace encodes it), then journaled; "parsing" is the reading's CPU, and "generic" the same answers read the way the panel did before (full decode, parseTraffic, JSON), measured after each poll as a reference${FOLD ? "" : "; --fold false: not folded, the journal's sums checked"}`,
+  "",
+  "| dialect | users | poll | poll's write: wall ms | goal | panel CPU ms (of it: parsing; generic reference) | PostgreSQL CPU ms | fold: wall ms | panel CPU ms | PostgreSQL CPU ms | rows written | totals |",
   "|---|---|---|---|---|---|---|---|---|---|---|---|",
 ];
 for (const dialect of values.dialects.split(",") as Dialect[]) {
@@ -344,7 +429,7 @@ for (const dialect of values.dialects.split(",") as Dialect[]) {
       const goal = users >= 1_000_000 ? `≤ ${GOAL_MS} ms: ${j.wallMs <= GOAL_MS ? "met" : "MISSED"}` : "–";
       const db = (ms: number | undefined) => (ms === undefined ? "–" : fmt(ms));
       out.push(
-        `| ${dialect} (load ${p.load}) | ${users.toLocaleString("en")} | ${i === 0 ? "1 (new hour)" : "2 (same hour)"} | ${fmt(j.wallMs)} | ${goal} | ${fmt(j.panelCpuMs)} (${fmt(p.parseMs)}) | ${db(j.dbCpuMs)} | ${fmt(f.wallMs)} | ${fmt(f.panelCpuMs)} | ${db(f.dbCpuMs)} | ${p.rows.toLocaleString("en")} | ${verdict} |`,
+        `| ${dialect} (load ${p.load}) | ${users.toLocaleString("en")} | ${i === 0 ? "1 (new hour)" : "2 (same hour)"} | ${fmt(j.wallMs)} | ${goal} | ${fmt(j.panelCpuMs)} (${fmt(p.parseCpuMs)}; ${fmt(p.genericCpuMs)}) | ${db(j.dbCpuMs)} | ${fmt(f.wallMs)} | ${fmt(f.panelCpuMs)} | ${db(f.dbCpuMs)} | ${p.rows.toLocaleString("en")} | ${verdict} |`,
       );
     }
   }

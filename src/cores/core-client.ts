@@ -8,6 +8,7 @@ import type {
   CoreInboundUser,
   CoreStat,
   CoreSysStats,
+  CoreTraffic,
   InboundRef,
 } from "./core-types.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
@@ -32,6 +33,11 @@ export interface CoreClient {
   getSysStats(): Promise<CoreSysStats>;
   /** Counters whose name contains `pattern` (a substring match on V2Ray 4.x). */
   queryStats(pattern: string, reset: boolean): Promise<CoreStat[]>;
+  /**
+   * The user and inbound traffic counters (what a traffic poll reads), summed per email and tag
+   * without a message object per counter (traffic-scan.ts); the API's own inbound left out.
+   */
+  queryTraffic(reset: boolean): Promise<CoreTraffic>;
 
   /** Adds a built inbound; a tag this client already added is refused (V2Ray would leak the old one). */
   addInbound(inbound: BuiltInbound): Promise<void>;

@@ -27,6 +27,15 @@ export type InboundRef = {
 /** A traffic counter, e.g. `user>>>EMAIL>>>traffic>>>downlink`. int64 on the wire, so a bigint. */
 export type CoreStat = { name: string; value: bigint };
 
+/** Bytes one way and the other, as a traffic poll adds them up (safe as numbers below 2^53). */
+export type TrafficPair = { uplinkBytes: number; downlinkBytes: number };
+/**
+ * A poll's traffic counters (cores/traffic-scan.ts): per user email as JSON array items
+ * `["email",uplinkBytes,downlinkBytes]` joined by commas (`count` of them; an email may repeat when
+ * answers were joined: readers add them up), and per inbound tag.
+ */
+export type CoreTraffic = { users: { json: string; count: number }; inbounds: Map<string, TrafficPair> };
+
 /** GetSysStats, flavor-neutral. Memory figures are bytes (safe as numbers below 2^53). */
 export type CoreSysStats = {
   uptimeSeconds: number;

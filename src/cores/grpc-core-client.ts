@@ -18,6 +18,7 @@ import type {
   CoreInboundUser,
   CoreStat,
   CoreSysStats,
+  CoreTraffic,
   InboundRef,
   Problem,
 } from "./core-types.ts";
@@ -26,6 +27,7 @@ import { type ChannelSettings, CoreChannel } from "./grpc-channel.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
 import { summarizeBuiltInbound, userGuardProblems } from "./inbound-builder/guards.ts";
 import { probeCapabilities, probeXrayProfile } from "./layout-probe.ts";
+import { joinTraffic } from "./traffic-scan.ts";
 import { v2rayApi } from "./v2ray-api.ts";
 import {
   type CoreCapability,
@@ -170,6 +172,12 @@ export class GrpcCoreClient implements CoreClient {
 
   queryStats(pattern: string, reset: boolean): Promise<CoreStat[]> {
     return this.send((api) => api.queryStats(pattern, reset));
+  }
+
+  async queryTraffic(reset: boolean): Promise<CoreTraffic> {
+    const users = await this.send((api) => api.queryTraffic("user>>>", reset));
+    const inbounds = await this.send((api) => api.queryTraffic("inbound>>>", reset));
+    return joinTraffic(users, inbounds);
   }
 
   async addInbound(inbound: BuiltInbound): Promise<void> {

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
+import { isDeepStrictEqual } from "node:util";
 import { waitFor } from "../../test/support/poll.ts";
 import { freePorts } from "../../test/support/ports.ts";
 import { requires } from "../../test/support/requires.ts";
@@ -20,7 +21,8 @@ import {
   tempDir,
   type V2rayServer,
 } from "../../test/support/v2ray.ts";
-import type { CoreProtocol } from "./core-types.ts";
+import { decodeTraffic, encodeTraffic, parseTraffic, polledOf } from "../features/traffic/traffic.ts";
+import { API_INBOUND_TAGS, type CoreProtocol } from "./core-types.ts";
 import { GrpcCoreClient } from "./grpc-core-client.ts";
 import { buildInbound, buildUser } from "./inbound-builder/build.ts";
 
@@ -190,6 +192,35 @@ describe("traffic through API-created inbounds on V2Ray 4.34", needs, () => {
       assert.ok(server.isAlive());
     });
   }
+
+  test("a traffic poll's in-place reading of the real core's answers equals the full decoder's, read with parseTraffic", async () => {
+    // Counters can still move as connections close, so compare a scan taken between two equal full reads.
+    const full = async () =>
+      decodeTraffic(
+        encodeTraffic(
+          polledOf(
+            parseTraffic(
+              [
+                ...(await client.queryStats("user>>>", false)),
+                ...(await client.queryStats("inbound>>>", false)),
+              ],
+              API_INBOUND_TAGS,
+            ),
+          ),
+        ),
+      );
+    const agreed = await waitFor(
+      async () => {
+        const before = await full();
+        const scanned = decodeTraffic(encodeTraffic(await client.queryTraffic(false)));
+        const after = await full();
+        return isDeepStrictEqual(before, after) && isDeepStrictEqual(scanned, after) && scanned;
+      },
+      { timeoutMs: 10_000, what: "a scan between two equal full reads" },
+    );
+    assert.equal(agreed.users.size, seats.length, "every user's counters");
+    assert.ok(agreed.inbounds.size >= CASES.length, "every inbound's counters");
+  });
 });
 
 async function addCase(

@@ -3,7 +3,9 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as cmd from "../gen/v2ray/app/proxyman_command_pb.ts";
 import * as stats from "../gen/v2ray/app/stats_command_pb.ts";
+import { API_INBOUND_TAGS } from "./core-types.ts";
 import {
+  addInboundExtraMs,
   type FlavorApi,
   ignoreResponse,
   type PreparedCall,
@@ -14,6 +16,7 @@ import {
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
 import { typedV2ray } from "./inbound-builder/typed-message.ts";
 import { addInboundRequestProblems, alterInboundRequestProblems } from "./request-guards.ts";
+import { scanTraffic } from "./traffic-scan.ts";
 
 const HANDLER = "/v2ray.core.app.proxyman.command.HandlerService";
 const STATS = "/v2ray.core.app.stats.command.StatsService";
@@ -48,6 +51,15 @@ export const v2rayApi: FlavorApi = {
         value: stat.value,
       })),
   }),
+  queryTraffic: (pattern, reset) => ({
+    method: "QueryStats",
+    path: `${STATS}/QueryStats`,
+    request: toBinary(
+      stats.QueryStatsRequestSchema,
+      create(stats.QueryStatsRequestSchema, { pattern, reset }),
+    ),
+    decode: (bytes) => scanTraffic(bytes, API_INBOUND_TAGS),
+  }),
   addInbound: (built: BuiltInbound) => {
     if (built.flavor !== "v2ray") return refuseFlavor("v2ray", built.flavor, "AddInbound");
     const request = toBinary(
@@ -55,7 +67,13 @@ export const v2rayApi: FlavorApi = {
       create(cmd.AddInboundRequestSchema, { inbound: built.config }),
     );
     refuseIfAny(addInboundRequestProblems("v2ray", request, built), "AddInbound");
-    return { method: "AddInbound", path: `${HANDLER}/AddInbound`, request, decode: ignoreResponse };
+    return {
+      method: "AddInbound",
+      path: `${HANDLER}/AddInbound`,
+      request,
+      decode: ignoreResponse,
+      extraTimeoutMs: addInboundExtraMs(built.emails.length),
+    };
   },
   removeInbound: (tag) => {
     refuseIfAny(tag === "" ? [{ path: "tag", message: "is empty" }] : [], "RemoveInbound");

@@ -4,8 +4,9 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as cmd from "../gen/xray/app/proxyman_command_pb.ts";
 import * as stats from "../gen/xray/app/stats_command_pb.ts";
-import type { CoreInboundInfo, CoreInboundUser } from "./core-types.ts";
+import { API_INBOUND_TAGS, type CoreInboundInfo, type CoreInboundUser } from "./core-types.ts";
 import {
+  addInboundExtraMs,
   type FlavorApi,
   ignoreResponse,
   type PreparedCall,
@@ -18,6 +19,7 @@ import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
 import { summarizeXrayInbound, summarizeXrayUser } from "./inbound-builder/inspect-xray.ts";
 import { typedXray } from "./inbound-builder/typed-message.ts";
 import { addInboundRequestProblems, alterInboundRequestProblems } from "./request-guards.ts";
+import { scanTraffic } from "./traffic-scan.ts";
 import type { WireLayout } from "./wire-layout.ts";
 
 const HANDLER = "/xray.app.proxyman.command.HandlerService";
@@ -83,6 +85,15 @@ export const xrayApiFor = (layout: WireLayout): FlavorApi => ({
         value: stat.value,
       })),
   }),
+  queryTraffic: (pattern, reset) => ({
+    method: "QueryStats",
+    path: `${STATS}/QueryStats`,
+    request: toBinary(
+      stats.QueryStatsRequestSchema,
+      create(stats.QueryStatsRequestSchema, { pattern, reset }),
+    ),
+    decode: (bytes) => scanTraffic(bytes, API_INBOUND_TAGS),
+  }),
   addInbound: (built: BuiltInbound) => {
     if (built.flavor !== "xray") return refuseFlavor("xray", built.flavor, "AddInbound");
     if (built.layout !== layout) return refuseLayout(layout, built.layout, "AddInbound");
@@ -91,7 +102,13 @@ export const xrayApiFor = (layout: WireLayout): FlavorApi => ({
       create(cmd.AddInboundRequestSchema, { inbound: built.config }),
     );
     refuseIfAny(addInboundRequestProblems("xray", request, built), "AddInbound");
-    return { method: "AddInbound", path: `${HANDLER}/AddInbound`, request, decode: ignoreResponse };
+    return {
+      method: "AddInbound",
+      path: `${HANDLER}/AddInbound`,
+      request,
+      decode: ignoreResponse,
+      extraTimeoutMs: addInboundExtraMs(built.emails.length),
+    };
   },
   removeInbound: (tag) => {
     refuseIfAny(tag === "" ? [{ path: "tag", message: "is empty" }] : [], "RemoveInbound");

@@ -12,6 +12,7 @@ import type {
   CoreInboundUser,
   CoreStat,
   CoreSysStats,
+  CoreTraffic,
   InboundRef,
 } from "../../src/cores/core-types.ts";
 import type { GrpcCoreClientOptions } from "../../src/cores/grpc-core-client.ts";
@@ -21,6 +22,7 @@ import {
   summarizeBuiltInbound,
   userGuardProblems,
 } from "../../src/cores/inbound-builder/guards.ts";
+import { emptyTraffic } from "../../src/cores/traffic-scan.ts";
 import {
   type BuildTarget,
   type CoreCapability,
@@ -192,6 +194,11 @@ class MemoryCoreClient implements CoreClient {
   async queryStats(_pattern: string, _reset: boolean): Promise<CoreStat[]> {
     this.#reach("QueryStats");
     return [];
+  }
+
+  async queryTraffic(_reset: boolean): Promise<CoreTraffic> {
+    this.#reach("QueryStats");
+    return emptyTraffic();
   }
 
   async addInbound(inbound: BuiltInbound): Promise<void> {

@@ -67,10 +67,15 @@ export class LeasesRepository {
       .onConflict((oc) => oc.column("name").doUpdateSet({ expires_at: expiresAt }))
       .execute();
     const [instances, servers] = await Promise.all([
-      this.db.selectFrom("panel_instances").select("name").where("expires_at", ">=", now).execute(),
+      this.db.selectFrom("panel_instances").select(["name", "expires_at"]).execute(),
       this.db.selectFrom("servers").select("id").execute(),
     ]);
-    return { instances: instances.map((row) => row.name), serverIds: servers.map((row) => row.id) };
+    const live = instances.filter((row) => read.timestamp(row.expires_at) >= now).map((row) => row.name);
+    // Heartbeats of instances that died (no clean leave) would otherwise stay for good.
+    if (live.length < instances.length) {
+      await this.db.deleteFrom("panel_instances").where("expires_at", "<", now).execute();
+    }
+    return { instances: live, serverIds: servers.map((row) => row.id) };
   }
 
   /** On shutdown: the others stop counting this instance at once. Rows of instances that died go too. */

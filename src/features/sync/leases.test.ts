@@ -2,7 +2,8 @@
 // the same on both; production uses them on PostgreSQL only): the live instances share the servers
 // out, a joining one gets its share only after the holder has handed it over (and only once the
 // holder's work on it has ended), a crashed one's servers are taken after expiry, a clean shutdown
-// hands over at once, and the holder gives a lease up locally before it can expire.
+// hands over at once (a dead one's heartbeat row is pruned), and the holder gives a lease up locally
+// before it can expire.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
@@ -113,6 +114,12 @@ describe("server leases", () => {
     assert.equal((await b.held()).length, 1, "a's heartbeat and lease still run");
     b.advance(1_001);
     assert.deepEqual(await b.held(), [...serverIds].sort(), "expired: b takes everything");
+    const heartbeats = await t.deps.database.db.selectFrom("panel_instances").select("name").execute();
+    assert.deepEqual(
+      heartbeats.map((row) => row.name),
+      ["b"],
+      "the dead instance's heartbeat row is pruned, not kept for good",
+    );
     a.advance(15_001);
     assert.deepEqual(await a.held(), [], "a, back, holds nothing b renews");
   });

@@ -105,23 +105,29 @@ export class Reconciler {
       await this.deps.state.update(serverId, { full_sync_requested_at: this.#now().toISOString() });
       return undefined;
     }
-    return this.#lock.run(serverId, async () => {
-      const polled = await this.#pollAndWatch(serverId);
-      if (polled === undefined) throw new NotFoundError("server", serverId);
-      if (polled.error !== undefined) throw polled.error;
-      if (polled.connected === undefined)
-        throw new CoreUnavailableError(`core of server ${serverId} did not answer`);
-      // Asked by an operator, maybe right after an upgrade: the layout is asked again too.
-      const { connected } = await this.deps.sync.redetect(serverId);
-      const state = await this.deps.state.find(serverId);
-      const canList = connected.capabilities.includes("listing") && !isLayoutChanged(state, connected.layout);
-      const decision: Full = {
-        mode: "full",
-        observe: canList ? "listed" : "unknown",
-        reason: "sync requested",
-      };
-      return this.#reconcile(serverId, connected, decision, polled.startedAtMs, false, signal);
-    });
+    // Under the lease like a tick: it stops if the server is handed over, and a handover waits for it.
+    const underLease = AbortSignal.any([signal, this.deps.leases.signalFor(serverId)]);
+    const work = this.#lock.run(serverId, () => this.#syncHeld(serverId, underLease));
+    this.deps.leases.track([serverId], work);
+    return work;
+  }
+
+  async #syncHeld(serverId: string, signal: AbortSignal): Promise<ReconcileSummary | undefined> {
+    const polled = await this.#pollAndWatch(serverId);
+    if (polled === undefined) throw new NotFoundError("server", serverId);
+    if (polled.error !== undefined) throw polled.error;
+    if (polled.connected === undefined)
+      throw new CoreUnavailableError(`core of server ${serverId} did not answer`);
+    // Asked by an operator, maybe right after an upgrade: the layout is asked again too.
+    const { connected } = await this.deps.sync.redetect(serverId);
+    const state = await this.deps.state.find(serverId);
+    const canList = connected.capabilities.includes("listing") && !isLayoutChanged(state, connected.layout);
+    const decision: Full = {
+      mode: "full",
+      observe: canList ? "listed" : "unknown",
+      reason: "sync requested",
+    };
+    return this.#reconcile(serverId, connected, decision, polled.startedAtMs, false, signal);
   }
 
   /** What the database remembers about the server's core and its last reconcile. */

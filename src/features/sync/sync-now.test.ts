@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
-import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { createTestApp, type TestApp, testLogger } from "../../../test/support/app.ts";
 import { bulkGrant, createUsers, grantsOf, probeCore } from "../../../test/support/convergence.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
@@ -14,6 +14,12 @@ import { requires } from "../../../test/support/requires.ts";
 import { expectProblem, request } from "../../../test/support/templates.ts";
 import { CleanupStack, startV2rayServer } from "../../../test/support/v2ray.ts";
 import { InboundHandlerConfigSchema } from "../../gen/xray/core_pb.ts";
+import { AccessRepository } from "../access/access.repository.ts";
+import { InboundsRepository } from "../inbounds/inbounds.repository.ts";
+import type { ServerLeases } from "./leases.ts";
+import { Reconciler } from "./reconciler.ts";
+import { RemovalsRepository } from "./removals.repository.ts";
+import { ServerSyncRepository } from "./server-sync.repository.ts";
 
 const needs = requires("v2ray");
 
@@ -106,5 +112,47 @@ describe("POST /api/servers/{id}/sync", needs, () => {
     assert.equal(res.statusCode, 202, res.body);
     assert.equal(res.json().status, "requested");
     assert.notEqual((await t.deps.services.reconciler.state(server.id)).fullSyncRequestedAt, null);
+  });
+
+  test("a manual sync runs under the server's lease: a handover waits for it, and losing the lease stops it", async () => {
+    const core = await startV2rayServer(stack.add);
+    const server = await registerServer(t, core.apiPort);
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const inbound = await createInbound(t, server.id, { template_id: template.id, port: await freePort() });
+    await bulkGrant(t, server.id, inbound.id, await createUsers(t.deps, 30, "leased"));
+    await core.restart();
+    // The instance's own leases, except that the lease of this server is lost as soon as the sync asks.
+    const { database, services, leases } = t.deps;
+    const lost = new AbortController();
+    const tracked: { serverIds: readonly string[]; work: Promise<unknown> }[] = [];
+    const watched: ServerLeases = {
+      holder: leases.holder,
+      claim: (ids) => leases.claim(ids),
+      track: (serverIds, work) => {
+        tracked.push({ serverIds, work });
+        leases.track(serverIds, work);
+      },
+      retain: (ids) => leases.retain(ids),
+      holds: (id) => leases.holds(id),
+      signalFor: (id) => (id === server.id ? lost.signal : leases.signalFor(id)),
+      release: () => leases.release(),
+    };
+    lost.abort();
+    const reconciler = new Reconciler({
+      ...{ sync: services.sync, servers: services.servers, leases: watched, logger: testLogger() },
+      inbounds: new InboundsRepository(database.db),
+      grants: new AccessRepository(database.db),
+      removals: new RemovalsRepository(database.db),
+      state: new ServerSyncRepository(database.db),
+    });
+    const summary = await reconciler.syncNow(server.id);
+    assert.deepEqual(
+      tracked.map((entry) => entry.serverIds),
+      [[server.id]],
+      "the sync's work is registered for a handover to wait on",
+    );
+    assert.equal(summary?.is_complete, false, JSON.stringify(summary));
+    const probe = await probeCore(core.apiAddress, await grantsOf(t.deps, server.id));
+    assert.equal(probe.present.length, 0, "nothing was pushed once the lease was gone");
   });
 });

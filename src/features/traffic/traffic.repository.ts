@@ -14,6 +14,7 @@
 // transaction, so each is counted exactly once, a crash or restart in between included.
 // Measured by `npm run bench:traffic` (docs/benchmarks/traffic.md).
 import { type Kysely, type RawBuilder, sql } from "kysely";
+import type { CoreTraffic } from "../../cores/core-types.ts";
 import { type DialectName, jsonRows, plusSeconds, read, typedValue } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
@@ -99,17 +100,17 @@ export class TrafficRepository {
    * Journals one collection's deltas (per server) in one transaction: durable once this returns,
    * counted in the totals when fold() takes them. A few inserts of JSON text, whatever the users.
    */
-  async journal(parts: readonly { serverId: string; deltas: TrafficDeltas }[], at: Date): Promise<void> {
+  async journal(parts: readonly { serverId: string; traffic: CoreTraffic }[], at: Date): Promise<void> {
     const collectedAt = at.toISOString();
     await this.db.transaction().execute(async (trx) => {
       for (const part of chunks([...parts], 10)) {
         await trx
           .insertInto("traffic_journal")
           .values(
-            part.map(({ serverId, deltas }) => ({
+            part.map(({ serverId, traffic }) => ({
               server_id: serverId,
               collected_at: collectedAt,
-              deltas: encodeTraffic(deltas),
+              deltas: encodeTraffic(traffic),
             })),
           )
           .execute();

@@ -1,7 +1,9 @@
 // Turns the core's counters, read with reset, into deltas to add to the database's totals. Pure.
 // A user's counters are keyed by their email on the core (the proxy_user_id), shared by all of that
 // user's grants on one server; inbound counters by tag. Zero deltas are dropped: nothing to write.
-import type { CoreStat } from "../../cores/core-types.ts";
+// A direct core's poll arrives already summed (CoreClient.queryTraffic, cores/traffic-scan.ts: the
+// users as the journal's JSON items); an agent's batches come as [name, value] pairs (parseTraffic).
+import type { CoreStat, CoreTraffic } from "../../cores/core-types.ts";
 
 export type Bytes = { uplinkBytes: number; downlinkBytes: number };
 export type TrafficDeltas = { users: Map<string, Bytes>; inbounds: Map<string, Bytes> };
@@ -20,23 +22,6 @@ export function parseTraffic(stats: readonly CoreStat[], hiddenTags: readonly st
   return deltas;
 }
 
-/** Deltas that could not be written yet, added to the next ones (a failed write loses nothing). */
-export function mergeTraffic(into: TrafficDeltas, more: TrafficDeltas): TrafficDeltas {
-  for (const [key, bytes] of more.users) {
-    add(into.users, key, true, bytes.uplinkBytes);
-    add(into.users, key, false, bytes.downlinkBytes);
-  }
-  for (const [key, bytes] of more.inbounds) {
-    add(into.inbounds, key, true, bytes.uplinkBytes);
-    add(into.inbounds, key, false, bytes.downlinkBytes);
-  }
-  return into;
-}
-
-export function isEmpty(deltas: TrafficDeltas): boolean {
-  return deltas.users.size === 0 && deltas.inbounds.size === 0;
-}
-
 function add(map: Map<string, Bytes>, key: string, isUplink: boolean, value: number): void {
   const entry = map.get(key) ?? { uplinkBytes: 0, downlinkBytes: 0 };
   if (isUplink) entry.uplinkBytes += value;
@@ -46,11 +31,26 @@ function add(map: Map<string, Bytes>, key: string, isUplink: boolean, value: num
 
 type Entry = [string, number, number];
 
-/** Deltas as the journal stores them (migration 0034): JSON arrays of [key, uplink, downlink]. */
-export function encodeTraffic(deltas: TrafficDeltas): string {
-  const entries = (map: Map<string, Bytes>): Entry[] =>
-    [...map].map(([key, bytes]) => [key, bytes.uplinkBytes, bytes.downlinkBytes]);
-  return JSON.stringify({ users: entries(deltas.users), inbounds: entries(deltas.inbounds) });
+const entries = (map: ReadonlyMap<string, Bytes>): Entry[] =>
+  [...map].map(([key, bytes]) => [key, bytes.uplinkBytes, bytes.downlinkBytes]);
+
+/**
+ * A poll as the journal stores it (migration 0034): `{"users":[…],"inbounds":[…]}`, each a JSON
+ * array of [key, uplink, downlink] (a key may repeat: decodeTraffic adds them up). The users' items
+ * are the scan's own text, put in as they are: at a million users no array or object per user.
+ */
+export function encodeTraffic(polled: CoreTraffic): string {
+  return `{"users":[${polled.users.json}],"inbounds":${JSON.stringify(entries(polled.inbounds))}}`;
+}
+
+export function isEmpty(polled: CoreTraffic): boolean {
+  return polled.users.count === 0 && polled.inbounds.size === 0;
+}
+
+/** Deltas in a poll's form (what an agent's batch or a test has as maps). */
+export function polledOf(deltas: TrafficDeltas): CoreTraffic {
+  const json = JSON.stringify(entries(deltas.users)).slice(1, -1);
+  return { users: { json, count: deltas.users.size }, inbounds: new Map(deltas.inbounds) };
 }
 
 /** encodeTraffic's text back into deltas, added to `into` (a new object when absent). */

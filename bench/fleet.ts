@@ -17,7 +17,7 @@
 //  - after all that, a real v2ray client carries traffic for a sample of users of the real cores,
 //    and the next poll counts it;
 //  - PostgreSQL only: a second instance on the same database; every stand-in restarted and traffic
-//    armed once more: each core must receive each user once (AddUser calls = its grants) and the
+//    armed once more: each core must receive each user once (users sent by AddUser or inline = its grants) and the
 //    traffic must be counted once (the sum exact).
 import { type ChildProcess, fork, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -31,9 +31,12 @@ import { loadConfig } from "../src/config/config.ts";
 import { GrpcCoreClient } from "../src/cores/grpc-core-client.ts";
 import { buildInbound, buildUser } from "../src/cores/inbound-builder/build.ts";
 import type { BuiltUser } from "../src/cores/inbound-builder/built.ts";
+import { withInlineUsers } from "../src/cores/inbound-builder/inline-users.ts";
 import { createDeps, type Deps } from "../src/deps.ts";
 import { newGrantRow } from "../src/features/access/grant-rows.ts";
 import type { LinkParams } from "../src/features/inbounds/link-params.ts";
+import { ConfigSchema as VlessInboundSchema } from "../src/gen/v2ray/proxy/vless_inbound_pb.ts";
+import { ConfigSchema as VmessInboundSchema } from "../src/gen/v2ray/proxy/vmess_inbound_pb.ts";
 import { eachWithWorkers } from "../src/lib/limiter.ts";
 import { grantsOf, probeCore } from "../test/support/convergence.ts";
 import { toV2rayOutbound } from "../test/support/link-client-configs.ts";
@@ -127,6 +130,11 @@ type Calibration = {
   /** Median latency of QueryStats("user>>>", reset) with CALIBRATE users on the core. */
   queryStatsMs: number;
   addInboundMs: number;
+  /**
+   * An AddInbound carrying CALIBRATE users inline, per protocol of the fleet: ms per user beyond the
+   * empty AddInbound (timed at the client, its request guards included), and the whole call's time.
+   */
+  inline: Record<"vless" | "vmess", { perUserMs: number; totalMs: number }>;
   load: string;
 };
 
@@ -168,21 +176,64 @@ async function calibrate(stack: CleanupStack): Promise<Calibration> {
     started = performance.now();
     await eachWithWorkers(users, 64, (user) => client.removeUser("cal-0", user.email));
     const removeMs = performance.now() - started;
+    const addInboundMs = summarize(addInboundTimes).p50;
+    const inline = {
+      vless: await inlineCost(client, "vless", users, addInboundMs),
+      vmess: await inlineCost(client, "vmess", undefined, addInboundMs),
+    };
     const result = {
       addPerS: (CALIBRATE * 1000) / addMs,
       removePerS: (CALIBRATE * 1000) / removeMs,
       queryStatsMs: summarize(queryTimes).p50,
-      addInboundMs: summarize(addInboundTimes).p50,
+      addInboundMs,
+      inline,
       load: `${atLoad}–${load()}`,
     };
     log(
-      `real core: AddUser ${Math.round(result.addPerS)}/s, RemoveUser ${Math.round(result.removePerS)}/s, QueryStats ${result.queryStatsMs.toFixed(2)} ms, AddInbound ${result.addInboundMs.toFixed(2)} ms (load ${result.load})`,
+      `real core: AddUser ${Math.round(result.addPerS)}/s, RemoveUser ${Math.round(result.removePerS)}/s, QueryStats ${result.queryStatsMs.toFixed(2)} ms, AddInbound ${result.addInboundMs.toFixed(2)} ms; AddInbound with ${CALIBRATE} users inline: VLESS ${inline.vless.totalMs.toFixed(0)} ms, VMess ${inline.vmess.totalMs.toFixed(0)} ms (load ${result.load})`,
     );
     return result;
   } finally {
     client.close();
     await core.kill("SIGKILL");
   }
+}
+
+/** One AddInbound carrying CALIBRATE users of `protocol` inline, timed on the real core. */
+async function inlineCost(
+  client: GrpcCoreClient,
+  protocol: "vless" | "vmess",
+  vlessUsers: BuiltUser[] | undefined,
+  emptyMs: number,
+): Promise<{ perUserMs: number; totalMs: number }> {
+  const settings = protocol === "vless" ? { clients: [], decryption: "none" } : { clients: [] };
+  const tag = `cal-inline-${protocol}`;
+  const json = { tag, port: await freePort(), listen: "127.0.0.1", protocol, settings };
+  const inbound = buildInbound(json, "v2ray");
+  if (!inbound.ok) throw new Error(JSON.stringify(inbound.problems));
+  const users =
+    vlessUsers ??
+    Array.from({ length: CALIBRATE }, (_, i) => {
+      const user = buildUser(protocol, "v2ray", { email: `cal-${protocol}-${i}`, credential: randomUUID() });
+      if (!user.ok) throw new Error(JSON.stringify(user.problems));
+      return user.value;
+    });
+  const split = withInlineUsers(inbound.value, users, Number.POSITIVE_INFINITY);
+  const started = performance.now();
+  await client.replaceInbound(split.inbound);
+  const totalMs = performance.now() - started;
+  await client.removeInbound(tag);
+  return { perUserMs: Math.max(0, totalMs - emptyMs) / CALIBRATE, totalMs };
+}
+
+/**
+ * The real core's own time to take `users` users on each of the fleet's three inbounds (VLESS/TCP,
+ * VMess/TCP, VLESS/WS) inline in one AddInbound each, one after another.
+ */
+function inlineReferenceMs(calibration: Calibration, users: number): number {
+  const { vless, vmess } = calibration.inline;
+  const perUser = 2 * vless.perUserMs + vmess.perUserMs;
+  return INBOUNDS_PER_SERVER * calibration.addInboundMs + users * perUser;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -442,12 +493,14 @@ type Result = {
   coldMs: number;
   coldFromHealthMs: number;
   coldReferenceMs: number;
+  /** The cores' own time with every user inline in AddInbound (shown beside the reference). */
+  coldInlineMs: number;
   coldCpuS: number;
   api: Record<string, { n: number; p50: number; p99: number; max: number; failed: number }>;
   poll: { cpuMs: number; wallMs: number; readMs: number; users: number; rows: number; bytes: number };
   idleCpuMsPerS: number;
   tickMs: number;
-  restart: { ms: number; fromFirstCallMs: number; referenceMs: number; grants: number };
+  restart: { ms: number; fromFirstCallMs: number; referenceMs: number; inlineMs: number; grants: number };
   rss: { afterColdMB: number; afterPollMB: number; peakMB: number };
   db: { bytes: number; writeRowsPerS: number };
   real: { sample: number; carried: number; grantsProbed: number; present: number; counted: number };
@@ -480,12 +533,13 @@ function partialResult(dialect: Dialect, seedS: number, load: Record<string, str
       coldMs: nan,
       coldFromHealthMs: nan,
       coldReferenceMs: nan,
+      coldInlineMs: nan,
       coldCpuS: nan,
       api: {},
     },
     poll: { cpuMs: nan, wallMs: nan, readMs: nan, users: nan, rows: nan, bytes: nan },
     ...{ idleCpuMsPerS: nan, tickMs: nan },
-    restart: { ms: nan, fromFirstCallMs: nan, referenceMs: nan, grants: nan },
+    restart: { ms: nan, fromFirstCallMs: nan, referenceMs: nan, inlineMs: nan, grants: nan },
     rss: { afterColdMB: nan, afterPollMB: nan, peakMB: nan },
     db: { bytes: nan, writeRowsPerS: nan },
     real: { sample: nan, carried: nan, grantsProbed: nan, present: nan, counted: nan },
@@ -539,6 +593,10 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
       removeUserMs: 1000 / calibration.removePerS,
       queryStatsMs: calibration.queryStatsMs,
       otherMs: calibration.addInboundMs,
+      inlineUserMs: {
+        [VlessInboundSchema.typeName]: calibration.inline.vless.perUserMs,
+        [VmessInboundSchema.typeName]: calibration.inline.vmess.perUserMs,
+      },
     };
     const standins = await startStandins(stack, standinPorts, pacing);
     const expected = standinPorts.map((_, j) => usersOn(REAL + j) * INBOUNDS_PER_SERVER);
@@ -587,6 +645,7 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
     );
     const coldReferenceMs =
       (maxGrants * 1000) / calibration.addPerS + INBOUNDS_PER_SERVER * calibration.addInboundMs;
+    const coldInlineMs = inlineReferenceMs(calibration, maxGrants / INBOUNDS_PER_SERVER);
     if (!converged) {
       // What was reached is the result: the rest of the run needs a converged fleet.
       const errors = await db
@@ -603,6 +662,7 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
         coldMs: coldEnd - panel.startedAt,
         coldFromHealthMs: coldEnd - panel.healthAt,
         coldReferenceMs,
+        coldInlineMs,
         coldCpuS,
         api: apiTimes,
         rss: { afterColdMB, afterPollMB: Number.NaN, peakMB: readPeakRssMB(panel.pid) ?? Number.NaN },
@@ -610,7 +670,7 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
       };
     }
     log(
-      `cold start: ${s(coldEnd - panel.startedAt)} from spawn (${s(coldEnd - panel.healthAt)} from /health), reference ${s(coldReferenceMs)}; panel CPU ${coldCpuS.toFixed(1)} s`,
+      `cold start: ${s(coldEnd - panel.startedAt)} from spawn (${s(coldEnd - panel.healthAt)} from /health), reference ${s(coldReferenceMs)} (the cores' own inline AddInbound ${s(coldInlineMs)}); panel CPU ${coldCpuS.toFixed(1)} s`,
     );
     log(
       `  each core full, from /health (real cores first): ${convergedAt.map((at) => s(at - panel.healthAt)).join(", ")}`,
@@ -719,10 +779,11 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
       fromFirstCallMs: restartedAt - firstCallAt,
       referenceMs:
         (restartGrants * 1000) / calibration.addPerS + INBOUNDS_PER_SERVER * calibration.addInboundMs,
+      inlineMs: inlineReferenceMs(calibration, restartGrants / INBOUNDS_PER_SERVER),
       grants: restartGrants,
     };
     log(
-      `restart: ${s(restart.ms)} (${s(restart.fromFirstCallMs)} from the first call), reference ${s(restart.referenceMs)}`,
+      `restart: ${s(restart.ms)} (${s(restart.fromFirstCallMs)} from the first call), reference ${s(restart.referenceMs)} (inline AddInbound ${s(restart.inlineMs)})`,
     );
 
     // ---- a real client through the real cores, then the next poll counts it
@@ -813,7 +874,11 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
       await new Promise((resolve) => setTimeout(resolve, TRAFFIC_INTERVAL_MS + 2000));
       const sumExact = (await sumUsed()) === base2 + bytes2;
       const counts = await standins.counts();
-      const addUserCalls = counts.reduce((sum, c) => sum + (c.calls.AddUser ?? 0), 0);
+      // Users sent: by AddUser or inline in an AddInbound (a full apply's).
+      const addUserCalls = counts.reduce(
+        (sum, c) => sum + (c.calls.AddUser ?? 0) + (c.calls.InlineUsers ?? 0),
+        0,
+      );
       const expectedCalls = chosen.reduce((sum, j) => sum + (expected[j] ?? 0), 0);
       const after = await holders();
       const moved = [...shared].filter(([id, holder]) => after.get(id) !== holder).length;
@@ -831,7 +896,7 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
         served: served.length,
       };
       log(
-        `two instances: servers ${two.split} (split ${s(splitMs)} after the second started, ${moved} moved since), restarted ${JSON.stringify(two.restartedBy)}, polled ${JSON.stringify(two.polledBy)}, AddUser ${addUserCalls} for ${two.expected} grants, sum exact: ${sumExact}`,
+        `two instances: servers ${two.split} (split ${s(splitMs)} after the second started, ${moved} moved since), restarted ${JSON.stringify(two.restartedBy)}, polled ${JSON.stringify(two.polledBy)}, users sent ${addUserCalls} for ${two.expected} grants, sum exact: ${sumExact}`,
       );
       await stop(second, 30_000);
     }
@@ -843,6 +908,7 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
       coldMs: coldEnd - panel.startedAt,
       coldFromHealthMs: coldEnd - panel.healthAt,
       coldReferenceMs,
+      coldInlineMs,
       coldCpuS,
       api: apiTimes,
       poll,
@@ -987,7 +1053,7 @@ function report(calibration: Calibration, results: Result[], machine: string[], 
     "",
     ...machine.map((line) => `- ${line}`),
     `- fleet: ${USERS.toLocaleString("en")} users over ${SERVERS} servers × ${INBOUNDS_PER_SERVER} inbounds (VLESS/TCP, VMess/TCP, VLESS/WS), user i on every inbound of server i mod ${SERVERS}: ${perServer.toLocaleString("en")} users and ${(perServer * INBOUNDS_PER_SERVER).toLocaleString("en")} grants per core; ${REAL} server(s) on real Debian v2ray 4.34 cores, ${SERVERS - REAL} on stand-ins in one child process`,
-    `- the real core, measured at the start of this run (${CALIBRATE.toLocaleString("en")} users, 64 in flight, load ${calibration.load}): AddUser ${Math.round(calibration.addPerS).toLocaleString("en")}/s, RemoveUser ${Math.round(calibration.removePerS).toLocaleString("en")}/s, QueryStats ${calibration.queryStatsMs.toFixed(2)} ms (median of 20, no user counters yet), AddInbound ${calibration.addInboundMs.toFixed(2)} ms; each stand-in serves its calls one after another at these costs`,
+    `- the real core, measured at the start of this run (${CALIBRATE.toLocaleString("en")} users, 64 in flight, load ${calibration.load}): AddUser ${Math.round(calibration.addPerS).toLocaleString("en")}/s, RemoveUser ${Math.round(calibration.removePerS).toLocaleString("en")}/s, QueryStats ${calibration.queryStatsMs.toFixed(2)} ms (median of 20, no user counters yet), AddInbound ${calibration.addInboundMs.toFixed(2)} ms, AddInbound with ${CALIBRATE.toLocaleString("en")} users inline ${calibration.inline.vless.totalMs.toFixed(0)} ms (VLESS) and ${calibration.inline.vmess.totalMs.toFixed(0)} ms (VMess), i.e. ${(calibration.inline.vless.perUserMs * 1000).toFixed(0)} and ${(calibration.inline.vmess.perUserMs * 1000).toFixed(0)} µs per user; each stand-in serves its calls one after another at these costs`,
     `- the service: \`portcullis serve\` from the bundle with npm start's flags, default intervals (reconcile 3 s, traffic ${TRAFFIC_INTERVAL_MS / 1000} s), ${values.concurrency ?? 4} servers reconciled at once${values.concurrency === undefined ? " (the default)" : ""}; CPU from /proc/<pid>/stat, RSS from /proc/<pid>/status`,
     "",
   ];
@@ -1012,6 +1078,9 @@ function report(calibration: Calibration, results: Result[], machine: string[], 
     (r) => `${s(r.coldMs)} (${s(r.coldFromHealthMs)})`,
   );
   row("reference: the cores' own time to add their users, in parallel", "–", (r) => s(r.coldReferenceMs));
+  row("the cores' own time with their users inline in AddInbound, in parallel", "–", (r) =>
+    s(r.coldInlineMs),
+  );
   row("cold start / reference", "≤ 1.2×", (r) =>
     r.notConverged !== undefined
       ? `**not met: ${r.notConverged}**`
@@ -1067,6 +1136,11 @@ function report(calibration: Calibration, results: Result[], machine: string[], 
     after((r) => `${s(r.restart.referenceMs)} (${r.restart.grants.toLocaleString("en")} grants)`),
   );
   row(
+    "that core's own time with its users inline in AddInbound",
+    "–",
+    after((r) => s(r.restart.inlineMs)),
+  );
+  row(
     "restart / reference (from the first call)",
     "≤ 1.2×",
     after(
@@ -1101,7 +1175,7 @@ function report(calibration: Calibration, results: Result[], machine: string[], 
       ),
     );
     row(
-      "two instances: stand-ins restarted at once (by holder: first + second) → all back; AddUser calls (all cores) / their grants",
+      "two instances: stand-ins restarted at once (by holder: first + second) → all back; users sent, by AddUser or inline (all cores) / their grants",
       "= 1",
       after((r) =>
         r.two === undefined
@@ -1154,7 +1228,7 @@ async function main(): Promise<void> {
           ...(r.two === undefined || (r.two.sumExact && r.two.addUserCalls === r.two.expected)
             ? []
             : [
-                `${r.dialect}: two instances did work twice (AddUser ${r.two.addUserCalls} for ${r.two.expected}, sum exact ${r.two.sumExact})`,
+                `${r.dialect}: two instances did work twice (users sent ${r.two.addUserCalls} for ${r.two.expected}, sum exact ${r.two.sumExact})`,
               ]),
           ...(r.two === undefined ||
           (r.two.restartedBy.first > 0 &&

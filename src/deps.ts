@@ -159,6 +159,8 @@ export type DepsOptions = {
    * for it; a CLI command or a test has no requests to keep waiting and no thread to spare for it.
    */
   backgroundCheckpoints?: boolean;
+  /** The size cap of users inline in AddInbound (core-sync.ts); tests make it small. */
+  inlineUsersMaxBytes?: number;
 };
 
 /** Log redaction: credentials never reach a log line even if a future log call includes them. */
@@ -264,6 +266,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     certificates: certificatesRepository,
     secretBox,
     logger,
+    ...(options.inlineUsersMaxBytes === undefined ? {} : { inlineMaxBytes: options.inlineUsersMaxBytes }),
   });
   // Subscriptions before the users services: they read its public URL (publicUrl()) for their links.
   const subscriptionSettings = new SubscriptionSettingsService(

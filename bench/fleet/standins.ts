@@ -5,8 +5,9 @@
 // xray.* probe, is UNIMPLEMENTED as on the real core). A core keeps the inbounds and users it is given,
 // refuses what V2Ray refuses (a duplicate tag or email, an unknown tag or email) with V2Ray's texts,
 // and is paced to the real core's rates measured by the benchmark in the same run: each core serves
-// its calls one after another, AddUser taking 1/addRate s, RemoveUser 1/removeRate s and QueryStats
-// the real core's measured latency, so a core saturates where the real one did.
+// its calls one after another, AddUser taking 1/addRate s, RemoveUser 1/removeRate s, QueryStats
+// the real core's measured latency and AddInbound its measured base plus per inline user cost (users
+// carried in the AddInbound are held like added ones), so a core saturates where the real one did.
 //
 // Driven over the IPC channel (process.send): {cmd: "counts"} → users per core and calls per method;
 // {cmd: "arm"} → each core's next QueryStats "user>>>" (with reset) answers traffic for every user it
@@ -23,8 +24,18 @@ import {
 } from "@grpc/grpc-js";
 import * as cmd from "../../src/gen/v2ray/app/proxyman_command_pb.ts";
 import * as stats from "../../src/gen/v2ray/app/stats_command_pb.ts";
+import type { TypedMessage } from "../../src/gen/v2ray/common/serial_pb.ts";
+import { ConfigSchema as VlessInboundSchema } from "../../src/gen/v2ray/proxy/vless_inbound_pb.ts";
+import { ConfigSchema as VmessInboundSchema } from "../../src/gen/v2ray/proxy/vmess_inbound_pb.ts";
 
-export type Pacing = { addUserMs: number; removeUserMs: number; queryStatsMs: number; otherMs: number };
+export type Pacing = {
+  addUserMs: number;
+  removeUserMs: number;
+  queryStatsMs: number;
+  otherMs: number;
+  /** The real core's cost per user carried inline in AddInbound, by proxy settings type. */
+  inlineUserMs: Record<string, number>;
+};
 export type CoreCounts = {
   port: number;
   users: number;
@@ -50,6 +61,15 @@ const ADD_USER = "v2ray.core.app.proxyman.command.AddUserOperation";
 const REMOVE_USER = "v2ray.core.app.proxyman.command.RemoveUserOperation";
 
 class RefusedError extends Error {}
+
+/** The emails of the users an AddInbound carries inline (the fleet's inbounds are VLESS and VMess). */
+function inlineEmails(proxy: TypedMessage | undefined): string[] {
+  if (proxy?.type === VlessInboundSchema.typeName)
+    return fromBinary(VlessInboundSchema, proxy.value).clients.map((user) => user.email);
+  if (proxy?.type === VmessInboundSchema.typeName)
+    return fromBinary(VmessInboundSchema, proxy.value).user.map((user) => user.email);
+  return [];
+}
 
 /** Per user and poll: a few MB up and down, different per user, so a lost or doubled row shows in the sum. */
 function trafficOf(email: string): [number, number] {
@@ -102,11 +122,15 @@ class StandinCore {
     const p = this.pacing;
     return {
       [`/${HANDLER}/AddInbound`]: (bytes) => {
-        const tag = fromBinary(cmd.AddInboundRequestSchema, bytes).inbound?.tag ?? "";
+        const inbound = fromBinary(cmd.AddInboundRequestSchema, bytes).inbound;
+        const tag = inbound?.tag ?? "";
+        const emails = inlineEmails(inbound?.proxySettings);
         this.count("AddInbound");
-        return this.paced(p.otherMs, () => {
+        this.calls.InlineUsers = (this.calls.InlineUsers ?? 0) + emails.length;
+        const perUser = p.inlineUserMs[inbound?.proxySettings?.type ?? ""] ?? 0;
+        return this.paced(p.otherMs + emails.length * perUser, () => {
           if (this.inbounds.has(tag)) throw new RefusedError(`existing tag found: ${tag}`);
-          this.inbounds.set(tag, new Set());
+          this.inbounds.set(tag, new Set(emails));
           return toBinary(cmd.AddInboundResponseSchema, create(cmd.AddInboundResponseSchema));
         });
       },

@@ -19,7 +19,27 @@ export type PreparedCall<T> = {
   path: string;
   request: Uint8Array;
   decode: (response: Uint8Array) => T;
+  /**
+   * Time the core needs beyond the transport's per-call deadline: an AddInbound carrying thousands of
+   * users inline takes the core longer than a small call (addInboundExtraMs).
+   */
+  extraTimeoutMs?: number;
 };
+
+/**
+ * What the real V2Ray 4.34 core took per inline user of an AddInbound, measured (docs/CONVERGENCE.md):
+ * vless and trojan about 0.02 ms, vmess 0.37-0.47 ms (its auth tables) on a two-core machine at load
+ * 3-7. The deadline allows four times the slowest (a missed one means the whole inbound is sent again,
+ * at the same cost), and at most INLINE_EXTRA_MAX_MS more than a small call: 3 MiB of VMess users is
+ * about 30,000, which the core takes in 11-14 s.
+ */
+export const INLINE_USER_DEADLINE_MS = 2;
+export const INLINE_EXTRA_MAX_MS = 60_000;
+
+/** The extra deadline of an AddInbound that carries `users` users inline. */
+export function addInboundExtraMs(users: number): number {
+  return Math.min(INLINE_EXTRA_MAX_MS, Math.ceil(users * INLINE_USER_DEADLINE_MS));
+}
 
 export type FlavorApi = {
   readonly flavor: CoreFlavor;

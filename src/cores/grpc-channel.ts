@@ -87,7 +87,10 @@ export class CoreChannel implements CoreTransport {
       (bytes: Buffer) => new Uint8Array(bytes),
       prepared.request,
       this.metadata.clone(),
-      { deadline: Date.now() + this.timeoutMs, interceptors: this.interceptors },
+      {
+        deadline: Date.now() + this.timeoutMs + (prepared.extraTimeoutMs ?? 0),
+        interceptors: this.interceptors,
+      },
       onDone,
     );
   }

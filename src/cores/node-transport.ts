@@ -70,7 +70,13 @@ export class NodeTransport implements CoreTransport {
   async call<T>(prepared: PreparedCall<T>, extraSecrets: readonly string[] = []): Promise<T> {
     const context = { address: this.address, method: prepared.method, secrets: extraSecrets };
     await this.ensureBase();
-    const answer = await this.send("POST", `/v1/core${prepared.path}`, prepared.request, context);
+    const answer = await this.send(
+      "POST",
+      `/v1/core${prepared.path}`,
+      prepared.request,
+      context,
+      prepared.extraTimeoutMs ?? 0,
+    );
     if (answer.status === 200) {
       try {
         return prepared.decode(new Uint8Array(answer.body));
@@ -122,9 +128,10 @@ export class NodeTransport implements CoreTransport {
     path: string,
     body: Uint8Array | undefined,
     context: { address: string; method: string; secrets: readonly string[] },
+    extraTimeoutMs = 0,
   ): Promise<Answer> {
     try {
-      return await this.sendOnce(method, path, body, context);
+      return await this.sendOnce(method, path, body, context, extraTimeoutMs);
     } catch (error) {
       const unknown = (error as { cause?: unknown }).cause;
       if (!(unknown instanceof UnknownAgentCertificate) || this.material.recheck === undefined) throw error;
@@ -132,7 +139,7 @@ export class NodeTransport implements CoreTransport {
       const stored = await this.material.recheck().catch(() => [] as readonly string[]);
       if (!stored.includes(unknown.fingerprint)) throw error;
       this.accepted = new Set(stored);
-      return this.sendOnce(method, path, body, context);
+      return this.sendOnce(method, path, body, context, extraTimeoutMs);
     }
   }
 
@@ -141,7 +148,9 @@ export class NodeTransport implements CoreTransport {
     path: string,
     body: Uint8Array | undefined,
     context: { address: string; method: string; secrets: readonly string[] },
+    extraTimeoutMs = 0,
   ): Promise<Answer> {
+    const timeoutMs = this.timeoutMs + extraTimeoutMs;
     this.inFlight += 1;
     return new Promise<Answer>((resolve, reject) => {
       const outgoing = request(
@@ -151,7 +160,7 @@ export class NodeTransport implements CoreTransport {
           method,
           path,
           agent: this.agent,
-          timeout: this.timeoutMs,
+          timeout: timeoutMs,
           headers: {
             "content-type": path.startsWith("/v1/core/") ? "application/octet-stream" : "application/json",
             "content-length": body?.byteLength ?? 0,
@@ -171,7 +180,7 @@ export class NodeTransport implements CoreTransport {
           incoming.once("error", (error) => reject(transportError(error, context)));
         },
       );
-      const deadline = setTimeout(() => outgoing.destroy(new DeadlineError()), this.timeoutMs);
+      const deadline = setTimeout(() => outgoing.destroy(new DeadlineError()), timeoutMs);
       outgoing.once("close", () => clearTimeout(deadline));
       outgoing.once("timeout", () => outgoing.destroy(new DeadlineError()));
       outgoing.once("error", (error) => reject(transportError(error, context)));

@@ -5,6 +5,7 @@ import * as cmd from "../gen/v2ray/app/proxyman_command_pb.ts";
 import * as stats from "../gen/v2ray/app/stats_command_pb.ts";
 import { API_INBOUND_TAGS } from "./core-types.ts";
 import {
+  addInboundExtraMs,
   type FlavorApi,
   ignoreResponse,
   type PreparedCall,
@@ -66,7 +67,13 @@ export const v2rayApi: FlavorApi = {
       create(cmd.AddInboundRequestSchema, { inbound: built.config }),
     );
     refuseIfAny(addInboundRequestProblems("v2ray", request, built), "AddInbound");
-    return { method: "AddInbound", path: `${HANDLER}/AddInbound`, request, decode: ignoreResponse };
+    return {
+      method: "AddInbound",
+      path: `${HANDLER}/AddInbound`,
+      request,
+      decode: ignoreResponse,
+      extraTimeoutMs: addInboundExtraMs(built.emails.length),
+    };
   },
   removeInbound: (tag) => {
     refuseIfAny(tag === "" ? [{ path: "tag", message: "is empty" }] : [], "RemoveInbound");

@@ -6,6 +6,7 @@ import * as cmd from "../gen/xray/app/proxyman_command_pb.ts";
 import * as stats from "../gen/xray/app/stats_command_pb.ts";
 import { API_INBOUND_TAGS, type CoreInboundInfo, type CoreInboundUser } from "./core-types.ts";
 import {
+  addInboundExtraMs,
   type FlavorApi,
   ignoreResponse,
   type PreparedCall,
@@ -101,7 +102,13 @@ export const xrayApiFor = (layout: WireLayout): FlavorApi => ({
       create(cmd.AddInboundRequestSchema, { inbound: built.config }),
     );
     refuseIfAny(addInboundRequestProblems("xray", request, built), "AddInbound");
-    return { method: "AddInbound", path: `${HANDLER}/AddInbound`, request, decode: ignoreResponse };
+    return {
+      method: "AddInbound",
+      path: `${HANDLER}/AddInbound`,
+      request,
+      decode: ignoreResponse,
+      extraTimeoutMs: addInboundExtraMs(built.emails.length),
+    };
   },
   removeInbound: (tag) => {
     refuseIfAny(tag === "" ? [{ path: "tag", message: "is empty" }] : [], "RemoveInbound");

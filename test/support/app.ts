@@ -54,6 +54,8 @@ export type TestAppOptions = {
   cores?: MemoryFleet;
   /** Serve the Swagger UI at /api/docs, as `serve` does (off in tests that do not look at it). */
   docsUi?: boolean;
+  /** The size cap (bytes) of users inline in a full apply's AddInbound; the rest go by AddUser. */
+  inlineUsersMaxBytes?: number;
 };
 
 export async function createTestApp(
@@ -79,6 +81,9 @@ export async function createTestApp(
     logger: testLogger(),
     ...(schema === undefined ? {} : { schema }),
     ...(options.cores === undefined ? {} : { connectCore: options.cores.connect }),
+    ...(options.inlineUsersMaxBytes === undefined
+      ? {}
+      : { inlineUsersMaxBytes: options.inlineUsersMaxBytes }),
   });
   await deps.services.auth.ensureFirstAdmin(ADMIN.username, ADMIN.password);
   const app = await buildApp(deps, { docsUi: options.docsUi === true, pluginTimeoutMs: 0 });

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { CoreClient } from "../../cores/core-client.ts";
 import type { CoreFlavor } from "../../cores/core-types.ts";
 import type { BuiltUser } from "../../cores/inbound-builder/built.ts";
+import { INLINE_REQUEST_MAX_BYTES, withInlineUsers } from "../../cores/inbound-builder/inline-users.ts";
 import {
   type CoreCapability,
   type CoreProfile,
@@ -65,6 +66,11 @@ export type CoreSyncDeps = {
   secretBox: SecretBox;
   logger: Logger;
   now?: () => Date;
+  /**
+   * The largest AddInbound request (bytes) a full apply fills with users inline; the users past it go
+   * by AddUser. Default INLINE_REQUEST_MAX_BYTES (under grpc-go's 4 MiB); tests make it small.
+   */
+  inlineMaxBytes?: number;
 };
 
 export type Connected = {
@@ -172,10 +178,24 @@ export class CoreSync {
         await desiredInboundInSlices(await this.#material.specOf(inbound, grants), connected.layout),
       );
       if (desired.inbound === undefined) return removeInboundIfPresent(connected.client, inbound.tag);
-      await connected.client.replaceInbound(desired.inbound);
+      // The users go inline in the AddInbound as far as the size cap allows (one call instead of one
+      // AddUser each); the inbound's success puts them on the core with it.
+      const split = holdsUserInline(desired.inbound.ref.protocol, connected.flavor)
+        ? { inbound: desired.inbound, inlined: 0 }
+        : withInlineUsers(desired.inbound, desired.users, this.#inlineCap(connected.client));
+      await connected.client.replaceInbound(split.inbound);
       forgetUnansweredAdds(connected.client, inbound.tag);
       isPlaced = true;
-      const outcome = await this.#pushAll(connected, inbound, grants, desired, limit, perGrant);
+      for (const grant of grants.slice(0, split.inlined)) perGrant.set(grant.id, SYNCED);
+      const outcome = await this.#pushAll(
+        connected,
+        inbound,
+        grants,
+        desired,
+        split.inlined,
+        limit,
+        perGrant,
+      );
       if (outcome?.isInboundMissing === true) isPlaced = false;
       if (outcome?.down !== undefined) throw outcome.down;
       if (outcome?.isInboundMissing === true)
@@ -192,23 +212,35 @@ export class CoreSync {
   }
 
   /**
-   * The users of a freshly added inbound, then whatever changed in the database meanwhile. Each
-   * grant's outcome goes into `perGrant`; a push that stopped (the core went away or lost the
-   * inbound) is returned so the caller records what did reach the core before it reports the stop.
+   * Users inline in AddInbound, up to the cap. Not through a node agent: its desired state (what it
+   * replays after a core restart, and whose emails its connection cuts spare) reads users from
+   * AddUser calls only, so there every user still goes by AddUser.
+   */
+  #inlineCap(client: CoreClient): number {
+    if (client.agentLink?.() != null) return 0;
+    return this.deps.inlineMaxBytes ?? INLINE_REQUEST_MAX_BYTES;
+  }
+
+  /**
+   * The users of a freshly added inbound that did not go inline (from `inlined` on), then whatever
+   * changed in the database meanwhile. Each grant's outcome goes into `perGrant`; a push that
+   * stopped (the core went away or lost the inbound) is returned so the caller records what did
+   * reach the core before it reports the stop.
    */
   async #pushAll(
     connected: Connected,
     inbound: SyncInbound,
     grants: readonly SyncGrant[],
     desired: DesiredInbound,
+    inlined: number,
     limit: Limiter,
     perGrant: Map<string, SyncStatus>,
   ): Promise<PushOutcome | undefined> {
     const ref = desired.inbound?.ref;
     if (ref === undefined || holdsUserInline(ref.protocol, connected.flavor)) return undefined;
-    // The inbound was just put on the core: no slot holds a user yet.
-    const pushes = grants.map((grant, index) => ({
-      ...userPush(grant, desired.users[index]),
+    // The inbound was just put on the core: no slot past the inline users holds a user yet.
+    const pushes = grants.slice(inlined).map((grant, index) => ({
+      ...userPush(grant, desired.users[inlined + index]),
       isSlotEmpty: true,
     }));
     const outcome = await pushUsers(connected.client, ref, pushes, limit);

@@ -38,10 +38,14 @@ const stack = new CleanupStack();
 const USERS = 400;
 /** The AddUser call at which the core is frozen: well inside the push, with calls in flight. */
 const FREEZE_AT = 150;
+/** About 100 of the users fit inline (≈ 95 bytes each on V2Ray vless). */
+const INLINE_BYTES = 10_000;
 let t: TestApp;
 
 needs.before(async () => {
-  t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "3000" });
+  // A small inline cap: about a quarter of the users go inline in AddInbound, the rest by AddUser,
+  // so the push the core is frozen in follows an inbound that already carried users.
+  t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "3000" }, { inlineUsersMaxBytes: INLINE_BYTES });
 });
 needs.after(async () => {
   await t?.close();
@@ -70,7 +74,7 @@ async function inboundState(inboundId: string): Promise<string> {
 
 /** Counts the pooled client's calls (the real ones go through); `onAdd` runs before each AddUser. */
 function countCalls(client: CoreClient, onAdd: (n: number) => void) {
-  const calls = { add: 0, conflicts: 0, remove: 0, replace: 0 };
+  const calls = { add: 0, conflicts: 0, remove: 0, replace: 0, inline: 0 };
   const { addUser, removeUser, replaceInbound } = client;
   client.addUser = async (ref, user) => {
     calls.add += 1;
@@ -88,11 +92,12 @@ function countCalls(client: CoreClient, onAdd: (n: number) => void) {
   };
   client.replaceInbound = (inbound) => {
     calls.replace += 1;
+    calls.inline += inbound.emails.length;
     return replaceInbound.call(client, inbound);
   };
   return {
     calls,
-    reset: () => Object.assign(calls, { add: 0, conflicts: 0, remove: 0, replace: 0 }),
+    reset: () => Object.assign(calls, { add: 0, conflicts: 0, remove: 0, replace: 0, inline: 0 }),
     restore: () => Object.assign(client, { addUser, removeUser, replaceInbound }),
   };
 }
@@ -133,10 +138,15 @@ describe("a full apply stopped by a silent core is resumed", needs, () => {
     assert.equal(first?.mode, "full", JSON.stringify(first));
     assert.equal(first?.is_complete, false, JSON.stringify(first));
     assert.equal(counted.calls.replace, 1);
+    assert.ok(
+      counted.calls.inline > 0 && counted.calls.inline < USERS - FREEZE_AT,
+      `inline: ${counted.calls.inline}`,
+    );
     assert.equal(await inboundState(inbound.id), "synced", "the inbound reached the core: kept");
     const afterFirst = await grantStates(server.id);
     const pending = afterFirst.pending ?? 0;
-    assert.ok((afterFirst.synced ?? 0) >= FREEZE_AT - 64 - 1, JSON.stringify(afterFirst));
+    const confirmed = counted.calls.inline + FREEZE_AT - 64 - 1;
+    assert.ok((afterFirst.synced ?? 0) >= confirmed, JSON.stringify(afterFirst));
     assert.ok(pending > 0, JSON.stringify(afterFirst));
     assert.equal((afterFirst.synced ?? 0) + pending, USERS, JSON.stringify(afterFirst));
     assert.equal((await reconciler.state(server.id)).appliedCoreStartedAt, null, "not whole yet");

@@ -3,7 +3,7 @@
 // and as `portcullis serve` child processes, one of them killed.
 // A join splits the servers, a clean leave and a crash hand them over, and through all of it no
 // server is held by two instances at one observation, a restarted core gets each user exactly once
-// (AddUser calls = grants: a second reconciler would add them again) and traffic is counted once.
+// (users sent, by AddUser or inline in AddInbound, = grants: a second reconciler would add them again) and traffic is counted once.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
@@ -19,8 +19,13 @@ import {
   registerServer,
   templateFor,
 } from "../../../test/support/provisioning.ts";
-import { type RecordingXray, startRecordingXray } from "../../../test/support/recording-grpc.ts";
+import {
+  type RecordingXray,
+  startRecordingXray,
+  XRAY_RELEASES,
+} from "../../../test/support/recording-grpc.ts";
 import { CleanupStack } from "../../../test/support/v2ray.ts";
+import { xrayProxyUsers } from "../../cores/inbound-builder/inspect-xray.ts";
 import * as cmd from "../../gen/xray/app/proxyman_command_pb.ts";
 import { collectTrafficJob } from "../../jobs/collect-traffic.ts";
 import { reconcileJob } from "../../jobs/reconcile.ts";
@@ -129,12 +134,21 @@ async function split(running: Instance[], sizes: number[], what: string): Promis
   );
 }
 
-const addUserCalls = (xray: RecordingXray) =>
-  xray.calls.filter(
-    (call) =>
-      call.path.endsWith("/AlterInbound") &&
-      (call.request as cmd.AlterInboundRequest).operation?.type === cmd.AddUserOperationSchema.typeName,
-  ).length;
+/** Users sent to the core: one per AddUser, plus those inline in each AddInbound (a full apply's). */
+const usersSent = (xray: RecordingXray) => {
+  let users = 0;
+  for (const call of xray.calls) {
+    if (call.path.endsWith("/AlterInbound")) {
+      const type = (call.request as cmd.AlterInboundRequest).operation?.type;
+      if (type === cmd.AddUserOperationSchema.typeName) users += 1;
+    } else if (call.path.endsWith("/AddInbound")) {
+      const proxy = (call.request as cmd.AddInboundRequest).inbound?.proxySettings;
+      const layout = XRAY_RELEASES[xray.release].layout;
+      users += proxy === undefined ? 0 : (xrayProxyUsers(proxy, layout)?.length ?? 0);
+    }
+  }
+  return users;
+};
 
 /** Every core restarted empty; each must get each of its users back exactly once. */
 async function restartCoresAndCountAdds(what: string): Promise<void> {
@@ -151,7 +165,7 @@ async function restartCoresAndCountAdds(what: string): Promise<void> {
     what: "another round of ticks",
   });
   for (const core of cores) {
-    assert.equal(addUserCalls(core.xray), USERS_PER_SERVER, `${what}: AddUser calls on ${core.serverId}`);
+    assert.equal(usersSent(core.xray), USERS_PER_SERVER, `${what}: users sent to ${core.serverId}`);
   }
 }
 
@@ -300,8 +314,7 @@ describe("`portcullis serve` processes sharing the fleet on one PostgreSQL datab
       what: "every restarted core to get its users back",
       timeoutMs: 30_000,
     });
-    for (const { xray, serverId } of xrays)
-      assert.equal(addUserCalls(xray), 5, `AddUser calls on ${serverId}`);
+    for (const { xray, serverId } of xrays) assert.equal(usersSent(xray), 5, `users sent to ${serverId}`);
     assert.ok(a.isAlive());
   });
 });

@@ -1,0 +1,144 @@
+// Users carried INLINE in AddInbound: built users (buildUser) appended to a built inbound's proxy
+// settings as entries of the proxy's repeated users field, so an inbound is (re)placed on a core
+// with its users in one call instead of one AlterInbound AddUser each. Protobuf merges concatenated
+// messages and appends repeated fields, so each user's encoded bytes are written once, framed as a
+// field entry, after the proxy settings' bytes: nothing already encoded is encoded again.
+// A size cap keeps the AddInbound request under the core's gRPC receive limit; the users that do not
+// fit are left for AddUser.
+
+import { type DescMessage, toBinary } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { UserSchema as V2UserSchema } from "../../gen/v2ray/common/protocol_pb.ts";
+import { InboundHandlerConfigSchema as V2InboundSchema } from "../../gen/v2ray/core_pb.ts";
+import { ServerConfigSchema as V2TrojanServerSchema } from "../../gen/v2ray/proxy/trojan_pb.ts";
+import { ConfigSchema as V2VlessInboundSchema } from "../../gen/v2ray/proxy/vless_inbound_pb.ts";
+import { ConfigSchema as V2VmessInboundSchema } from "../../gen/v2ray/proxy/vmess_inbound_pb.ts";
+import { UserSchema as XrayUserSchema } from "../../gen/xray/common/protocol_pb.ts";
+import { InboundHandlerConfigSchema as XrayInboundSchema } from "../../gen/xray/core_pb.ts";
+import * as ss2022Legacy from "../../gen/xray/proxy/shadowsocks_2022_legacy_pb.ts";
+import { MultiUserServerConfigSchema as Ss2022ServerSchema } from "../../gen/xray/proxy/shadowsocks_2022_pb.ts";
+import { ServerConfigSchema as XrayShadowsocksServerSchema } from "../../gen/xray/proxy/shadowsocks_pb.ts";
+import { ServerConfigSchema as XrayTrojanServerSchema } from "../../gen/xray/proxy/trojan_pb.ts";
+import { ConfigSchema as XrayVlessInboundSchema } from "../../gen/xray/proxy/vless_inbound_pb.ts";
+import { ConfigSchema as XrayVmessInboundSchema } from "../../gen/xray/proxy/vmess_inbound_pb.ts";
+import type { BuiltInbound, BuiltUser } from "./built.ts";
+
+/**
+ * grpc-go's default receive limit (v2ray and Xray keep it) is 4 MiB; an AddInbound request stays
+ * at or under this many bytes, leaving room for the rest of the HTTP/2 frame and any estimate slack.
+ */
+export const INLINE_REQUEST_MAX_BYTES = 3 * 1024 * 1024;
+
+/** The proxy settings' field holding the users, by proxy type; absent = users cannot go inline. */
+const USERS_FIELD = new Map<string, number>(
+  (
+    [
+      [V2VlessInboundSchema, "clients"],
+      [V2VmessInboundSchema, "user"],
+      [V2TrojanServerSchema, "users"],
+      [XrayVlessInboundSchema, "clients"],
+      [XrayVmessInboundSchema, "user"],
+      [XrayTrojanServerSchema, "users"],
+      [XrayShadowsocksServerSchema, "users"],
+      // The legacy (pre-25.1) SS-2022 config shares the type name and the field number 3.
+      [Ss2022ServerSchema, "users"],
+    ] as [DescMessage, string][]
+  ).map(([schema, name]) => [schema.typeName, fieldNumber(schema, name)]),
+);
+
+function fieldNumber(schema: DescMessage, name: string): number {
+  const field = schema.fields.find((candidate) => candidate.localName === name);
+  if (field === undefined) throw new Error(`${schema.typeName} has no field ${name}`);
+  return field.number;
+}
+
+/** Whether this inbound's proxy settings can hold users inline (V2Ray shadowsocks holds its one already). */
+export function takesInlineUsers(inbound: BuiltInbound): boolean {
+  const type = inbound.config.proxySettings?.type;
+  return type !== undefined && USERS_FIELD.has(type);
+}
+
+/** One user framed as an entry of the proxy's users field, with the bytes the layout expects there. */
+export function inlineEntry(inbound: BuiltInbound, user: BuiltUser): Uint8Array {
+  const number = USERS_FIELD.get(inbound.config.proxySettings?.type ?? "");
+  if (number === undefined) throw new Error(`inbound ${inbound.ref.tag} cannot hold users inline`);
+  if (user.layout !== inbound.layout || user.protocol !== inbound.ref.protocol) {
+    throw new Error(`user ${user.email} was built for another layout or protocol than ${inbound.ref.tag}`);
+  }
+  const writer = new BinaryWriter();
+  writer.tag(number, WireType.LengthDelimited).bytes(userBytes(user));
+  return writer.finish();
+}
+
+/** Pre-25.1 SS-2022 holds the shadowsocks_2022.User itself (the AddUser account's own bytes). */
+function userBytes(user: BuiltUser): Uint8Array {
+  if (user.flavor === "v2ray") return toBinary(V2UserSchema, user.user);
+  const account = user.user.account;
+  if (account?.type === ss2022Legacy.UserSchema.typeName) return account.value;
+  return toBinary(XrayUserSchema, user.user);
+}
+
+export type InlineSplit = {
+  /** The inbound with the first `inlined` users inside its proxy settings. */
+  inbound: BuiltInbound;
+  /** How many of `users` (from the start) went inline; the rest go by AddUser. */
+  inlined: number;
+};
+
+/**
+ * Puts users from the start of `users` inline into `inbound` while the AddInbound request stays
+ * within `maxRequestBytes`; the rest are left for AddUser. An inbound whose proxy holds no users
+ * through the API comes back as it was with none inlined.
+ */
+export function withInlineUsers(
+  inbound: BuiltInbound,
+  users: readonly BuiltUser[],
+  maxRequestBytes: number = INLINE_REQUEST_MAX_BYTES,
+): InlineSplit {
+  const proxy = inbound.config.proxySettings;
+  if (proxy === undefined || !takesInlineUsers(inbound) || users.length === 0) {
+    return { inbound, inlined: 0 };
+  }
+  // The request wraps the config in up to three more length prefixes (≤ 5 bytes each past 3 MiB).
+  let size = requestBytesWithout(inbound) + 16;
+  const entries: Uint8Array[] = [];
+  for (const user of users) {
+    const entry = inlineEntry(inbound, user);
+    if (size + entry.byteLength > maxRequestBytes) break;
+    size += entry.byteLength;
+    entries.push(entry);
+  }
+  if (entries.length === 0) return { inbound, inlined: 0 };
+  const value = concat([proxy.value, ...entries]);
+  const emails = [...inbound.emails, ...users.slice(0, entries.length).map((user) => user.email)];
+  const widened: BuiltInbound =
+    inbound.flavor === "v2ray"
+      ? { ...inbound, emails, config: withProxyValue(inbound.config, value) }
+      : { ...inbound, emails, config: withProxyValue(inbound.config, value) };
+  return { inbound: widened, inlined: entries.length };
+}
+
+/** A shallow copy with the proxy settings' bytes replaced: the built inbound is never mutated. */
+function withProxyValue<C extends BuiltInbound["config"]>(config: C, value: Uint8Array): C {
+  const proxy = config.proxySettings;
+  return proxy === undefined ? config : { ...config, proxySettings: { ...proxy, value } };
+}
+
+function requestBytesWithout(inbound: BuiltInbound): number {
+  // The config's own encoding; the request adds one tag and one length prefix around it.
+  return inbound.flavor === "v2ray"
+    ? toBinary(V2InboundSchema, inbound.config).byteLength
+    : toBinary(XrayInboundSchema, inbound.config).byteLength;
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const part of parts) length += part.byteLength;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
+}

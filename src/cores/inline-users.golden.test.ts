@@ -1,0 +1,161 @@
+// Users inline in AddInbound (inbound-builder/inline-users.ts), for every wire layout and every
+// protocol whose proxy holds users: the request with users appended to an empty inbound's proxy
+// settings decodes, by `protoc --decode` against the layout's own .proto files, to exactly the tree
+// of the same inbound built with those users as clients in its JSON, with no unknown field. The size
+// cap is checked on the encoded request bytes.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { protocDecodeTree, unknownFields } from "../../test/support/protoc.ts";
+import type { CoreProtocol } from "./core-types.ts";
+import type { FlavorApi } from "./flavor-api.ts";
+import { buildInbound, buildUser } from "./inbound-builder/build.ts";
+import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
+import { takesInlineUsers, withInlineUsers } from "./inbound-builder/inline-users.ts";
+import { v2rayApi } from "./v2ray-api.ts";
+import { layoutFlavor, WIRE_LAYOUTS, type WireLayout } from "./wire-layout.ts";
+import { xrayApiFor } from "./xray-api.ts";
+
+type Case = {
+  name: string;
+  protocol: CoreProtocol;
+  settings: Record<string, unknown>;
+  method?: string;
+  credential: (i: number) => string;
+};
+
+const uuid = (i: number) => `${String(i).padStart(8, "0")}-1111-4111-8111-111111111111`;
+const ss2022Key = (i: number) => Buffer.alloc(16, i + 1).toString("base64");
+
+const CASES: Case[] = [
+  { name: "vless", protocol: "vless", settings: { decryption: "none" }, credential: uuid },
+  { name: "vmess", protocol: "vmess", settings: {}, credential: uuid },
+  { name: "trojan", protocol: "trojan", settings: {}, credential: (i) => `pw-${i}` },
+  {
+    name: "shadowsocks aead",
+    protocol: "shadowsocks",
+    method: "aes-128-gcm",
+    settings: { method: "aes-128-gcm", network: "tcp,udp" },
+    credential: (i) => `ss-${i}`,
+  },
+  {
+    name: "shadowsocks 2022",
+    protocol: "shadowsocks",
+    method: "2022-blake3-aes-128-gcm",
+    settings: { method: "2022-blake3-aes-128-gcm", password: "AAAAAAAAAAAAAAAAAAAAAA==", network: "tcp" },
+    credential: ss2022Key,
+  },
+];
+
+const ADD_INBOUND = {
+  v2ray: "v2ray.core.app.proxyman.command.AddInboundRequest",
+  xray: "xray.app.proxyman.command.AddInboundRequest",
+};
+
+function apiOf(layout: WireLayout): FlavorApi {
+  return layoutFlavor(layout) === "v2ray" ? v2rayApi : xrayApiFor(layout);
+}
+
+function inboundOf(c: Case, layout: WireLayout, clients: object[]): BuiltInbound {
+  const json = { tag: "in", port: 20_000, protocol: c.protocol, settings: { ...c.settings, clients } };
+  const built = buildInbound(json, layout);
+  assert.ok(built.ok, JSON.stringify(built.ok ? "" : built.problems));
+  return built.value;
+}
+
+function usersOf(c: Case, layout: WireLayout, count: number): { users: BuiltUser[]; clients: object[] } {
+  const users: BuiltUser[] = [];
+  const clients: object[] = [];
+  for (let i = 0; i < count; i++) {
+    const spec = { email: `u${i}@t`, level: i % 2, credential: c.credential(i) };
+    const user = buildUser(c.protocol, layout, {
+      ...spec,
+      ...(c.method === undefined ? {} : { shadowsocksMethod: c.method }),
+    });
+    assert.ok(user.ok, JSON.stringify(user.ok ? "" : user.problems));
+    users.push(user.value);
+    clients.push(
+      c.protocol === "vless" || c.protocol === "vmess"
+        ? { id: spec.credential, ...spec }
+        : {
+            password: spec.credential,
+            email: spec.email,
+            level: spec.level,
+          },
+    );
+  }
+  return { users, clients: clients.map(clientJson) };
+}
+
+function clientJson(client: object): object {
+  const { credential: _credential, ...rest } = client as Record<string, unknown>;
+  return rest;
+}
+
+/** V2Ray 4.x has no multi-user shadowsocks; V2Ray shadowsocks keeps its one user inline already. */
+function applies(c: Case, layout: WireLayout): boolean {
+  return c.protocol !== "shadowsocks" || layoutFlavor(layout) === "xray";
+}
+
+describe("users appended inline decode like the same inbound built with them as clients", () => {
+  for (const layout of WIRE_LAYOUTS) {
+    for (const c of CASES.filter((candidate) => applies(candidate, layout))) {
+      test(`${layout}: ${c.name}`, () => {
+        const { users, clients } = usersOf(c, layout, 3);
+        const empty = inboundOf(c, layout, []);
+        const split = withInlineUsers(empty, users);
+        assert.equal(split.inlined, 3);
+        assert.deepEqual(split.inbound.emails, ["u0@t", "u1@t", "u2@t"]);
+        const api = apiOf(layout);
+        const flavor = layoutFlavor(layout);
+        const inline = protocDecodeTree(layout, ADD_INBOUND[flavor], api.addInbound(split.inbound).request);
+        const reference = inboundOf(c, layout, clients);
+        const whole = protocDecodeTree(layout, ADD_INBOUND[flavor], api.addInbound(reference).request);
+        assert.deepEqual(unknownFields(inline), [], inline);
+        assert.equal(inline, whole);
+        assert.equal(inline.match(/email: "u\d@t"/g)?.length, 3, inline);
+        // The built inbound handed in is not changed.
+        assert.deepEqual(empty.emails, []);
+      });
+    }
+  }
+
+  test("v2ray-4 shadowsocks holds its one user already: nothing is appended", () => {
+    const json = {
+      tag: "ss",
+      port: 20_001,
+      protocol: "shadowsocks",
+      settings: { method: "aes-128-gcm", clients: [{ password: "p", email: "a@t" }] },
+    };
+    const built = buildInbound(json, "v2ray-4");
+    assert.ok(built.ok);
+    assert.equal(takesInlineUsers(built.value), false);
+    const split = withInlineUsers(built.value, []);
+    assert.equal(split.inlined, 0);
+    assert.equal(split.inbound, built.value);
+  });
+});
+
+describe("the size cap is measured on the encoded AddInbound request", () => {
+  for (const layout of ["v2ray-4", "xray-1.8", "xray-25.10"] as const) {
+    test(`${layout}: as many users as fit, the rest left for AddUser`, () => {
+      const c = CASES[0] as Case;
+      const { users } = usersOf(c, layout, 200);
+      const empty = inboundOf(c, layout, []);
+      const api = apiOf(layout);
+      const cap = 4096;
+      const split = withInlineUsers(empty, users, cap);
+      assert.ok(split.inlined > 0 && split.inlined < 200, `inlined ${split.inlined}`);
+      assert.ok(api.addInbound(split.inbound).request.byteLength <= cap);
+      const more = withInlineUsers(empty, users.slice(0, split.inlined + 1), Number.POSITIVE_INFINITY);
+      // One user more would not fit (within the estimate's 16 bytes of slack).
+      assert.ok(api.addInbound(more.inbound).request.byteLength > cap - 16);
+    });
+  }
+
+  test("a user built for another layout is refused, never sent", () => {
+    const c = CASES[0] as Case;
+    const { users } = usersOf(c, "xray-1.8", 1);
+    assert.throws(() => withInlineUsers(inboundOf(c, "xray-25.10", []), users), /another layout/);
+  });
+});

@@ -29,7 +29,7 @@ import { waitFor } from "../test/support/poll.ts";
 import { freePort } from "../test/support/ports.ts";
 import { kindTemplate } from "../test/support/provisioning.ts";
 import { CleanupStack } from "../test/support/v2ray.ts";
-import { readCpuSeconds } from "./lib/cpu.ts";
+import { clockTicksPerSecond, readCpuSeconds } from "./lib/cpu.ts";
 import { describeCode, describeMachine } from "./lib/machine.ts";
 import { writeBetweenMarkers } from "./lib/markers.ts";
 import { interrupted, type Pinned, startPinned, stop } from "./lib/processes.ts";
@@ -45,6 +45,8 @@ const { values } = parseArgs({
     write: { type: "string" },
     /** Replaces the unit's NODE_OPTIONS for the agent (to try V8 flags). */
     "node-options": { type: "string" },
+    /** Extra flags on the agent's `node` command line, e.g. "--cpu-prof --cpu-prof-dir=DIR" (not allowed in NODE_OPTIONS). */
+    "agent-flags": { type: "string" },
   },
 });
 const USERS = Number(values.users);
@@ -81,6 +83,13 @@ type Round = {
   killToDoneMs: number;
   agentCpu: number;
   coreCpu: number;
+  /** This process (the panel) over SIGKILL → re-applied: it takes no part, so near zero. */
+  panelCpu: number;
+  /** The agent's RSS just before the kill, and its peak over SIGKILL → re-applied. */
+  agentRssBeforeMB: number;
+  agentRssPeakMB: number;
+  /** The agent's CPU by thread kind over SIGKILL → re-applied. */
+  agentThreads: string;
   failed: number;
   users: number;
   load: number;
@@ -99,6 +108,48 @@ function childrenOf(pid: number): number[] {
     if (text !== "") out.push(...text.split(" ").map(Number));
   }
   return out;
+}
+
+/**
+ * The agent's CPU by thread kind (main thread, V8's GC helpers, libuv's pool for file I/O), user and
+ * system seconds (/proc/<pid>/task/<tid>/stat; threads that exited are not counted here).
+ */
+function threadCpu(pid: number): Map<string, { user: number; system: number }> {
+  const out = new Map<string, { user: number; system: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const name = text.slice(text.indexOf("(") + 1, text.lastIndexOf(")"));
+    const kind = Number(tid) === pid ? "main" : name.replace(/[\d\s]+$/, "").trim();
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    const entry = out.get(kind) ?? { user: 0, system: 0 };
+    entry.user += Number(fields[11]) / clockTicksPerSecond();
+    entry.system += Number(fields[12]) / clockTicksPerSecond();
+    out.set(kind, entry);
+  }
+  return out;
+}
+
+/** What each thread kind spent between two readings: "main 50.1 s (user 40.0 + system 10.1); …". */
+function threadCpuSince(pid: number, before: Map<string, { user: number; system: number }>): string {
+  return [...threadCpu(pid)]
+    .map(([kind, now]) => {
+      const was = before.get(kind) ?? { user: 0, system: 0 };
+      const user = now.user - was.user;
+      const system = now.system - was.system;
+      return { kind, user, system };
+    })
+    .filter((t) => t.user + t.system >= 0.05)
+    .sort((a, b) => b.user + b.system - (a.user + a.system))
+    .map(
+      (t) =>
+        `${t.kind} ${(t.user + t.system).toFixed(1)} s (user ${t.user.toFixed(1)} + system ${t.system.toFixed(1)})`,
+    )
+    .join("; ");
 }
 
 function cpuOf(pid: number): number {
@@ -143,11 +194,16 @@ async function setup(stack: CleanupStack) {
   await deps.services.auth.ensureFirstAdmin(admin.username, admin.password);
   const login = await app.inject({ method: "POST", url: "/api/auth/token", payload: admin });
   const authorization = `Bearer ${login.json().access_token}`;
-  const api = async (method: "POST" | "PUT", url: string, payload: Json): Promise<Json> => {
-    const res = await app.inject({ method, url, headers: { authorization }, payload });
+  const api: Api = async (method, url, payload) => {
+    const res = await app.inject({
+      method,
+      url,
+      headers: { authorization },
+      ...(method === "DELETE" ? {} : { payload }),
+    });
     if (res.statusCode >= 300)
       throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
-    return res.json() as Json;
+    return res.statusCode === 204 ? {} : (res.json() as Json);
   };
 
   // A node server, its base, the join through the bundle's CLI, and the agent from the bundle.
@@ -175,6 +231,7 @@ async function setup(stack: CleanupStack) {
     process.execPath,
     [
       "--enable-source-maps",
+      ...(values["agent-flags"]?.split(" ").filter((flag) => flag !== "") ?? []),
       BUNDLE,
       "node",
       "run",
@@ -197,26 +254,124 @@ async function setup(stack: CleanupStack) {
     "/api/templates",
     kindTemplate({ protocol: "vless", network: "tcp", tls: false }),
   );
+  const ids = await insertUsers(deps, USERS);
+  // The agent's inbound, without users: the panel's first call through the agent sends the server's
+  // base document, and the agent restarts its core with it. The core measured below is that one.
   const inbound = await api("POST", `/api/servers/${serverId}/inbounds`, {
     template_id: template.id,
     port: await freePort(),
   });
+  await deps.services.reconciler.tick(serverId, AbortSignal.timeout(600_000));
+  await waitFor(
+    async () =>
+      (
+        await deps.database.db
+          .selectFrom("server_inbounds")
+          .select("sync_state")
+          .where("id", "=", String(inbound.id))
+          .executeTakeFirstOrThrow()
+      ).sync_state === "synced",
+    { timeoutMs: 60_000, what: "the agent's inbound on its core (restarted with the base document)" },
+  );
+  const probeClient = new GrpcCoreClient({ address: `127.0.0.1:${coreApiPort}`, layout: "v2ray-4" });
+  try {
+    await waitFor(async () => (await probeClient.getSysStats().catch(() => undefined)) !== undefined, {
+      timeoutMs: 60_000,
+      what: "the agent's core to answer",
+    });
+  } finally {
+    probeClient.close();
+  }
+  const corePid = childrenOf(agent.pid)[0];
+  if (corePid === undefined) throw new Error("the agent has no core");
+
+  // The agent with its core up and no users: what it holds before any grant.
+  const empty = sampleRss(agent.pid, 200);
+  await pause(3000);
+  const agentEmpty = empty.stop();
+
+  // (c) The direct path first, onto the same core: a server of the default connection pointed at the
+  // core's own API (the panel's gRPC client, no agent in between), the same users granted the same
+  // way. Its inbound is deleted afterwards, so the agent's push also starts on a core without users.
+  const direct = await api("POST", "/api/servers", {
+    name: "bench direct",
+    hostname: "127.0.0.1",
+    grpc_port: coreApiPort,
+  });
+  const directServerId = String(direct.id);
+  const directInbound = await api("POST", `/api/servers/${directServerId}/inbounds`, {
+    template_id: template.id,
+    port: await freePort(),
+  });
+  const directPush = await measurePush(deps, api, directServerId, String(directInbound.id), ids, {
+    agent: agent.pid,
+    core: corePid,
+  });
+  log(`direct push of ${USERS} users: ${sec(directPush.ms)}, panel CPU ${directPush.panelCpu.toFixed(2)} s`);
+  await api("DELETE", `/api/servers/${directServerId}/inbounds/${directInbound.id}`, {});
+  await deps.services.reconciler.tick(directServerId, AbortSignal.timeout(600_000));
+
+  // N users granted through the agent (the panel's bulk grant, relayed and recorded by the agent).
+  const agentPush = await measurePush(deps, api, serverId, String(inbound.id), ids, {
+    agent: agent.pid,
+    core: corePid,
+  });
+  const bulkMs = agentPush.ms;
+  log(
+    `granted ${USERS} users through the agent in ${sec(bulkMs)}, panel CPU ${agentPush.panelCpu.toFixed(2)} s, agent CPU ${agentPush.agentCpu.toFixed(2)} s`,
+  );
+  return {
+    deps,
+    serverId,
+    agent,
+    agentLines,
+    coreApiPort,
+    bulkMs,
+    agentDir,
+    agentEmpty,
+    directPush,
+    agentPush,
+  };
+}
+
+type Api = (method: "POST" | "PUT" | "DELETE", url: string, payload: Json) => Promise<Json>;
+type Push = {
+  ms: number;
+  panelCpu: number;
+  agentCpu: number;
+  coreCpu: number;
+  /** The agent's RSS over the push (sampled every 200 ms). */
+  agentRss: { peakMB: number; lastMB: number };
+  /** The agent's CPU by thread kind over the push. */
+  agentThreads: string;
+};
+
+async function insertUsers(deps: Awaited<ReturnType<typeof createDeps>>, count: number): Promise<string[]> {
   const now = new Date().toISOString();
-  const ids = Array.from({ length: USERS }, () => randomUUID());
-  for (let i = 0; i < USERS; i += 1000) {
+  const ids = Array.from({ length: count }, () => randomUUID());
+  for (let i = 0; i < count; i += 1000) {
     const rows = ids
       .slice(i, i + 1000)
       .map((id, k) => ({ id, name: `bench ${i + k}`, created_at: now, updated_at: now }));
     await deps.database.db.insertInto("users").values(rows).execute();
   }
-  // In requests of 1,000 (a bulk grant pushes within a time budget and leaves the rest pending for the
-  // reconcile job, which does not run here: the reconciler is ticked until nothing is pending).
-  const started = performance.now();
-  for (let i = 0; i < USERS; i += 1000) {
-    await api("POST", `/api/servers/${serverId}/inbounds/${inbound.id}/users/bulk`, {
-      user_ids: ids.slice(i, i + 1000),
-    });
-  }
+  return ids;
+}
+
+/**
+ * Every user granted on one inbound through the panel's bulk grant, in requests of 1,000 (a bulk grant
+ * pushes within a time budget and leaves the rest pending for the reconcile job, which does not run
+ * here: the reconciler is ticked until nothing is pending), timed, with the CPU of the panel (this
+ * process: the API, SQLite, the core client), the agent and the core over the same window.
+ */
+async function measurePush(
+  deps: Awaited<ReturnType<typeof createDeps>>,
+  api: Api,
+  serverId: string,
+  inboundId: string,
+  ids: string[],
+  pids: { agent: number; core: number },
+): Promise<Push> {
   const pending = async () =>
     (
       await deps.database.db
@@ -226,13 +381,37 @@ async function setup(stack: CleanupStack) {
         .where("sync_state", "!=", "synced")
         .executeTakeFirstOrThrow()
     ).n;
+  const rss = sampleRss(pids.agent, 200);
+  const cpu = { panel: process.cpuUsage(), agent: cpuOf(pids.agent), core: cpuOf(pids.core) };
+  const threads = threadCpu(pids.agent);
+  const started = performance.now();
+  for (let i = 0; i < ids.length; i += 1000) {
+    await api("POST", `/api/servers/${serverId}/inbounds/${inboundId}/users/bulk`, {
+      user_ids: ids.slice(i, i + 1000),
+    });
+  }
   for (let tick = 0; Number(await pending()) > 0; tick++) {
-    if (tick >= 20) throw new Error(`${await pending()} grants still not synced through the agent`);
+    if (tick >= 20) throw new Error(`${await pending()} grants on server ${serverId} still not synced`);
     await deps.services.reconciler.tick(serverId, AbortSignal.timeout(600_000));
   }
-  const bulkMs = performance.now() - started;
-  log(`granted ${USERS} users through the agent in ${sec(bulkMs)}`);
-  return { deps, serverId, agent, agentLines, coreApiPort, bulkMs, agentDir };
+  const ms = performance.now() - started;
+  const panel = process.cpuUsage(cpu.panel);
+  return {
+    ms,
+    panelCpu: (panel.user + panel.system) / 1e6,
+    agentCpu: cpuOf(pids.agent) - cpu.agent,
+    coreCpu: cpuOf(pids.core) - cpu.core,
+    agentRss: rss.stop(),
+    agentThreads: threadCpuSince(pids.agent, threads),
+  };
+}
+
+async function pause(ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    interrupted.throwIfAborted();
+    await new Promise((resolve) => setTimeout(resolve, Math.min(100, until - Date.now())));
+  }
 }
 
 /** The core's own AddUser time: N pre-encoded requests straight to its API, `concurrency` in flight. */
@@ -297,7 +476,12 @@ async function round(index: number, s: Awaited<ReturnType<typeof setup>>): Promi
   const load = loadavg()[0] ?? Number.NaN;
   const replays = () => s.agentLines.lines.filter((line) => line.msg === "desired state re-applied").length;
   const before = replays();
+  const rss = sampleRss(s.agent.pid, 100);
+  const agentRssBeforeMB = rss.stop().lastMB;
+  const rssWindow = sampleRss(s.agent.pid, 100);
+  const panelCpuStart = process.cpuUsage();
   const agentCpuStart = cpuOf(s.agent.pid);
+  const threadsStart = threadCpu(s.agent.pid);
   const killedAt = performance.now();
   process.kill(corePid, "SIGKILL");
   let newCore: number | undefined;
@@ -311,6 +495,9 @@ async function round(index: number, s: Awaited<ReturnType<typeof setup>>): Promi
   );
   const killToDoneMs = performance.now() - killedAt;
   const agentCpu = cpuOf(s.agent.pid) - agentCpuStart;
+  const panelCpu = process.cpuUsage(panelCpuStart);
+  const agentRssPeakMB = rssWindow.stop().peakMB;
+  const agentThreads = threadCpuSince(s.agent.pid, threadsStart);
   // The new core's whole life so far: its start and the re-apply.
   const coreCpu = newCore === undefined ? Number.NaN : cpuOf(newCore);
   const line = s.agentLines.lines.filter((l) => l.msg === "desired state re-applied").at(-1) ?? {};
@@ -320,6 +507,10 @@ async function round(index: number, s: Awaited<ReturnType<typeof setup>>): Promi
     killToDoneMs,
     agentCpu,
     coreCpu,
+    panelCpu: (panelCpu.user + panelCpu.system) / 1e6,
+    agentRssBeforeMB,
+    agentRssPeakMB,
+    agentThreads,
     failed: Number(line.failed),
     users: Number(line.users),
     load,
@@ -383,6 +574,7 @@ async function main(): Promise<number> {
     const probe = await probeCore(`127.0.0.1:${s.coreApiPort}`, await grantsOf(s.deps, s.serverId));
     const rssAfter = sampleRss(s.agent.pid).stop();
     const report = render(
+      s,
       s.bulkMs,
       idle,
       idleCpuSeconds,
@@ -401,6 +593,7 @@ async function main(): Promise<number> {
 }
 
 function render(
+  s: Pick<Awaited<ReturnType<typeof setup>>, "agentEmpty" | "directPush" | "agentPush">,
   bulkMs: number,
   idle: { peakMB: number; lastMB: number; samples: number },
   idleCpuSeconds: number,
@@ -427,7 +620,7 @@ function render(
       `${sec(r.replayMs)}`,
       `**${(r.replayMs / refOf(r)).toFixed(2)}×**`,
       sec(r.killToDoneMs),
-      `agent ${r.agentCpu.toFixed(2)} s (${Math.round((100 * r.agentCpu * 1000) / r.killToDoneMs)} %), core ${r.coreCpu.toFixed(2)} s`,
+      `agent ${r.agentCpu.toFixed(2)} s (${Math.round((100 * r.agentCpu * 1000) / r.killToDoneMs)} %), core ${r.coreCpu.toFixed(2)} s, panel ${r.panelCpu.toFixed(2)} s; agent RSS ${mb(r.agentRssBeforeMB)} → peak ${mb(r.agentRssPeakMB)}`,
       `${r.users - r.failed} / ${r.users}`,
     ];
     return `| ${cells.join(" | ")} |`;
@@ -440,10 +633,54 @@ function render(
     "",
     `**Re-apply after a core restart / the core's own AddUser time**, median of ${rounds.length}: **${ratio.toFixed(2)}×** (goal ≤ ${GOAL_RATIO}×: **${ratio <= GOAL_RATIO ? "met" : "not met"}**). After the last round the core holds ${present.toLocaleString("en")} of ${USERS.toLocaleString("en")} users.`,
     "",
+    "",
+    ...perHundredThousand(s, rounds),
+    "",
     "| round | load (1 min) | reference: straight to the core, by calls in flight (CPU) | re-apply (core ready → all back) | re-apply / fastest reference | SIGKILL → re-applied | CPU, kill → re-applied | users back |",
     "|---|---|---|---|---|---|---|---|",
     ...rows,
   ].join("\n");
+}
+
+/**
+ * Issue 52 item 4: the agent's own cost per 100,000 users. Every figure of the run scaled to 100,000
+ * users (× 100,000 / N; at N = 100,000 they are the measured ones), the agent path beside the direct
+ * one (the panel's gRPC client on the same core) and the core's own AddUser time.
+ */
+function perHundredThousand(
+  s: Pick<Awaited<ReturnType<typeof setup>>, "agentEmpty" | "directPush" | "agentPush">,
+  rounds: Round[],
+): string[] {
+  const k = 100_000 / USERS;
+  const per = (seconds: number) => `${(seconds * k).toFixed(2)} s`;
+  const { directPush: d, agentPush: a } = s;
+  const refOf = (r: Round) => r.references.reduce((x, y) => (y.ms < x.ms ? y : x));
+  const med = (f: (r: Round) => number) => median(rounds.map(f));
+  const ref = { ms: med((r) => refOf(r).ms), core: med((r) => refOf(r).coreCpu) };
+  const replay = {
+    ms: med((r) => r.replayMs),
+    agent: med((r) => r.agentCpu),
+    core: med((r) => r.coreCpu),
+    panel: med((r) => r.panelCpu),
+    rssBefore: med((r) => r.agentRssBeforeMB),
+    rssPeak: med((r) => r.agentRssPeakMB),
+  };
+  const x = (n: number) => `**${n.toFixed(2)}×**`;
+  const rssGrowth = ((a.agentRss.lastMB - s.agentEmpty.lastMB) * k).toFixed(1);
+  return [
+    `**The agent's own cost per 100,000 users** (issue 52; measured with ${USERS.toLocaleString("en")}${USERS === 100_000 ? "" : ", scaled"}; CPU seconds from /proc; the panel is this process, SQLite; re-apply figures are the median of ${rounds.length} round${rounds.length === 1 ? "" : "s"}):`,
+    "",
+    "| path | wall | panel CPU | agent CPU | core CPU | agent RSS |",
+    "|---|---|---|---|---|---|",
+    `| initial push, direct (the panel's gRPC client → the core) | ${per(d.ms / 1000)} | ${per(d.panelCpu)} | — (${per(d.agentCpu)}: its traffic reads) | ${per(d.coreCpu)} | — |`,
+    `| initial push through the agent (panel → HTTPS → agent → gRPC → core, each call recorded on disk) | ${per(a.ms / 1000)} | ${per(a.panelCpu)} | ${per(a.agentCpu)} | ${per(a.coreCpu)} | ${mb(s.agentEmpty.lastMB)} without users → peak ${mb(a.agentRss.peakMB)}, ${mb(a.agentRss.lastMB)} at the end |`,
+    `| re-apply after SIGKILL (the agent alone, from memory) | ${per(replay.ms / 1000)} | ${per(replay.panel)} (takes no part) | ${per(replay.agent)} (kill → re-applied) | ${per(replay.core)} (the new core's life) | ${mb(replay.rssBefore)} → peak ${mb(replay.rssPeak)} |`,
+    `| the core's own AddUser (pre-encoded, straight to its API, faster of ${REFERENCE_CONCURRENCY.join(" and ")} in flight) | ${per(ref.ms / 1000)} | — | — | ${per(ref.core)} | — |`,
+    "",
+    `The agent's CPU by thread in the push through it: ${a.agentThreads}; in the last re-apply: ${rounds.at(-1)?.agentThreads ?? "—"}.`,
+    "",
+    `Ratios: initial push through the agent / direct: wall ${x(a.ms / d.ms)}, panel CPU ${x(a.panelCpu / d.panelCpu)}, panel + agent CPU / panel CPU direct ${x((a.panelCpu + a.agentCpu) / d.panelCpu)}; agent CPU / the core's CPU in the same push ${x(a.agentCpu / a.coreCpu)}; re-apply / the core's own AddUser time ${x(replay.ms / ref.ms)}, agent CPU in the re-apply / its wall ${x((replay.agent * 1000) / replay.ms)}. Agent RSS growth with the users: ${rssGrowth} MB per 100,000 (end of the push minus without users).`,
+  ];
 }
 
 process.exitCode = await main().catch((error: unknown) => {

@@ -193,9 +193,13 @@ export class NodeAgent {
   }
 
   private async replay(): Promise<void> {
-    // No collections while the users go back on (that is what the panel and they wait for); the
-    // garbage goes at the pause after it.
-    const result = await this.desired.replay((path, request) => this.supervisor.relay.call(path, request));
+    // Collections as during the panel's calls (heap-settle.ts: one per 8 MiB of growth, one at the
+    // pause after it). Without them the re-apply of 100,000 users took the agent from 120 to 275 MB
+    // (bench:node, 2026-12-03): V8 let its old generation grow over the whole burst.
+    const result = await this.desired.replay((path, request) => {
+      this.heap.touch();
+      return this.supervisor.relay.call(path, request);
+    });
     this.heap.touch();
     this.lastReplay = {
       at: new Date().toISOString(),

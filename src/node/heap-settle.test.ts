@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { waitFor } from "../../test/support/poll.ts";
-import { GROWTH_BYTES, HeapSettler } from "./heap-settle.ts";
+import { GROWTH_BYTES, GROWTH_SHARE, HeapSettler } from "./heap-settle.ts";
 
 describe("the agent's heap settler", () => {
   test("collects during a burst past the allowance, and once when it pauses", async () => {
@@ -38,6 +38,26 @@ describe("the agent's heap settler", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.equal(collections, 4);
     settler.stop();
+  });
+
+  test("with a large live heap the allowance is a share of it, not the fixed 8 MiB", () => {
+    const live = 100 * 2 ** 20;
+    const heap = { used: live, committed: live + 2 ** 20 };
+    let collections = 0;
+    const settler = new HeapSettler(
+      () => {
+        collections += 1;
+        heap.used = live;
+      },
+      () => ({ ...heap }),
+      60_000,
+    );
+    for (let call = 0; call < 100; call++) {
+      heap.used += (live * GROWTH_SHARE) / 40; // 2.5 allowances of half the live heap
+      settler.touch();
+    }
+    settler.stop();
+    assert.equal(collections, 2, "one per half of the live heap, where 8 MiB would have made 15");
   });
 
   test("without --expose-gc nothing is collected and no timer is left", () => {

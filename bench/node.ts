@@ -633,7 +633,6 @@ function render(
     "",
     `**Re-apply after a core restart / the core's own AddUser time**, median of ${rounds.length}: **${ratio.toFixed(2)}×** (goal ≤ ${GOAL_RATIO}×: **${ratio <= GOAL_RATIO ? "met" : "not met"}**). After the last round the core holds ${present.toLocaleString("en")} of ${USERS.toLocaleString("en")} users.`,
     "",
-    "",
     ...perHundredThousand(s, rounds),
     "",
     "| round | load (1 min) | reference: straight to the core, by calls in flight (CPU) | re-apply (core ready → all back) | re-apply / fastest reference | SIGKILL → re-applied | CPU, kill → re-applied | users back |",

@@ -33,6 +33,7 @@ import * as m0032 from "./0032_devices.ts";
 import * as m0033 from "./0033_reseller_plans.ts";
 import * as m0034 from "./0034_traffic_journal.ts";
 import * as m0035 from "./0035_panel_instances.ts";
+import * as m0036 from "./0036_grants_by_server_order.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -69,4 +70,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0033_reseller_plans": m0033,
   "0034_traffic_journal": m0034,
   "0035_panel_instances": m0035,
+  "0036_grants_by_server_order": m0036,
 };

@@ -25,7 +25,7 @@ import type {
 import { type FlavorApi, type PreparedCall, refuseIfAny } from "./flavor-api.ts";
 import { type ChannelSettings, CoreChannel } from "./grpc-channel.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
-import { summarizeBuiltInbound, userGuardProblems } from "./inbound-builder/guards.ts";
+import { inboundSecrets, userGuardProblems } from "./inbound-builder/guards.ts";
 import { probeCapabilities, probeXrayProfile } from "./layout-probe.ts";
 import { joinTraffic } from "./traffic-scan.ts";
 import { v2rayApi } from "./v2ray-api.ts";
@@ -202,7 +202,8 @@ export class GrpcCoreClient implements CoreClient {
   private async sendAddInbound(inbound: BuiltInbound): Promise<void> {
     const api = await this.api();
     const prepared = api.addInbound(inbound);
-    const secrets = (summarizeBuiltInbound(inbound).users ?? []).flatMap((user) => user.credential ?? []);
+    // The inline users' secrets were collected as they were appended (not decoded again here).
+    const secrets = inboundSecrets(inbound);
     try {
       await this.channel.call(prepared, secrets);
     } catch (error) {

@@ -11,7 +11,13 @@ import type { CoreProtocol } from "./core-types.ts";
 import type { FlavorApi } from "./flavor-api.ts";
 import { buildInbound, buildUser } from "./inbound-builder/build.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
-import { takesInlineUsers, withInlineUsers } from "./inbound-builder/inline-users.ts";
+import { inboundSecrets, summarizeBuiltInbound } from "./inbound-builder/guards.ts";
+import {
+  INLINE_REQUEST_MAX_BYTES,
+  takesInlineUsers,
+  withInlineUsers,
+  withInlineUsersInSlices,
+} from "./inbound-builder/inline-users.ts";
 import { v2rayApi } from "./v2ray-api.ts";
 import { layoutFlavor, WIRE_LAYOUTS, type WireLayout } from "./wire-layout.ts";
 import { xrayApiFor } from "./xray-api.ts";
@@ -158,4 +164,56 @@ describe("the size cap is measured on the encoded AddInbound request", () => {
     const { users } = usersOf(c, "xray-1.8", 1);
     assert.throws(() => withInlineUsers(inboundOf(c, "xray-25.10", []), users), /another layout/);
   });
+});
+
+describe("users appended inline are guarded as they are encoded", () => {
+  for (const layout of ["v2ray-4", "xray-1.8", "xray-25.10"] as const) {
+    test(`${layout}: a repeated email or credential refuses the AddInbound, numbered as in the request`, () => {
+      const c = CASES[0] as Case;
+      const { users, clients } = usersOf(c, layout, 3);
+      // The inbound's own client u0 comes first; appended: u1, u2, then u1 again (index 3).
+      const own = inboundOf(c, layout, [clients[0] as object]);
+      const split = withInlineUsers(own, [users[1], users[2], users[1]] as BuiltUser[]);
+      assert.equal(split.inlined, 3);
+      assert.throws(
+        () => apiOf(layout).addInbound(split.inbound),
+        (error: Error & { details?: { path: string }[] }) => {
+          const paths = (error.details ?? []).map((d) => d.path);
+          assert.deepEqual(paths, [
+            "inbound.proxy_settings.users[3].email",
+            "inbound.proxy_settings.users[3].account",
+          ]);
+          return true;
+        },
+      );
+      // The same user as the inbound's own client: a duplicate of users[0].
+      const again = withInlineUsers(own, [users[0]] as BuiltUser[]);
+      assert.throws(() => apiOf(layout).addInbound(again.inbound), /refused/);
+    });
+
+    test(`${layout}: appending in slices gives the same request and the same secrets`, async () => {
+      const c = CASES[1] as Case;
+      const { users } = usersOf(c, layout, 1200);
+      const empty = inboundOf(c, layout, []);
+      const whole = withInlineUsers(empty, users);
+      let breaths = 0;
+      const sliced = await withInlineUsersInSlices(empty, users, INLINE_REQUEST_MAX_BYTES, () => {
+        breaths += 1;
+        return undefined;
+      });
+      assert.ok(breaths >= 3, `breathed ${breaths} times`);
+      assert.equal(sliced.inlined, whole.inlined);
+      const api = apiOf(layout);
+      assert.deepEqual(api.addInbound(sliced.inbound).request, api.addInbound(whole.inbound).request);
+      assert.deepEqual(
+        inboundSecrets(sliced.inbound),
+        users.map((u) => u.credential.toLowerCase()),
+      );
+      // What the guard checked is what a full decode of the request finds.
+      assert.deepEqual(
+        (summarizeBuiltInbound(sliced.inbound).users ?? []).map((u) => u.credential),
+        inboundSecrets(sliced.inbound),
+      );
+    });
+  }
 });

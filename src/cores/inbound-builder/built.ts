@@ -5,7 +5,7 @@ import type { User as V2User } from "../../gen/v2ray/common/protocol_pb.ts";
 import type { InboundHandlerConfig as V2InboundHandlerConfig } from "../../gen/v2ray/core_pb.ts";
 import type { User as XrayUser } from "../../gen/xray/common/protocol_pb.ts";
 import type { InboundHandlerConfig as XrayInboundHandlerConfig } from "../../gen/xray/core_pb.ts";
-import type { CoreProtocol, InboundRef } from "../core-types.ts";
+import type { CoreProtocol, InboundRef, Problem } from "../core-types.ts";
 import type { WireLayout } from "../wire-layout.ts";
 
 type InboundFacts = {
@@ -14,6 +14,20 @@ type InboundFacts = {
   ref: InboundRef;
   port: number;
   emails: string[];
+  /**
+   * Set by withInlineUsers only: the users appended inline were guarded one by one as they were
+   * encoded (inline-users.ts), so the request guard checks the inbound as it was before them and
+   * takes these findings instead of decoding tens of thousands of users again.
+   */
+  inline?: InlineCheck;
+};
+
+/** What appending users inline found: the guard's problems for them, and their secrets to redact. */
+export type InlineCheck = {
+  /** The proxy settings' bytes before any user was appended. */
+  baseProxyValue: Uint8Array;
+  problems: Problem[];
+  credentials: string[];
 };
 
 export type BuiltInbound =

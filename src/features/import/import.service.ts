@@ -284,7 +284,8 @@ export class ImportService {
     for (const [tag, inbound] of inboundByTag) {
       if (inbound === null) continue;
       const held = await this.repository.credentialsOf(inbound.id);
-      taken.set(inbound.id, held);
+      const protocol = inbound.link_params.protocol;
+      taken.set(inbound.id, isUuidProtocol(protocol) ? lowerKeys(held) : held);
       const adding = users.filter((u) => u.credentials.some((c) => c.tag === tag)).length - held.size;
       try {
         if (adding > 0)
@@ -345,7 +346,11 @@ export class ImportService {
             report.grants.created++;
             continue;
           }
-          const holder = taken.get(inbound.id)?.get(credential.credential);
+          // A UUID is the same whatever its letters' case (cores compare them parsed): stored in lower case.
+          const value = isUuidProtocol(protocol)
+            ? credential.credential.toLowerCase()
+            : credential.credential;
+          const holder = taken.get(inbound.id)?.get(value);
           if (holder !== undefined) {
             if (holder === id) report.grants.already++;
             else {
@@ -354,7 +359,7 @@ export class ImportService {
             }
             continue;
           }
-          taken.get(inbound.id)?.set(credential.credential, id);
+          taken.get(inbound.id)?.set(value, id);
           if (
             protocol === "shadowsocks" &&
             credential.method !== "" &&
@@ -377,7 +382,7 @@ export class ImportService {
             server_inbound_id: inbound.id,
             server_id: inbound.server_id,
             proxy_user_id: proxyUserIdFor(inbound.server_id, id),
-            credential: credential.credential,
+            credential: value,
             level: 0,
             is_active: true,
             sync_state: "pending",
@@ -532,4 +537,12 @@ function hostBody(host: PeerHost, skip: (reason: string, n?: number) => void): H
     allow_insecure: host.allow_insecure,
     is_disabled: host.is_disabled,
   };
+}
+
+function isUuidProtocol(protocol: string | undefined): boolean {
+  return protocol === "vless" || protocol === "vmess";
+}
+
+function lowerKeys(held: Map<string, string>): Map<string, string> {
+  return new Map([...held].map(([credential, userId]) => [credential.toLowerCase(), userId]));
 }

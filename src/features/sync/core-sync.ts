@@ -6,7 +6,10 @@ import type { Logger } from "pino";
 import type { CoreClient } from "../../cores/core-client.ts";
 import type { CoreFlavor } from "../../cores/core-types.ts";
 import type { BuiltUser } from "../../cores/inbound-builder/built.ts";
-import { INLINE_REQUEST_MAX_BYTES, withInlineUsers } from "../../cores/inbound-builder/inline-users.ts";
+import {
+  INLINE_REQUEST_MAX_BYTES,
+  withInlineUsersInSlices,
+} from "../../cores/inbound-builder/inline-users.ts";
 import {
   type CoreCapability,
   type CoreProfile,
@@ -14,6 +17,7 @@ import {
   type WireLayout,
 } from "../../cores/wire-layout.ts";
 import type { SyncState } from "../../domain/sync.ts";
+import { syncBreather } from "../../lib/breather.ts";
 import {
   AppError,
   CoreDownError,
@@ -182,20 +186,21 @@ export class CoreSync {
       // AddUser each); the inbound's success puts them on the core with it.
       const split = holdsUserInline(desired.inbound.ref.protocol, connected.flavor)
         ? { inbound: desired.inbound, inlined: 0 }
-        : withInlineUsers(desired.inbound, desired.users, this.#inlineCap(connected.client));
+        : await withInlineUsersInSlices(
+            desired.inbound,
+            desired.users,
+            this.#inlineCap(connected.client),
+            syncBreather,
+          );
+      // From here on only the users past the cap are needed: the inline ones are bytes in the request
+      // now, and the apply waits on the core (seconds for 10,000 VMess users) with them held otherwise.
+      const rest: DesiredInbound = { inbound: desired.inbound, users: desired.users.slice(split.inlined) };
+      desired.users = [];
       await connected.client.replaceInbound(split.inbound);
       forgetUnansweredAdds(connected.client, inbound.tag);
       isPlaced = true;
       for (const grant of grants.slice(0, split.inlined)) perGrant.set(grant.id, SYNCED);
-      const outcome = await this.#pushAll(
-        connected,
-        inbound,
-        grants,
-        desired,
-        split.inlined,
-        limit,
-        perGrant,
-      );
+      const outcome = await this.#pushAll(connected, inbound, grants, rest, split.inlined, limit, perGrant);
       if (outcome?.isInboundMissing === true) isPlaced = false;
       if (outcome?.down !== undefined) throw outcome.down;
       if (outcome?.isInboundMissing === true)
@@ -239,8 +244,9 @@ export class CoreSync {
     const ref = desired.inbound?.ref;
     if (ref === undefined || holdsUserInline(ref.protocol, connected.flavor)) return undefined;
     // The inbound was just put on the core: no slot past the inline users holds a user yet.
+    // (`desired.users` are the users past the inline ones: the first is grants[inlined]'s.)
     const pushes = grants.slice(inlined).map((grant, index) => ({
-      ...userPush(grant, desired.users[inlined + index]),
+      ...userPush(grant, desired.users[index]),
       isSlotEmpty: true,
     }));
     const outcome = await pushUsers(connected.client, ref, pushes, limit);

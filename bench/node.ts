@@ -47,8 +47,12 @@ const { values } = parseArgs({
     "node-options": { type: "string" },
     /** Extra flags on the agent's `node` command line, e.g. "--cpu-prof --cpu-prof-dir=DIR" (not allowed in NODE_OPTIONS). */
     "agent-flags": { type: "string" },
+    /** The panel's inline cap for AddInbound (0: every user by AddUser, as node servers had before). */
+    "inline-max-bytes": { type: "string" },
   },
 });
+const INLINE_MAX_BYTES =
+  values["inline-max-bytes"] === undefined ? undefined : Number(values["inline-max-bytes"]);
 const USERS = Number(values.users);
 const ROUNDS = Number(values.rounds);
 const IDLE_SECONDS = Number(values["idle-seconds"]);
@@ -182,7 +186,10 @@ function agentLog(agent: Pinned): { lines: Json[] } {
 async function setup(stack: CleanupStack) {
   const dataDir = mkdtempSync(join(tmpdir(), "portcullis-bench-node-"));
   stack.add(() => rmSync(dataDir, { recursive: true, force: true }));
-  const deps = await createDeps(loadConfig({ DATA_DIR: dataDir }), { logger: pino({ level: "warn" }) });
+  const deps = await createDeps(loadConfig({ DATA_DIR: dataDir }), {
+    logger: pino({ level: "warn" }),
+    ...(INLINE_MAX_BYTES === undefined ? {} : { inlineUsersMaxBytes: INLINE_MAX_BYTES }),
+  });
   stack.add(() => deps.close());
   const app = await buildApp(deps);
   stack.add(() => app.close());
@@ -320,6 +327,14 @@ async function setup(stack: CleanupStack) {
   log(
     `granted ${USERS} users through the agent in ${sec(bulkMs)}, panel CPU ${agentPush.panelCpu.toFixed(2)} s, agent CPU ${agentPush.agentCpu.toFixed(2)} s`,
   );
+  // A full apply through the agent (POST /sync: V2Ray re-applies the inbound with its users inline
+  // in the AddInbound, or by AddUser with --inline-max-bytes 0).
+  const fullApply = await measureFullApply(deps, serverId, { agent: agent.pid, core: corePid });
+  log(
+    `full apply of ${USERS} users through the agent (inline cap ${INLINE_MAX_BYTES ?? "default"}): ${sec(fullApply.ms)}, panel CPU ${fullApply.panelCpu.toFixed(2)} s, agent CPU ${fullApply.agentCpu.toFixed(2)} s, core CPU ${fullApply.coreCpu.toFixed(2)} s, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
   return {
     deps,
     serverId,
@@ -394,6 +409,30 @@ async function measurePush(
     if (tick >= 20) throw new Error(`${await pending()} grants on server ${serverId} still not synced`);
     await deps.services.reconciler.tick(serverId, AbortSignal.timeout(600_000));
   }
+  const ms = performance.now() - started;
+  const panel = process.cpuUsage(cpu.panel);
+  return {
+    ms,
+    panelCpu: (panel.user + panel.system) / 1e6,
+    agentCpu: cpuOf(pids.agent) - cpu.agent,
+    coreCpu: cpuOf(pids.core) - cpu.core,
+    agentRss: rss.stop(),
+    agentThreads: threadCpuSince(pids.agent, threads),
+  };
+}
+
+/** POST /sync's full apply of one server, and the ticks after it until every grant is synced. */
+async function measureFullApply(
+  deps: Awaited<ReturnType<typeof createDeps>>,
+  serverId: string,
+  pids: { agent: number; core: number },
+): Promise<Push> {
+  const rss = sampleRss(pids.agent, 200);
+  const cpu = { panel: process.cpuUsage(), agent: cpuOf(pids.agent), core: cpuOf(pids.core) };
+  const threads = threadCpu(pids.agent);
+  const started = performance.now();
+  const summary = await deps.services.reconciler.syncNow(serverId, AbortSignal.timeout(600_000));
+  if (summary === undefined) throw new Error("the full apply was not run here");
   const ms = performance.now() - started;
   const panel = process.cpuUsage(cpu.panel);
   return {

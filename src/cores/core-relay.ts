@@ -35,7 +35,11 @@ export class CoreRelay {
     });
   }
 
-  call(path: string, request: Uint8Array): Promise<RelayAnswer> {
+  /**
+   * `extraTimeoutMs`: time the core needs beyond a small call's deadline (an AddInbound with users
+   * inline: the agent allows what the panel allows, flavor-api.ts addInboundExtraMs).
+   */
+  call(path: string, request: Uint8Array, extraTimeoutMs = 0): Promise<RelayAnswer> {
     if (!isRelayablePath(path)) {
       return Promise.resolve({ ok: false, code: status.UNIMPLEMENTED, details: "not a core API method" });
     }
@@ -51,7 +55,7 @@ export class CoreRelay {
           (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
           (bytes: Buffer) => bytes,
           request,
-          { deadline: Date.now() + this.timeoutMs },
+          { deadline: Date.now() + this.timeoutMs + extraTimeoutMs },
           done,
         );
       } catch (error) {

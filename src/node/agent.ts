@@ -7,9 +7,10 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { harvestCounters, isRelayablePath, type RelayAnswer } from "../cores/core-relay.ts";
+import { addInboundExtraMs } from "../cores/flavor-api.ts";
 import { type BaseDocument, DEFAULT_BASE_DOCUMENT, parseBaseDocument } from "../cores/node-base-config.ts";
 import { baseHash } from "../cores/node-material.ts";
-import { changeOf } from "../cores/relay-record.ts";
+import { changesOf } from "../cores/relay-record.ts";
 import { redactLogLines } from "../lib/core-log.ts";
 import { fingerprintOf, makeKeyAndRequest } from "../lib/node-pki.ts";
 import { packageVersion } from "../lib/version.ts";
@@ -141,16 +142,20 @@ export class NodeAgent {
     if (!isRelayablePath(path)) return { ok: false, code: 12, details: "not a core API method" };
     await this.gate;
     this.heap.touch();
-    const answer = await this.supervisor.relay.call(path, body);
-    const change = answer.ok ? changeOf(path, body) : null;
-    if (change !== null) {
+    // Read before the call: an AddInbound's users inline give the core more time (as the panel's
+    // own deadline for it allows), and each is recorded as the AddUser it replaces (relay-record.ts).
+    const changes = changesOf(path, body);
+    const inlined = changes.length > 1 ? changes.length - 1 : 0;
+    const answer = await this.supervisor.relay.call(path, body, addInboundExtraMs(inlined));
+    if (!answer.ok) return answer;
+    for (const { change } of changes) {
       const before = change.kind === "remove-inbound" ? this.desired.emailsOf(change.tag) : [];
       this.cuts.noteChange(change, before, Date.now());
-      await this.desired.record(change, path, body);
     }
+    await Promise.all(changes.map(({ change, path, request }) => this.desired.record(change, path, request)));
     // The core now refuses a removed user's new connections; the open ones are cut once the
     // panel's changes settle (a V2Ray re-apply removes an inbound and adds it back with its users).
-    if (change !== null && change.kind !== "add-user") this.scheduleCut();
+    if (changes.some(({ change }) => change.kind !== "add-user")) this.scheduleCut();
     return answer;
   }
 

@@ -48,6 +48,11 @@ const USERS_FIELD = new Map<string, number>(
   ).map(([schema, name]) => [schema.typeName, fieldNumber(schema, name)]),
 );
 
+/** The field of a proxy settings type that holds its users inline, or undefined (relay-record.ts). */
+export function inlineUsersFieldOf(proxyType: string): number | undefined {
+  return USERS_FIELD.get(proxyType);
+}
+
 function fieldNumber(schema: DescMessage, name: string): number {
   const field = schema.fields.find((candidate) => candidate.localName === name);
   if (field === undefined) throw new Error(`${schema.typeName} has no field ${name}`);

@@ -217,12 +217,10 @@ export class CoreSync {
   }
 
   /**
-   * Users inline in AddInbound, up to the cap. Not through a node agent: its desired state (what it
-   * replays after a core restart, and whose emails its connection cuts spare) reads users from
-   * AddUser calls only, so there every user still goes by AddUser.
+   * Users inline in AddInbound, up to the cap. Through a node agent too: it records each inline user
+   * as the AddUser it replaces (cores/relay-record.ts), for its re-apply and its connection cuts.
    */
-  #inlineCap(client: CoreClient): number {
-    if (client.agentLink?.() != null) return 0;
+  #inlineCap(_client: CoreClient): number {
     return this.deps.inlineMaxBytes ?? INLINE_REQUEST_MAX_BYTES;
   }
 

@@ -189,7 +189,7 @@ export class CoreSync {
         : await withInlineUsersInSlices(
             desired.inbound,
             desired.users,
-            this.#inlineCap(connected.client),
+            this.#inlineCap(),
             syncBreather,
           );
       // From here on only the users past the cap are needed: the inline ones are bytes in the request
@@ -220,7 +220,7 @@ export class CoreSync {
    * Users inline in AddInbound, up to the cap. Through a node agent too: it records each inline user
    * as the AddUser it replaces (cores/relay-record.ts), for its re-apply and its connection cuts.
    */
-  #inlineCap(_client: CoreClient): number {
+  #inlineCap(): number {
     return this.deps.inlineMaxBytes ?? INLINE_REQUEST_MAX_BYTES;
   }
 

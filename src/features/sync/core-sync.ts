@@ -186,12 +186,7 @@ export class CoreSync {
       // AddUser each); the inbound's success puts them on the core with it.
       const split = holdsUserInline(desired.inbound.ref.protocol, connected.flavor)
         ? { inbound: desired.inbound, inlined: 0 }
-        : await withInlineUsersInSlices(
-            desired.inbound,
-            desired.users,
-            this.#inlineCap(),
-            syncBreather,
-          );
+        : await withInlineUsersInSlices(desired.inbound, desired.users, this.#inlineCap(), syncBreather);
       // From here on only the users past the cap are needed: the inline ones are bytes in the request
       // now, and the apply waits on the core (seconds for 10,000 VMess users) with them held otherwise.
       const rest: DesiredInbound = { inbound: desired.inbound, users: desired.users.slice(split.inlined) };

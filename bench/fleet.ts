@@ -405,6 +405,13 @@ async function seedFleet(deps: Deps, dataDir: string, ports: number[]): Promise<
 // ---------------------------------------------------------------------------------------------------
 // The service, as `npm start` runs it, from the bundle.
 
+/** A file per service started, in the system's temporary directory; its path is printed. */
+function serviceLog(): string {
+  const path = join(tmpdir(), `portcullis-bench-fleet-service-${process.pid}-${Date.now()}.log`);
+  console.log(`  the service's log (warnings and errors): ${path}`);
+  return path;
+}
+
 type Panel = Pinned & { baseUrl: string; token: string; startedAt: number; healthAt: number };
 
 async function startPanel(
@@ -421,6 +428,8 @@ async function startPanel(
     [...nodeArgs, ...startArgs(join(ROOT, "dist/portcullis.mjs")), "serve"],
     {
       cwd: ROOT,
+      // The service's warnings and errors (a failed poll, a core that did not answer) outlive the run.
+      stdoutFile: serviceLog(),
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,

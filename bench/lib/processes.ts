@@ -2,6 +2,7 @@
 // until it exits, and SIGINT/SIGTERM stop every tracked process and abort `interrupted` so the run's
 // finally blocks (scratch databases, temp dirs) still execute. A second signal exits at once.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { openSync } from "node:fs";
 
 const running = new Set<ChildProcess>();
 const controller = new AbortController();
@@ -37,6 +38,8 @@ export type StartOptions = {
   cwd?: string;
   /** Collect stdout in memory (wrk) instead of discarding it. */
   captureStdout?: boolean;
+  /** Append stdout to this file instead (a service's log, kept for after the run). */
+  stdoutFile?: string;
 };
 
 export function startPinned(command: string, args: string[], options: StartOptions): Pinned {
@@ -46,7 +49,7 @@ export function startPinned(command: string, args: string[], options: StartOptio
   const child = spawn(argv[0] as string, argv.slice(1), {
     env: options.env ?? process.env,
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-    stdio: ["ignore", options.captureStdout === true ? "pipe" : "ignore", "pipe"],
+    stdio: ["ignore", stdoutOf(options), "pipe"],
   });
   if (child.pid === undefined) throw new Error(`could not start ${command}`);
   running.add(child);
@@ -116,4 +119,9 @@ export async function waitForHttp(url: string, proc: Pinned, deadlineMs = 30_000
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`${url} did not answer within ${deadlineMs} ms (${last}):\n${proc.stderr()}`);
+}
+
+function stdoutOf(options: StartOptions): "pipe" | "ignore" | number {
+  if (options.captureStdout === true) return "pipe";
+  return options.stdoutFile === undefined ? "ignore" : openSync(options.stdoutFile, "a");
 }

@@ -9,7 +9,7 @@
 // re-apply after the panel removed it).
 
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { inlineUsersFieldOf } from "./inbound-builder/inline-users.ts";
+import { concat, inlineUsersFieldOf } from "./inbound-builder/inline-users.ts";
 
 export type DesiredChange =
   | { kind: "add-inbound"; tag: string }
@@ -229,18 +229,6 @@ function replaced(bytes: Uint8Array, number: number, value: Uint8Array, omitEmpt
     else parts.push(bytes.subarray(start, reader.pos));
   }
   return concat(parts);
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const part of parts) length += part.byteLength;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
 }
 
 function text(bytes: Uint8Array | undefined): string | undefined {

@@ -235,7 +235,8 @@ function requestBytesWithout(inbound: BuiltInbound): number {
     : toBinary(XrayInboundSchema, inbound.config).byteLength;
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
+/** The parts in one array (protobuf's concatenation of encoded fields). */
+export function concat(parts: readonly Uint8Array[]): Uint8Array {
   let length = 0;
   for (const part of parts) length += part.byteLength;
   const out = new Uint8Array(length);

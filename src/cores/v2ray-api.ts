@@ -41,10 +41,7 @@ export const v2rayApi: FlavorApi = {
   queryStats: (pattern, reset) => ({
     method: "QueryStats",
     path: `${STATS}/QueryStats`,
-    request: toBinary(
-      stats.QueryStatsRequestSchema,
-      create(stats.QueryStatsRequestSchema, { pattern, reset }),
-    ),
+    request: queryStatsRequest(pattern, reset),
     decode: (bytes) =>
       fromBinary(stats.QueryStatsResponseSchema, bytes).stat.map((stat) => ({
         name: stat.name,
@@ -54,10 +51,7 @@ export const v2rayApi: FlavorApi = {
   queryTraffic: (pattern, reset) => ({
     method: "QueryStats",
     path: `${STATS}/QueryStats`,
-    request: toBinary(
-      stats.QueryStatsRequestSchema,
-      create(stats.QueryStatsRequestSchema, { pattern, reset }),
-    ),
+    request: queryStatsRequest(pattern, reset),
     decode: (bytes) => scanTraffic(bytes, API_INBOUND_TAGS),
   }),
   addInbound: (built: BuiltInbound) => {
@@ -86,3 +80,8 @@ export const v2rayApi: FlavorApi = {
   },
   removeUser: (tag, email) => alter(tag, typedV2ray(cmd.RemoveUserOperationSchema, { email })),
 };
+
+/** QueryStats' request: the same for the generic read and the traffic scan. */
+function queryStatsRequest(pattern: string, reset: boolean): Uint8Array {
+  return toBinary(stats.QueryStatsRequestSchema, create(stats.QueryStatsRequestSchema, { pattern, reset }));
+}

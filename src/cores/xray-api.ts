@@ -75,10 +75,7 @@ export const xrayApiFor = (layout: WireLayout): FlavorApi => ({
   queryStats: (pattern, reset) => ({
     method: "QueryStats",
     path: `${STATS}/QueryStats`,
-    request: toBinary(
-      stats.QueryStatsRequestSchema,
-      create(stats.QueryStatsRequestSchema, { pattern, reset }),
-    ),
+    request: queryStatsRequest(pattern, reset),
     decode: (bytes) =>
       fromBinary(stats.QueryStatsResponseSchema, bytes).stat.map((stat) => ({
         name: stat.name,
@@ -88,10 +85,7 @@ export const xrayApiFor = (layout: WireLayout): FlavorApi => ({
   queryTraffic: (pattern, reset) => ({
     method: "QueryStats",
     path: `${STATS}/QueryStats`,
-    request: toBinary(
-      stats.QueryStatsRequestSchema,
-      create(stats.QueryStatsRequestSchema, { pattern, reset }),
-    ),
+    request: queryStatsRequest(pattern, reset),
     decode: (bytes) => scanTraffic(bytes, API_INBOUND_TAGS),
   }),
   addInbound: (built: BuiltInbound) => {
@@ -150,3 +144,8 @@ export const xrayApiFor = (layout: WireLayout): FlavorApi => ({
     decode: (bytes) => fromBinary(stats.GetAllOnlineUsersResponseSchema, bytes).users,
   }),
 });
+
+/** QueryStats' request: the same for the generic read and the traffic scan. */
+function queryStatsRequest(pattern: string, reset: boolean): Uint8Array {
+  return toBinary(stats.QueryStatsRequestSchema, create(stats.QueryStatsRequestSchema, { pattern, reset }));
+}

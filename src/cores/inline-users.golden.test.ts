@@ -6,11 +6,17 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import {
+  apiOf,
+  INLINE_CASES,
+  type InlineCase,
+  inboundOf,
+  takesUsers,
+  usersOf,
+} from "../../test/support/inline-cases.ts";
 import { protocDecodeTree, unknownFields } from "../../test/support/protoc.ts";
-import type { CoreProtocol } from "./core-types.ts";
-import type { FlavorApi } from "./flavor-api.ts";
-import { buildInbound, buildUser } from "./inbound-builder/build.ts";
-import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
+import { buildInbound } from "./inbound-builder/build.ts";
+import type { BuiltUser } from "./inbound-builder/built.ts";
 import { inboundSecrets, summarizeBuiltInbound } from "./inbound-builder/guards.ts";
 import {
   INLINE_REQUEST_MAX_BYTES,
@@ -18,94 +24,16 @@ import {
   withInlineUsers,
   withInlineUsersInSlices,
 } from "./inbound-builder/inline-users.ts";
-import { v2rayApi } from "./v2ray-api.ts";
-import { layoutFlavor, WIRE_LAYOUTS, type WireLayout } from "./wire-layout.ts";
-import { xrayApiFor } from "./xray-api.ts";
-
-type Case = {
-  name: string;
-  protocol: CoreProtocol;
-  settings: Record<string, unknown>;
-  method?: string;
-  credential: (i: number) => string;
-};
-
-const uuid = (i: number) => `${String(i).padStart(8, "0")}-1111-4111-8111-111111111111`;
-const ss2022Key = (i: number) => Buffer.alloc(16, i + 1).toString("base64");
-
-const CASES: Case[] = [
-  { name: "vless", protocol: "vless", settings: { decryption: "none" }, credential: uuid },
-  { name: "vmess", protocol: "vmess", settings: {}, credential: uuid },
-  { name: "trojan", protocol: "trojan", settings: {}, credential: (i) => `pw-${i}` },
-  {
-    name: "shadowsocks aead",
-    protocol: "shadowsocks",
-    method: "aes-128-gcm",
-    settings: { method: "aes-128-gcm", network: "tcp,udp" },
-    credential: (i) => `ss-${i}`,
-  },
-  {
-    name: "shadowsocks 2022",
-    protocol: "shadowsocks",
-    method: "2022-blake3-aes-128-gcm",
-    settings: { method: "2022-blake3-aes-128-gcm", password: "AAAAAAAAAAAAAAAAAAAAAA==", network: "tcp" },
-    credential: ss2022Key,
-  },
-];
+import { layoutFlavor, WIRE_LAYOUTS } from "./wire-layout.ts";
 
 const ADD_INBOUND = {
   v2ray: "v2ray.core.app.proxyman.command.AddInboundRequest",
   xray: "xray.app.proxyman.command.AddInboundRequest",
 };
 
-function apiOf(layout: WireLayout): FlavorApi {
-  return layoutFlavor(layout) === "v2ray" ? v2rayApi : xrayApiFor(layout);
-}
-
-function inboundOf(c: Case, layout: WireLayout, clients: object[]): BuiltInbound {
-  const json = { tag: "in", port: 20_000, protocol: c.protocol, settings: { ...c.settings, clients } };
-  const built = buildInbound(json, layout);
-  assert.ok(built.ok, JSON.stringify(built.ok ? "" : built.problems));
-  return built.value;
-}
-
-function usersOf(c: Case, layout: WireLayout, count: number): { users: BuiltUser[]; clients: object[] } {
-  const users: BuiltUser[] = [];
-  const clients: object[] = [];
-  for (let i = 0; i < count; i++) {
-    const spec = { email: `u${i}@t`, level: i % 2, credential: c.credential(i) };
-    const user = buildUser(c.protocol, layout, {
-      ...spec,
-      ...(c.method === undefined ? {} : { shadowsocksMethod: c.method }),
-    });
-    assert.ok(user.ok, JSON.stringify(user.ok ? "" : user.problems));
-    users.push(user.value);
-    clients.push(
-      c.protocol === "vless" || c.protocol === "vmess"
-        ? { id: spec.credential, ...spec }
-        : {
-            password: spec.credential,
-            email: spec.email,
-            level: spec.level,
-          },
-    );
-  }
-  return { users, clients: clients.map(clientJson) };
-}
-
-function clientJson(client: object): object {
-  const { credential: _credential, ...rest } = client as Record<string, unknown>;
-  return rest;
-}
-
-/** V2Ray 4.x has no multi-user shadowsocks; V2Ray shadowsocks keeps its one user inline already. */
-function applies(c: Case, layout: WireLayout): boolean {
-  return c.protocol !== "shadowsocks" || layoutFlavor(layout) === "xray";
-}
-
 describe("users appended inline decode like the same inbound built with them as clients", () => {
   for (const layout of WIRE_LAYOUTS) {
-    for (const c of CASES.filter((candidate) => applies(candidate, layout))) {
+    for (const c of INLINE_CASES.filter((candidate) => takesUsers(candidate, layout))) {
       test(`${layout}: ${c.name}`, () => {
         const { users, clients } = usersOf(c, layout, 3);
         const empty = inboundOf(c, layout, []);
@@ -145,7 +73,7 @@ describe("users appended inline decode like the same inbound built with them as 
 describe("the size cap is measured on the encoded AddInbound request", () => {
   for (const layout of ["v2ray-4", "xray-1.8", "xray-25.10"] as const) {
     test(`${layout}: as many users as fit, the rest left for AddUser`, () => {
-      const c = CASES[0] as Case;
+      const c = INLINE_CASES[0] as InlineCase;
       const { users } = usersOf(c, layout, 200);
       const empty = inboundOf(c, layout, []);
       const api = apiOf(layout);
@@ -160,7 +88,7 @@ describe("the size cap is measured on the encoded AddInbound request", () => {
   }
 
   test("a user built for another layout is refused, never sent", () => {
-    const c = CASES[0] as Case;
+    const c = INLINE_CASES[0] as InlineCase;
     const { users } = usersOf(c, "xray-1.8", 1);
     assert.throws(() => withInlineUsers(inboundOf(c, "xray-25.10", []), users), /another layout/);
   });
@@ -169,7 +97,7 @@ describe("the size cap is measured on the encoded AddInbound request", () => {
 describe("users appended inline are guarded as they are encoded", () => {
   for (const layout of ["v2ray-4", "xray-1.8", "xray-25.10"] as const) {
     test(`${layout}: a repeated email or credential refuses the AddInbound, numbered as in the request`, () => {
-      const c = CASES[0] as Case;
+      const c = INLINE_CASES[0] as InlineCase;
       const { users, clients } = usersOf(c, layout, 3);
       // The inbound's own client u0 comes first; appended: u1, u2, then u1 again (index 3).
       const own = inboundOf(c, layout, [clients[0] as object]);
@@ -192,7 +120,7 @@ describe("users appended inline are guarded as they are encoded", () => {
     });
 
     test(`${layout}: appending in slices gives the same request and the same secrets`, async () => {
-      const c = CASES[1] as Case;
+      const c = INLINE_CASES[1] as InlineCase;
       const { users } = usersOf(c, layout, 1200);
       const empty = inboundOf(c, layout, []);
       const whole = withInlineUsers(empty, users);

@@ -6,85 +6,34 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import {
+  apiOf,
+  INLINE_CASES,
+  type InlineCase,
+  inboundOf,
+  takesUsers,
+  usersOf,
+} from "../../test/support/inline-cases.ts";
 import { protocDecodeTree, unknownFields } from "../../test/support/protoc.ts";
-import type { CoreProtocol } from "./core-types.ts";
-import type { FlavorApi } from "./flavor-api.ts";
-import { buildInbound, buildUser } from "./inbound-builder/build.ts";
-import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
+import type { BuiltUser } from "./inbound-builder/built.ts";
 import { withInlineUsers } from "./inbound-builder/inline-users.ts";
 import { changesOf } from "./relay-record.ts";
-import { v2rayApi } from "./v2ray-api.ts";
-import { layoutFlavor, WIRE_LAYOUTS, type WireLayout } from "./wire-layout.ts";
-import { xrayApiFor } from "./xray-api.ts";
-
-type Case = {
-  name: string;
-  protocol: CoreProtocol;
-  settings: Record<string, unknown>;
-  method?: string;
-  credential: (i: number) => string;
-};
-
-const uuid = (i: number) => `${String(i).padStart(8, "0")}-2222-4222-8222-222222222222`;
-
-const CASES: Case[] = [
-  { name: "vless", protocol: "vless", settings: { decryption: "none" }, credential: uuid },
-  { name: "vmess", protocol: "vmess", settings: {}, credential: uuid },
-  { name: "trojan", protocol: "trojan", settings: {}, credential: (i) => `pw-${i}` },
-  {
-    name: "shadowsocks aead",
-    protocol: "shadowsocks",
-    method: "aes-128-gcm",
-    settings: { method: "aes-128-gcm", network: "tcp,udp" },
-    credential: (i) => `ss-${i}`,
-  },
-  {
-    name: "shadowsocks 2022",
-    protocol: "shadowsocks",
-    method: "2022-blake3-aes-128-gcm",
-    settings: { method: "2022-blake3-aes-128-gcm", password: "AAAAAAAAAAAAAAAAAAAAAA==", network: "tcp" },
-    credential: (i) => Buffer.alloc(16, i + 7).toString("base64"),
-  },
-];
+import { layoutFlavor, WIRE_LAYOUTS } from "./wire-layout.ts";
 
 const ALTER = {
   v2ray: "v2ray.core.app.proxyman.command.AlterInboundRequest",
   xray: "xray.app.proxyman.command.AlterInboundRequest",
 };
 
-function apiOf(layout: WireLayout): FlavorApi {
-  return layoutFlavor(layout) === "v2ray" ? v2rayApi : xrayApiFor(layout);
-}
-
-function emptyInbound(c: Case, layout: WireLayout): BuiltInbound {
-  const json = { tag: "in-r", port: 20_100, protocol: c.protocol, settings: { ...c.settings, clients: [] } };
-  const built = buildInbound(json, layout);
-  assert.ok(built.ok, JSON.stringify(built.ok ? "" : built.problems));
-  return built.value;
-}
-
-function users(c: Case, layout: WireLayout, count: number): BuiltUser[] {
-  return Array.from({ length: count }, (_, i) => {
-    const user = buildUser(c.protocol, layout, {
-      email: `r${i}@t`,
-      level: i % 2,
-      credential: c.credential(i),
-      ...(c.method === undefined ? {} : { shadowsocksMethod: c.method }),
-    });
-    assert.ok(user.ok, JSON.stringify(user.ok ? "" : user.problems));
-    return user.value;
-  });
-}
-
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
 describe("an AddInbound with users inline is recorded as the inbound plus one AddUser per user", () => {
   for (const layout of WIRE_LAYOUTS) {
-    for (const c of CASES.filter((x) => x.protocol !== "shadowsocks" || layoutFlavor(layout) === "xray")) {
+    for (const c of INLINE_CASES.filter((x) => takesUsers(x, layout))) {
       test(`${layout}: ${c.name}`, () => {
         const api = apiOf(layout);
-        const empty = emptyInbound(c, layout);
-        const built = users(c, layout, 3);
+        const empty = inboundOf(c, layout, [], "in-r");
+        const built = usersOf(c, layout, 3, "r").users;
         const split = withInlineUsers(empty, built);
         assert.equal(split.inlined, 3);
         const add = api.addInbound(split.inbound);
@@ -117,7 +66,7 @@ describe("an AddInbound with users inline is recorded as the inbound plus one Ad
   }
 
   test("an AddUser and a RemoveUser are recorded as sent", () => {
-    const [user] = users(CASES[0] as Case, "xray-25.10", 1) as [BuiltUser];
+    const [user] = usersOf(INLINE_CASES[0] as InlineCase, "xray-25.10", 1, "r").users as [BuiltUser];
     const api = apiOf("xray-25.10");
     const add = api.addUser("in-r", user);
     assert.deepEqual(changesOf(add.path, add.request), [
@@ -135,8 +84,8 @@ describe("an AddInbound with users inline is recorded as the inbound plus one Ad
     assert.deepEqual(changesOf(path, Uint8Array.from([0x0a, 0x05, 1])), []);
     const api = apiOf("xray-25.10");
     const split = withInlineUsers(
-      emptyInbound(CASES[0] as Case, "xray-25.10"),
-      users(CASES[0] as Case, "xray-25.10", 2),
+      inboundOf(INLINE_CASES[0] as InlineCase, "xray-25.10", [], "in-r"),
+      usersOf(INLINE_CASES[0] as InlineCase, "xray-25.10", 2, "r").users,
     );
     const request = api.addInbound(split.inbound).request;
     // The config sent twice (protobuf would merge them): recorded whole, users not taken apart.

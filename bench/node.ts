@@ -396,29 +396,17 @@ async function measurePush(
         .where("sync_state", "!=", "synced")
         .executeTakeFirstOrThrow()
     ).n;
-  const rss = sampleRss(pids.agent, 200);
-  const cpu = { panel: process.cpuUsage(), agent: cpuOf(pids.agent), core: cpuOf(pids.core) };
-  const threads = threadCpu(pids.agent);
-  const started = performance.now();
-  for (let i = 0; i < ids.length; i += 1000) {
-    await api("POST", `/api/servers/${serverId}/inbounds/${inboundId}/users/bulk`, {
-      user_ids: ids.slice(i, i + 1000),
-    });
-  }
-  for (let tick = 0; Number(await pending()) > 0; tick++) {
-    if (tick >= 20) throw new Error(`${await pending()} grants on server ${serverId} still not synced`);
-    await deps.services.reconciler.tick(serverId, AbortSignal.timeout(600_000));
-  }
-  const ms = performance.now() - started;
-  const panel = process.cpuUsage(cpu.panel);
-  return {
-    ms,
-    panelCpu: (panel.user + panel.system) / 1e6,
-    agentCpu: cpuOf(pids.agent) - cpu.agent,
-    coreCpu: cpuOf(pids.core) - cpu.core,
-    agentRss: rss.stop(),
-    agentThreads: threadCpuSince(pids.agent, threads),
-  };
+  return measured(pids, async () => {
+    for (let i = 0; i < ids.length; i += 1000) {
+      await api("POST", `/api/servers/${serverId}/inbounds/${inboundId}/users/bulk`, {
+        user_ids: ids.slice(i, i + 1000),
+      });
+    }
+    for (let tick = 0; Number(await pending()) > 0; tick++) {
+      if (tick >= 20) throw new Error(`${await pending()} grants on server ${serverId} still not synced`);
+      await deps.services.reconciler.tick(serverId, AbortSignal.timeout(600_000));
+    }
+  });
 }
 
 /** POST /sync's full apply of one server, and the ticks after it until every grant is synced. */
@@ -427,12 +415,19 @@ async function measureFullApply(
   serverId: string,
   pids: { agent: number; core: number },
 ): Promise<Push> {
+  return measured(pids, async () => {
+    const summary = await deps.services.reconciler.syncNow(serverId, AbortSignal.timeout(600_000));
+    if (summary === undefined) throw new Error("the full apply was not run here");
+  });
+}
+
+/** `work` timed, with the CPU of the panel (this process), the agent and the core, and the agent's RSS. */
+async function measured(pids: { agent: number; core: number }, work: () => Promise<void>): Promise<Push> {
   const rss = sampleRss(pids.agent, 200);
   const cpu = { panel: process.cpuUsage(), agent: cpuOf(pids.agent), core: cpuOf(pids.core) };
   const threads = threadCpu(pids.agent);
   const started = performance.now();
-  const summary = await deps.services.reconciler.syncNow(serverId, AbortSignal.timeout(600_000));
-  if (summary === undefined) throw new Error("the full apply was not run here");
+  await work();
   const ms = performance.now() - started;
   const panel = process.cpuUsage(cpu.panel);
   return {

@@ -71,7 +71,7 @@ if (!Number.isInteger(POLLS) || POLLS < 1)
 type Dialect = "sqlite" | "postgres";
 type Phase = { wallMs: number; panelCpuMs: number; dbCpuMs: number | undefined };
 /** A fold: its phase, the polls it folded, the process's peak RSS during it (MB). */
-type Fold = Phase & { polls: number; rssPeakMb: number | undefined };
+type Fold = Phase & { polls: number; rssBeforeMb: number; rssPeakMb: number | undefined };
 type Poll = {
   load: string;
   /** The poll's write: parsing and journaling every server's deltas. */
@@ -161,6 +161,10 @@ async function seedUsers(
     );
   }
   const created = timestampParam(deps.database.dialect, base);
+  // BENCH_FILLFACTOR=N (PostgreSQL): user_access's pages filled to N % by the seed, room for HOT updates.
+  const fillfactor = Number(process.env.BENCH_FILLFACTOR ?? 100);
+  if (pg && fillfactor < 100)
+    await sql`ALTER TABLE user_access SET (fillfactor = ${sql.lit(fillfactor)})`.execute(db);
   await big(
     deps,
     sql`INSERT INTO user_access (id, user_id, server_inbound_id, server_id, proxy_user_id, credential, level,
@@ -300,6 +304,7 @@ async function foldAll(
   databaseName: string | undefined,
 ): Promise<{ phase: Omit<Fold, "polls">; rows: number }> {
   let rows = 0;
+  const rssBeforeMb = process.memoryUsage.rss() / 1048576;
   const hwm = resetPeakRss();
   const folding = await phase(databaseName, async () => {
     for (const batch of foldBatches(await repository.pending())) {
@@ -310,7 +315,7 @@ async function foldAll(
   });
   if (process.env.BENCH_PROFILE === "1") console.error("  fold:");
   printProfile();
-  return { phase: { ...folding, rssPeakMb: hwm ? peakRssMb() : undefined }, rows };
+  return { phase: { ...folding, rssBeforeMb, rssPeakMb: hwm ? peakRssMb() : undefined }, rows };
 }
 
 /** Linux: resets the process's RSS high-water mark (clear_refs 5); false if it cannot. */
@@ -467,10 +472,15 @@ const out: string[] = [
   "",
   ...describeMachine([describeCode(join(import.meta.dirname, ".."))]).map((line) => `- ${line}`),
   `- ${SERVERS} servers × ${INBOUNDS_PER_SERVER} inbounds, one grant per user, every user with traffic in each of ${POLLS} polls 10 s apart in one hour; the poll journals all servers in one transaction; ${FOLD_MODE === "once" ? `one fold of all ${POLLS} polls after the last` : FOLD_MODE === "each" ? "a fold after each poll" : "no fold"}, in transactions of whole servers' rows (about ${FOLD_BATCH_BYTES.toLocaleString("en")} bytes of journal text, one poll's worth, each)`,
+  ...(process.env.BENCH_FILLFACTOR === undefined
+    ? []
+    : [
+        `- BENCH_FILLFACTOR=${process.env.BENCH_FILLFACTOR}: PostgreSQL's user_access seeded with that fillfactor`,
+      ]),
   "",
   `- the poll's write: the answers read from their bytes (QueryStats as the v2ray namespace encodes it), then journaled; "parsing" is the reading's CPU, and "generic" the same answers read the way the panel did before (full decode, parseTraffic, JSON), measured after each poll as a reference${FOLD ? "" : "; --fold false: not folded, the journal's sums checked"}`,
   "",
-  "| dialect | users | poll | poll's write: wall ms | goal | panel CPU ms (of it: parsing; generic reference) | PostgreSQL CPU ms | fold: polls folded | wall ms | panel CPU ms | PostgreSQL CPU ms | per poll folded: wall; CPU ms | peak RSS MB | rows written | totals |",
+  "| dialect | users | poll | poll's write: wall ms | goal | panel CPU ms (of it: parsing; generic reference) | PostgreSQL CPU ms | fold: polls folded | wall ms | panel CPU ms | PostgreSQL CPU ms | per poll folded: wall; CPU ms | RSS MB: before → peak | rows written | totals |",
   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ];
 for (const dialect of values.dialects.split(",") as Dialect[]) {
@@ -484,7 +494,7 @@ for (const dialect of values.dialects.split(",") as Dialect[]) {
       const folding =
         f === undefined
           ? "– | – | – | – | – | –"
-          : `${f.polls} | ${fmt(f.wallMs)} | ${fmt(f.panelCpuMs)} | ${db(f.dbCpuMs)} | ${fmt(f.wallMs / f.polls)}; ${fmt(cpu / f.polls)} | ${f.rssPeakMb === undefined ? "–" : f.rssPeakMb.toFixed(0)}`;
+          : `${f.polls} | ${fmt(f.wallMs)} | ${fmt(f.panelCpuMs)} | ${db(f.dbCpuMs)} | ${fmt(f.wallMs / f.polls)}; ${fmt(cpu / f.polls)} | ${f.rssBeforeMb.toFixed(0)} → ${f.rssPeakMb === undefined ? "–" : f.rssPeakMb.toFixed(0)}`;
       out.push(
         `| ${dialect} (load ${p.load}) | ${users.toLocaleString("en")} | ${i === 0 ? "1 (new hour)" : `${i + 1} (same hour)`} | ${fmt(j.wallMs)} | ${goal} | ${fmt(j.panelCpuMs)} (${fmt(p.parseCpuMs)}; ${fmt(p.genericCpuMs)}) | ${db(j.dbCpuMs)} | ${folding} | ${p.rows.toLocaleString("en")} | ${verdict} |`,
       );

@@ -1,5 +1,6 @@
 // Reads traffic counters (with reset) from the cores of the servers this instance holds, a few
-// servers at a time, each bounded by the core deadline, journals them in one write
+// servers at a time, each waited for up to the core deadline (a later answer is journaled by the next
+// run, whoever holds the server by then), journals them in one write
 // (TrafficService.collectAll: durable from then on), then folds the journal into the totals
 // (TrafficService.fold: whatever earlier runs or a crashed instance left there too) and runs the
 // lifecycle tick on the new totals. An unreachable core is skipped quietly: the reconcile job reports it.
@@ -28,7 +29,6 @@ export function collectTrafficJob(options: CollectTrafficOptions): Job {
     intervalMs: options.intervalMs,
     async run({ signal }) {
       const ids = await traffic.listServerIds();
-      for (const id of ids) if (!leases.holds(id)) traffic.forget(id);
       const held = ids.filter((id) => leases.holds(id));
       const collecting = traffic.collectAll(held, limit, (id) => !signal.aborted && leases.holds(id));
       leases.track(held, collecting); // a server handed over meanwhile goes on only once this ends

@@ -81,8 +81,8 @@ export class CoreRelay {
 
 /**
  * The user and inbound counters that are not zero, read with reset (what traffic collection reads),
- * as [name, value] with the int64 value in decimal. Failures throw: nothing was reset that was not
- * returned.
+ * as [name, value] with the int64 value in decimal. A failure before anything was read throws; one
+ * after the users' read returns what was read (reset on the core already), never drops it.
  */
 export async function harvestCounters(
   relay: CoreRelay,
@@ -93,6 +93,8 @@ export async function harvestCounters(
   for (const pattern of ["user>>>", "inbound>>>"]) {
     const prepared = api.queryStats(pattern, true);
     const answer = await relay.call(prepared.path, prepared.request, relay.resetReadExtraMs);
+    // What an earlier pattern read is reset on the core already: kept, not dropped with the failure.
+    if (!answer.ok && out.length > 0) return out;
     if (!answer.ok) throw new Error(`QueryStats failed: ${answer.details}`);
     // Only the counters that moved (stats-scan.ts): no garbage for the thousands that did not.
     for (const stat of nonZeroStats(answer.response)) out.push(stat);

@@ -28,8 +28,10 @@ import {
   startV2rayServer,
   type V2rayServer,
 } from "../../../test/support/v2ray.ts";
+import { CoreChannel } from "../../cores/grpc-channel.ts";
 import { GrpcCoreClient } from "../../cores/grpc-core-client.ts";
 import { collectTrafficJob } from "../../jobs/collect-traffic.ts";
+import { CoreUnavailableError } from "../../lib/errors.ts";
 import { limiter } from "../../lib/limiter.ts";
 import type { ServerLeases } from "../sync/leases.ts";
 
@@ -204,5 +206,35 @@ describe("a late answer to a read with reset", needs, () => {
     );
     await t.deps.services.traffic.collect(seat.serverId);
     assert.deepEqual(await usage(seat.userId), expected, "exactly what the core counted, once");
+  });
+
+  test("the inbound read failing after the users' read with reset: the users' bytes are returned, not dropped", async () => {
+    const seat = await seatWithTraffic("half-read core");
+    const expected = await countedOnCore(seat);
+    const channel = new CoreChannel({ address: seat.core.apiAddress });
+    const isInboundRead = (request: Uint8Array) => Buffer.from(request).includes("inbound>>>");
+    const client = new GrpcCoreClient({
+      address: seat.core.apiAddress,
+      layout: "v2ray-4",
+      capabilities: [],
+      // The real core answers the users' read; the inbound read fails as an unreachable core would.
+      transport: {
+        kind: "direct",
+        address: seat.core.apiAddress,
+        call: (prepared, secrets) =>
+          isInboundRead(prepared.request)
+            ? Promise.reject(new CoreUnavailableError("the core went away"))
+            : channel.call(prepared, secrets),
+        close: () => channel.close(),
+      },
+    });
+    try {
+      const read = await client.queryTraffic(true);
+      const users = JSON.parse(`[${read.users.json}]`) as [string, number, number][];
+      assert.deepEqual(users, [[seat.email, expected.uplink_bytes, expected.downlink_bytes]]);
+      assert.equal(read.inbounds.size, 0);
+    } finally {
+      client.close();
+    }
   });
 });

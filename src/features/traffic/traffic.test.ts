@@ -8,6 +8,7 @@
 // of its own (polls go on while it is slow), and the lifecycle tick follows each fold.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { bulkGrant, createUsers } from "../../../test/support/convergence.ts";
 import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
@@ -480,6 +481,17 @@ describe("folding many polls at once", () => {
       const usage = (await request(t, "GET", `/api/users/${userId}/usage`)).json();
       assert.deepEqual([usage.uplink_bytes, usage.downlink_bytes], [polls * 3, polls * 3 * 100]);
     }
+  });
+});
+
+describe("the fold's tables", () => {
+  test("PostgreSQL: user_access pages leave room for the fold's updates to stay on the page (fillfactor 60)", async (ctx) => {
+    if (t.deps.database.dialect !== "postgres") return ctx.skip("PostgreSQL only");
+    const { rows } = await sql<{ options: string[] | null }>`
+      select reloptions as options from pg_class where oid = 'user_access'::regclass`.execute(
+      t.deps.database.db,
+    );
+    assert.deepEqual(rows[0]?.options, ["fillfactor=60"]);
   });
 });
 

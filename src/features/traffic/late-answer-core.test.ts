@@ -117,7 +117,11 @@ describe("a late answer to a read with reset", needs, () => {
       intervalMs: 60_000,
       concurrency: 2,
     });
-    const run = () => job.run({ signal: new AbortController().signal });
+    // A run and the fold it asks for (the fold runs in a loop of its own: jobs/fold-traffic.ts).
+    const run = async () => {
+      await job.run({ signal: new AbortController().signal });
+      await job.folder.idle();
+    };
 
     process.kill(stopped.core.pid(), "SIGSTOP");
     try {

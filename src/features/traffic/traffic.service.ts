@@ -18,6 +18,7 @@ import { settlesWithin } from "../../lib/settles-within.ts";
 import type { ServersService } from "../servers/servers.service.ts";
 import type { CoreSync } from "../sync/core-sync.ts";
 import type { UsersService } from "../users/users.service.ts";
+import { foldBatches } from "./fold-plan.ts";
 import type { Folded, TrafficRepository } from "./traffic.repository.ts";
 import type { UserUsage } from "./traffic.schemas.ts";
 import { isEmpty, parseTraffic } from "./traffic.ts";
@@ -60,12 +61,14 @@ export class TrafficService {
   }
 
   /**
-   * Adds everything journaled to the totals, FOLD_ROWS journal rows per transaction, and returns
-   * what it folded. If a joint fold fails, each row is folded in a transaction of its own, so a row
-   * whose write keeps failing holds back only its own bytes (it stays journaled, tried again next
-   * time). The failures are logged; the fold returns what did go in.
+   * Adds everything journaled so far to the totals, in transactions of whole servers' rows
+   * (fold-plan.ts: about FOLD_BATCH_BYTES of journal text each, so no transaction holds the database
+   * for long), and returns what it folded. Rows journaled meanwhile are left to the next fold. If a
+   * batch fails, each of its rows is folded in a transaction of its own, so a row whose write keeps
+   * failing holds back only its own bytes (it stays journaled, tried again next time). The failures
+   * are logged; the fold returns what did go in. An aborted `signal` stops it between transactions.
    */
-  async fold(): Promise<Folded> {
+  async fold(options: { signal?: AbortSignal; batchBytes?: number } = {}): Promise<Folded> {
     const total: Folded = { rows: 0, users: 0, started: [] };
     const add = async (folded: Folded) => {
       total.rows += folded.rows;
@@ -73,20 +76,23 @@ export class TrafficService {
       total.started.push(...folded.started);
       if (folded.started.length > 0) await this.changes?.emit("userClocksStarted", folded.started);
     };
-    try {
-      for (;;) {
-        const folded = await this.traffic.fold();
-        await add(folded);
-        if (folded.rows === 0) return total;
-      }
-    } catch (error) {
-      this.logger.debug({ err: error }, "traffic journal not folded together; row by row");
-    }
-    for (const { seq, serverId } of await this.traffic.pending()) {
+    const pending = await this.traffic.pending();
+    const serverOf = new Map(pending.map((row) => [row.seq, row.serverId]));
+    for (const rows of foldBatches(pending, options.batchBytes)) {
+      if (options.signal?.aborted) break;
       try {
-        await add(await this.traffic.fold({ only: seq }));
+        await add(await this.traffic.fold({ rows }));
+        continue;
       } catch (error) {
-        this.logger.warn({ err: error, server_id: serverId, seq }, "traffic journal row not folded");
+        this.logger.debug({ err: error }, "traffic journal not folded together; row by row");
+      }
+      for (const seq of rows) {
+        try {
+          await add(await this.traffic.fold({ only: seq }));
+        } catch (error) {
+          const serverId = serverOf.get(seq);
+          this.logger.warn({ err: error, server_id: serverId, seq }, "traffic journal row not folded");
+        }
       }
     }
     return total;

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { type UserBytes as Bytes, settledUserBytes } from "../../../test/support/core-counters.ts";
 import { decodeLink } from "../../../test/support/link-decoder.ts";
 import { joinedNode, listenPanel, type NodeFixture, startAgent } from "../../../test/support/node-agent.ts";
 import { waitFor } from "../../../test/support/poll.ts";
@@ -42,32 +43,15 @@ needs.before(async () => {
 });
 needs.after(() => stack.run());
 
-type Bytes = { uplink_bytes: number; downlink_bytes: number };
-
 async function usage(userId: string): Promise<Bytes> {
   const body = (await request(t, "GET", `/api/users/${userId}/usage`)).json();
   return { uplink_bytes: body.uplink_bytes, downlink_bytes: body.downlink_bytes };
 }
 
-/** The core's counters for the user, read WITHOUT reset through the agent, once two reads agree. */
+/** The core's counters for the user, read WITHOUT reset through the agent, once they settled. */
 async function countedOnCore(email: string): Promise<Bytes> {
   const { client } = await t.deps.services.sync.connect(node.serverId);
-  const read = async (): Promise<Bytes> => {
-    const stats = await client.queryStats(`user>>>${email}>>>`, false);
-    const value = (direction: string) =>
-      Number(stats.find((s) => s.name.endsWith(`>>>${direction}`))?.value ?? 0n);
-    return { uplink_bytes: value("uplink"), downlink_bytes: value("downlink") };
-  };
-  let last = await read();
-  return waitFor(
-    async () => {
-      const now = await read();
-      const same = now.uplink_bytes === last.uplink_bytes && now.downlink_bytes === last.downlink_bytes;
-      last = now;
-      return same && now.downlink_bytes >= BODY.length && now;
-    },
-    { timeoutMs: 10_000, intervalMs: 200, what: "the core's counters to settle" },
-  );
+  return settledUserBytes(client, email, BODY.length);
 }
 
 describe("a node agent's late read with reset", needs, () => {

@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
+import { type UserBytes as Bytes, settledUserBytes } from "../../../test/support/core-counters.ts";
 import { decodeLink } from "../../../test/support/link-decoder.ts";
 import { waitFor } from "../../../test/support/poll.ts";
 import { freePort } from "../../../test/support/ports.ts";
@@ -52,7 +53,6 @@ needs.after(async () => {
 });
 
 type Seat = { core: V2rayServer; serverId: string; userId: string; email: string };
-type Bytes = { uplink_bytes: number; downlink_bytes: number };
 
 /** A real core with one granted user whose real client pulled BODY through it. */
 async function seatWithTraffic(name: string): Promise<Seat> {
@@ -74,23 +74,7 @@ async function seatWithTraffic(name: string): Promise<Seat> {
 async function countedOnCore(seat: Seat): Promise<Bytes> {
   const client = new GrpcCoreClient({ address: seat.core.apiAddress, layout: "v2ray-4", capabilities: [] });
   try {
-    const read = async (): Promise<Bytes> => {
-      const stats = await client.queryStats(`user>>>${seat.email}>>>`, false);
-      const value = (direction: string) =>
-        Number(stats.find((s) => s.name.endsWith(`>>>${direction}`))?.value ?? 0n);
-      return { uplink_bytes: value("uplink"), downlink_bytes: value("downlink") };
-    };
-    // The client's connection may still be closing: wait until two reads agree.
-    let last = await read();
-    return await waitFor(
-      async () => {
-        const now = await read();
-        const same = now.uplink_bytes === last.uplink_bytes && now.downlink_bytes === last.downlink_bytes;
-        last = now;
-        return same && now.downlink_bytes >= BODY.length && now;
-      },
-      { timeoutMs: 10_000, intervalMs: 200, what: "the core's counters to settle" },
-    );
+    return await settledUserBytes(client, seat.email, BODY.length);
   } finally {
     client.close();
   }

@@ -46,7 +46,7 @@ export type AddTrafficOptions = {
 export type Folded = {
   /** Journal rows folded (and deleted). */
   rows: number;
-  /** Users written, summed over the servers of each collection hour. */
+  /** Users written, summed over the servers (once per server however many polls and hours). */
   users: number;
   /** on_hold users whose expiry clock these bytes started. */
   started: string[];

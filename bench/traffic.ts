@@ -2,13 +2,18 @@
 // user with traffic, written through the collection's own path: each server's two QueryStats answers
 // (users, inbounds) read from their wire bytes by the client's own decoder (queryTraffic's, the
 // in-place scan of cores/traffic-scan.ts), then TrafficRepository.journal for all of them (as
-// TrafficService.collectAll does: the poll's write, durable from then on), then TrafficRepository.fold
-// until the journal is empty (as the job does next: the totals). Both are measured apart. The cores
+// TrafficService.collectAll does: the poll's write, durable from then on), then the fold (as
+// TrafficService.fold: the journal in batches of whole servers, fold-plan.ts, each a
+// TrafficRepository.fold) until the journal is empty. Both are measured apart. `--fold each` folds
+// after every poll (the job before issue 52's fold loop); `--fold once` journals `--polls N` and folds
+// them in ONE fold (what the fold loop does when the fold is slower than the polls). The cores
 // are not part of it: their answers are encoded beforehand (protobuf-es), as QueryStats returns them.
 // As a reference in the same run, the same answers go through the generic path the panel used before
 // (the full protobuf decode into Stat messages, parseTraffic's regular expression and Map, the JSON).
-// Two polls per run: the hour's first (its usage-history rows are inserted) and a second in the same
-// hour (they are added to). After both, the totals in the database are checked against what was sent.
+// `--polls N` per run (default 2), 10 s apart: the hour's first (its usage-history rows are inserted),
+// then the same hour's (they are added to). After all, the totals in the database are checked against
+// what was sent. The fold's peak RSS is the process's high-water mark (VmHWM, reset before the fold).
+import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -22,7 +27,8 @@ import { SqliteBooleanPlugin, timestampParam } from "../src/db/dialect.ts";
 import type { Database } from "../src/db/types.ts";
 import type { Deps } from "../src/deps.ts";
 import { installStarters } from "../src/features/templates/starters.ts";
-import { FOLD_ROWS, TrafficRepository } from "../src/features/traffic/traffic.repository.ts";
+import { FOLD_BATCH_BYTES, foldBatches } from "../src/features/traffic/fold-plan.ts";
+import { TrafficRepository } from "../src/features/traffic/traffic.repository.ts";
 import { decodeTraffic, parseTraffic } from "../src/features/traffic/traffic.ts";
 import { QueryStatsResponseSchema, StatSchema } from "../src/gen/v2ray/app/stats_command_pb.ts";
 import { freePort } from "../test/support/ports.ts";
@@ -38,8 +44,12 @@ const { values } = parseArgs({
     servers: { type: "string", default: "50" },
     dialects: { type: "string", default: "sqlite,postgres" },
     write: { type: "string" },
-    /** false: the polls are journaled only, and the journal's sums are checked instead of the totals. */
-    fold: { type: "string", default: "true" },
+    /**
+     * each (or true): a fold after every poll; once: the polls journaled, then one fold of them all;
+     * false: journaled only, and the journal's sums are checked instead of the totals.
+     */
+    fold: { type: "string", default: "each" },
+    polls: { type: "string", default: "2" },
   },
 });
 const SIZES = values.users.split(",").map(Number);
@@ -49,16 +59,25 @@ const INBOUNDS_PER_SERVER = 3;
 const MAX_BYTES = 360_000;
 const HOUR = Date.UTC(2026, 5, 1, 12);
 const GOAL_MS = 2000;
-const FOLD = values.fold !== "false";
+const FOLD_MODE = values.fold === "true" ? "each" : values.fold;
+if (FOLD_MODE !== "each" && FOLD_MODE !== "once" && FOLD_MODE !== "false") {
+  throw new Error(`--fold must be each, once or false, got ${values.fold}`);
+}
+const FOLD = FOLD_MODE !== "false";
+const POLLS = Number(values.polls);
+if (!Number.isInteger(POLLS) || POLLS < 1)
+  throw new Error(`--polls must be a positive integer, got ${values.polls}`);
 
 type Dialect = "sqlite" | "postgres";
 type Phase = { wallMs: number; panelCpuMs: number; dbCpuMs: number | undefined };
+/** A fold: its phase, the polls it folded, the process's peak RSS during it (MB). */
+type Fold = Phase & { polls: number; rssBeforeMb: number; rssPeakMb: number | undefined };
 type Poll = {
   load: string;
   /** The poll's write: parsing and journaling every server's deltas. */
   journal: Phase;
-  /** The fold of that journal into the totals. */
-  fold: Phase;
+  /** The fold after this poll (--fold each; --fold once: after the last poll, of them all). */
+  fold: Fold | undefined;
   /** Of the write: reading the answers' bytes (wall ms; CPU ms). */
   parseMs: number;
   parseCpuMs: number;
@@ -142,6 +161,11 @@ async function seedUsers(
     );
   }
   const created = timestampParam(deps.database.dialect, base);
+  // BENCH_FILLFACTOR=N (PostgreSQL): user_access's pages filled to N % by the seed instead of
+  // migration 0037's 60 % (100: as before it, no room for HOT updates).
+  const fillfactor = Number(process.env.BENCH_FILLFACTOR ?? 0);
+  if (pg && fillfactor > 0)
+    await sql`ALTER TABLE user_access SET (fillfactor = ${sql.lit(fillfactor)})`.execute(db);
   await big(
     deps,
     sql`INSERT INTO user_access (id, user_id, server_inbound_id, server_id, proxy_user_id, credential, level,
@@ -241,6 +265,7 @@ async function poll(
   databaseName: string | undefined,
   answers: Map<string, Answer>,
   now: Date,
+  foldedPolls: number,
 ): Promise<Poll> {
   const repository = new TrafficRepository(profiled(deps, databaseName), deps.database.dialect);
   const load = loadavg()[0]?.toFixed(2) ?? "?";
@@ -264,18 +289,49 @@ async function poll(
   });
   if (process.env.BENCH_PROFILE === "1") console.error("  journal:");
   printProfile();
-  // As the job next: the fold, until the journal is empty.
-  const fold = await phase(databaseName, async () => {
-    for (; FOLD; ) {
-      const folded = await repository.fold();
-      if (folded.rows === 0) break;
+  let fold: Fold | undefined;
+  if (foldedPolls > 0) {
+    const folding = await foldAll(repository, databaseName);
+    fold = { ...folding.phase, polls: foldedPolls };
+    rows += folding.rows;
+  }
+  const genericCpuMs = genericPath(answers);
+  return { load, journal, fold, parseMs, parseCpuMs, genericCpuMs, rows };
+}
+
+/** As the fold loop: everything journaled, in TrafficService.fold's batches. Rows written. */
+async function foldAll(
+  repository: TrafficRepository,
+  databaseName: string | undefined,
+): Promise<{ phase: Omit<Fold, "polls">; rows: number }> {
+  let rows = 0;
+  const rssBeforeMb = process.memoryUsage.rss() / 1048576;
+  const hwm = resetPeakRss();
+  const folding = await phase(databaseName, async () => {
+    for (const batch of foldBatches(await repository.pending())) {
+      const folded = await repository.fold({ rows: batch });
       // Per user: the grant, the user, an hourly and a daily bucket.
       rows += folded.users * 4;
     }
   });
   if (process.env.BENCH_PROFILE === "1") console.error("  fold:");
-  const genericCpuMs = genericPath(answers);
-  return { load, journal, fold, parseMs, parseCpuMs, genericCpuMs, rows };
+  printProfile();
+  return { phase: { ...folding, rssBeforeMb, rssPeakMb: hwm ? peakRssMb() : undefined }, rows };
+}
+
+/** Linux: resets the process's RSS high-water mark (clear_refs 5); false if it cannot. */
+function resetPeakRss(): boolean {
+  try {
+    writeFileSync("/proc/self/clear_refs", "5");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function peakRssMb(): number | undefined {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
+  return match === null ? undefined : Number(match[1]) / 1024;
 }
 
 async function phase(databaseName: string | undefined, work: () => Promise<void>): Promise<Phase> {
@@ -388,10 +444,12 @@ async function measure(dialect: Dialect, users: number): Promise<{ polls: Poll[]
     const databaseName = databaseUrl === undefined ? undefined : new URL(databaseUrl).pathname.slice(1);
     const polls: Poll[] = [];
     let sent = 0n;
-    for (const [i, at] of [new Date(HOUR + 60_000), new Date(HOUR + 70_000)].entries()) {
+    for (let i = 0; i < POLLS; i++) {
+      const at = new Date(HOUR + 60_000 + i * 10_000);
       const answer = await coreAnswers(deps, inbounds);
       sent += answer.sent;
-      const result = await poll(deps, databaseName, answer.answers, at);
+      const foldedPolls = FOLD_MODE === "each" ? 1 : FOLD_MODE === "once" && i === POLLS - 1 ? POLLS : 0;
+      const result = await poll(deps, databaseName, answer.answers, at, foldedPolls);
       console.error(`  poll ${i + 1}:`, result);
       printProfile();
       polls.push(result);
@@ -414,12 +472,17 @@ const out: string[] = [
   `Run of ${startedAt}: \`npm run bench:traffic${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\``,
   "",
   ...describeMachine([describeCode(join(import.meta.dirname, ".."))]).map((line) => `- ${line}`),
-  `- ${SERVERS} servers × ${INBOUNDS_PER_SERVER} inbounds, one grant per user, every user with traffic in both polls; the poll journals all servers in one transaction, the fold takes up to ${FOLD_ROWS} journal rows per transaction`,
+  `- ${SERVERS} servers × ${INBOUNDS_PER_SERVER} inbounds, one grant per user, every user with traffic in each of ${POLLS} polls 10 s apart in one hour; the poll journals all servers in one transaction; ${FOLD_MODE === "once" ? `one fold of all ${POLLS} polls after the last` : FOLD_MODE === "each" ? "a fold after each poll" : "no fold"}, in transactions of whole servers' rows (about ${FOLD_BATCH_BYTES.toLocaleString("en")} bytes of journal text, one poll's worth, each)`,
+  ...(process.env.BENCH_FILLFACTOR === undefined
+    ? []
+    : [
+        `- BENCH_FILLFACTOR=${process.env.BENCH_FILLFACTOR}: PostgreSQL's user_access seeded with that fillfactor`,
+      ]),
   "",
   `- the poll's write: the answers read from their bytes (QueryStats as the v2ray namespace encodes it), then journaled; "parsing" is the reading's CPU, and "generic" the same answers read the way the panel did before (full decode, parseTraffic, JSON), measured after each poll as a reference${FOLD ? "" : "; --fold false: not folded, the journal's sums checked"}`,
   "",
-  "| dialect | users | poll | poll's write: wall ms | goal | panel CPU ms (of it: parsing; generic reference) | PostgreSQL CPU ms | fold: wall ms | panel CPU ms | PostgreSQL CPU ms | rows written | totals |",
-  "|---|---|---|---|---|---|---|---|---|---|---|---|",
+  "| dialect | users | poll | poll's write: wall ms | goal | panel CPU ms (of it: parsing; generic reference) | PostgreSQL CPU ms | fold: polls folded | wall ms | panel CPU ms | PostgreSQL CPU ms | per poll folded: wall; CPU ms | RSS MB: before → peak | rows written | totals |",
+  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ];
 for (const dialect of values.dialects.split(",") as Dialect[]) {
   for (const users of SIZES) {
@@ -428,8 +491,13 @@ for (const dialect of values.dialects.split(",") as Dialect[]) {
       const { journal: j, fold: f } = p;
       const goal = users >= 1_000_000 ? `≤ ${GOAL_MS} ms: ${j.wallMs <= GOAL_MS ? "met" : "MISSED"}` : "–";
       const db = (ms: number | undefined) => (ms === undefined ? "–" : fmt(ms));
+      const cpu = f === undefined ? 0 : f.panelCpuMs + (f.dbCpuMs ?? 0);
+      const folding =
+        f === undefined
+          ? "– | – | – | – | – | –"
+          : `${f.polls} | ${fmt(f.wallMs)} | ${fmt(f.panelCpuMs)} | ${db(f.dbCpuMs)} | ${fmt(f.wallMs / f.polls)}; ${fmt(cpu / f.polls)} | ${f.rssBeforeMb.toFixed(0)} → ${f.rssPeakMb === undefined ? "–" : f.rssPeakMb.toFixed(0)}`;
       out.push(
-        `| ${dialect} (load ${p.load}) | ${users.toLocaleString("en")} | ${i === 0 ? "1 (new hour)" : "2 (same hour)"} | ${fmt(j.wallMs)} | ${goal} | ${fmt(j.panelCpuMs)} (${fmt(p.parseCpuMs)}; ${fmt(p.genericCpuMs)}) | ${db(j.dbCpuMs)} | ${fmt(f.wallMs)} | ${fmt(f.panelCpuMs)} | ${db(f.dbCpuMs)} | ${p.rows.toLocaleString("en")} | ${verdict} |`,
+        `| ${dialect} (load ${p.load}) | ${users.toLocaleString("en")} | ${i === 0 ? "1 (new hour)" : `${i + 1} (same hour)`} | ${fmt(j.wallMs)} | ${goal} | ${fmt(j.panelCpuMs)} (${fmt(p.parseCpuMs)}; ${fmt(p.genericCpuMs)}) | ${db(j.dbCpuMs)} | ${folding} | ${p.rows.toLocaleString("en")} | ${verdict} |`,
       );
     }
   }

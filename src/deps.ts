@@ -233,7 +233,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
   const accessRepository = new AccessRepository(database.db);
   const templates = new TemplatesService(new TemplatesRepository(database.db), inboundsRepository, events);
   const cores = new CorePool(
-    { timeoutMs: config.coreTimeoutMs },
+    { timeoutMs: config.coreTimeoutMs, resetReadTimeoutMs: config.trafficReadTimeoutMs },
     options.connectCore,
     (address, material, transport) => new NodeTransport(address, material, transport),
   );
@@ -389,6 +389,7 @@ export async function createDeps(config: Config, options: DepsOptions = {}): Pro
     logger,
     () => new Date(),
     events,
+    config.coreTimeoutMs,
   );
   const usage = new UsageService(
     new UsageRepository(database.db, database.dialect),

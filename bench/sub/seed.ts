@@ -172,6 +172,9 @@ export function postgresWriter(deps: Deps): BulkWriter {
   return {
     async write(users, grants) {
       await db.transaction().execute(async (trx) => {
+        // The service's 30 s statement deadline is for requests; a seeding batch on a loaded
+        // machine (the trigram index, the change trigger) may take longer. Still bounded.
+        await sql`SET LOCAL statement_timeout = '600s'`.execute(trx);
         await sql`INSERT INTO users (id, name, comment, telegram_id, created_at, updated_at)
           SELECT * FROM unnest(${column(users, "id")}::uuid[], ${column(users, "name")}::text[],
             ${column(users, "comment")}::text[], ${column(users, "telegram_id")}::bigint[],

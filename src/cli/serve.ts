@@ -147,7 +147,7 @@ function backgroundJobs(config: Config, deps: Deps, isWarm: boolean): Job[] {
     collectTrafficJob({
       ...{ traffic: deps.services.traffic, leases, logger },
       ...{ intervalMs: trafficIntervalMs, concurrency: reconcileConcurrency },
-      afterCollect: () => deps.services.lifecycle.tick(),
+      afterFold: () => deps.services.lifecycle.tick(),
     }),
     lifecycleJob(deps.services.lifecycle, logger, config.lifecycle.intervalMs),
     fairUseJob(deps.services.fairUse, logger, trafficIntervalMs),

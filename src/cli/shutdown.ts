@@ -3,7 +3,7 @@
 // write what is batched in memory; then close the database. A deadline bounds the wait for requests
 // (a hung client must not keep the leases from other instances); past it, open connections are cut
 // and the rest still runs, so leases are released and batched writes flushed either way.
-import { setTimeout as delay } from "node:timers/promises";
+import { settlesWithin } from "../lib/settles-within.ts";
 
 export type ShutdownParts = {
   /** Stop listening and wait until in-flight requests are answered (Fastify's close()). */
@@ -43,15 +43,6 @@ export async function shutDown(parts: ShutdownParts): Promise<ShutdownOutcome> {
   const durationMs = Math.round(performance.now() - startedMs);
   log.info(`stopped in ${durationMs} ms`);
   return { isWithinDeadline, durationMs };
-}
-
-/** Whether `promise` (which never rejects) settles within `ms`; the timer is cleared either way. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  const timer = new AbortController();
-  const settled = promise.then(() => true);
-  const result = await Promise.race([settled, delay(ms, false, { signal: timer.signal }).catch(() => true)]);
-  timer.abort();
-  return result;
 }
 
 /** Resolves on the first SIGTERM or SIGINT; a second one ends the process at once (exit 130). */

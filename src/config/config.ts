@@ -32,6 +32,11 @@ export type Config = {
   /** How often usage-history buckets past their retention (7 days hourly, 13 months daily) are deleted. */
   usagePruneIntervalMs: number;
   coreTimeoutMs: number;
+  /**
+   * Deadline of a traffic read with reset: its answer is never dropped at coreTimeoutMs (the core has
+   * reset its counters by then); a collection waits coreTimeoutMs and journals a later answer next time.
+   */
+  trafficReadTimeoutMs: number;
   /** How long a graceful shutdown waits for in-flight requests before closing their connections. */
   shutdownTimeoutMs: number;
   /**
@@ -346,6 +351,7 @@ export function loadConfig(env: Env = process.env): Config {
     auditRetentionDays: read.integer("PORTCULLIS_AUDIT_RETENTION_DAYS", 365, 1, 36_500),
     usagePruneIntervalMs: read.integer("PORTCULLIS_USAGE_PRUNE_INTERVAL_MS", 3_600_000, 1000, 86_400_000),
     coreTimeoutMs: read.integer("PORTCULLIS_CORE_TIMEOUT_MS", 5000, 100, 120_000),
+    trafficReadTimeoutMs: read.integer("PORTCULLIS_TRAFFIC_READ_TIMEOUT_MS", 120_000, 1000, 3_600_000),
     shutdownTimeoutMs: read.integer("PORTCULLIS_SHUTDOWN_TIMEOUT_MS", 10_000, 100, 600_000),
     requestTimeoutMs: read.integer("PORTCULLIS_REQUEST_TIMEOUT_MS", 60_000, 1000, 600_000),
     backups: readBackups(read),
@@ -355,6 +361,9 @@ export function loadConfig(env: Env = process.env): Config {
     certificates: readCertificates(read),
     dashboard: readDashboard(read),
   };
+  if (config.trafficReadTimeoutMs < config.coreTimeoutMs) {
+    read.problems.push("PORTCULLIS_TRAFFIC_READ_TIMEOUT_MS must not be less than PORTCULLIS_CORE_TIMEOUT_MS");
+  }
   if (read.problems.length > 0) throw new ConfigError(read.problems);
   return config;
 }

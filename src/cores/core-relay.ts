@@ -25,6 +25,11 @@ export class CoreRelay {
   constructor(
     readonly address: string,
     private readonly timeoutMs = 10_000,
+    /**
+     * Deadline of a counter read with reset (harvestCounters): an answer dropped at a deadline is
+     * traffic lost, the core having reset its counters, so it is long; never none (no hang).
+     */
+    readonly resetReadTimeoutMs = 120_000,
   ) {
     // The core's API listens on 127.0.0.1 only (node/base-config.ts): plaintext never leaves the host.
     this.client = new Client(address, credentials.createInsecure(), {
@@ -64,6 +69,11 @@ export class CoreRelay {
     });
   }
 
+  /** What a read with reset is allowed beyond the deadline of every call. */
+  get resetReadExtraMs(): number {
+    return Math.max(0, this.resetReadTimeoutMs - this.timeoutMs);
+  }
+
   close(): void {
     this.client.close();
   }
@@ -71,8 +81,8 @@ export class CoreRelay {
 
 /**
  * The user and inbound counters that are not zero, read with reset (what traffic collection reads),
- * as [name, value] with the int64 value in decimal. Failures throw: nothing was reset that was not
- * returned.
+ * as [name, value] with the int64 value in decimal. A failure before anything was read throws; one
+ * after the users' read returns what was read (reset on the core already), never drops it.
  */
 export async function harvestCounters(
   relay: CoreRelay,
@@ -82,7 +92,9 @@ export async function harvestCounters(
   const out: [string, string][] = [];
   for (const pattern of ["user>>>", "inbound>>>"]) {
     const prepared = api.queryStats(pattern, true);
-    const answer = await relay.call(prepared.path, prepared.request);
+    const answer = await relay.call(prepared.path, prepared.request, relay.resetReadExtraMs);
+    // What an earlier pattern read is reset on the core already: kept, not dropped with the failure.
+    if (!answer.ok && out.length > 0) return out;
     if (!answer.ok) throw new Error(`QueryStats failed: ${answer.details}`);
     // Only the counters that moved (stats-scan.ts): no garbage for the thousands that did not.
     for (const stat of nonZeroStats(answer.response)) out.push(stat);

@@ -23,7 +23,7 @@ import type {
   Problem,
 } from "./core-types.ts";
 import { type FlavorApi, type PreparedCall, refuseIfAny } from "./flavor-api.ts";
-import { type ChannelSettings, CoreChannel } from "./grpc-channel.ts";
+import { type ChannelSettings, CoreChannel, DEFAULT_TIMEOUT_MS } from "./grpc-channel.ts";
 import type { BuiltInbound, BuiltUser } from "./inbound-builder/built.ts";
 import { inboundSecrets, userGuardProblems } from "./inbound-builder/guards.ts";
 import { probeCapabilities, probeXrayProfile } from "./layout-probe.ts";
@@ -52,7 +52,14 @@ export type GrpcCoreClientOptions = ChannelSettings & {
   protectedTags?: readonly string[];
   /** How calls travel (core-transport.ts); default a direct gRPC channel to `address`. */
   transport?: CoreTransport;
+  /**
+   * Deadline of a counter read with reset (queryTraffic(true)). Long, because an answer dropped at
+   * the deadline is traffic lost: the core has reset its counters. Default 120000.
+   */
+  resetReadTimeoutMs?: number;
 };
+
+export const DEFAULT_RESET_READ_TIMEOUT_MS = 120_000;
 
 const XRAY_APIS = new Map<WireLayout, FlavorApi>();
 
@@ -74,6 +81,8 @@ export class GrpcCoreClient implements CoreClient {
   private readonly isPinned: boolean;
   private readonly channel: CoreTransport;
   private readonly protectedTags: readonly string[];
+  /** What a read with reset is allowed beyond the transport's deadline of every call. */
+  private readonly resetReadExtraMs: number;
   /** Inbounds added through this client, to refuse duplicate tags and mismatched users. */
   private readonly added = new Map<string, InboundRef>();
 
@@ -83,6 +92,8 @@ export class GrpcCoreClient implements CoreClient {
     this.known = { layout: options.layout ?? null, capabilities: options.capabilities?.slice() ?? null };
     this.isPinned = options.isLayoutPinned === true && this.known.layout !== null;
     this.protectedTags = options.protectedTags ?? ["api"];
+    const resetReadMs = options.resetReadTimeoutMs ?? DEFAULT_RESET_READ_TIMEOUT_MS;
+    this.resetReadExtraMs = Math.max(0, resetReadMs - (options.timeoutMs ?? DEFAULT_TIMEOUT_MS));
   }
 
   get flavor(): CoreFlavor | null {
@@ -175,9 +186,19 @@ export class GrpcCoreClient implements CoreClient {
   }
 
   async queryTraffic(reset: boolean): Promise<CoreTraffic> {
-    const users = await this.send((api) => api.queryTraffic("user>>>", reset));
-    const inbounds = await this.send((api) => api.queryTraffic("inbound>>>", reset));
-    return joinTraffic(users, inbounds);
+    const extraTimeoutMs = reset ? this.resetReadExtraMs : 0;
+    const read = (pattern: string) =>
+      this.send((api) => ({ ...api.queryTraffic(pattern, reset), extraTimeoutMs }));
+    const users = await read("user>>>");
+    try {
+      return joinTraffic(users, await read("inbound>>>"));
+    } catch (error) {
+      // The users' counters are reset on the core already: dropped for a failed inbound read they
+      // would be lost for good. The inbound counters are read next time (or lost with a dead core);
+      // a core that stays unreachable fails the next read's first call and the reconcile poll.
+      if (reset && users.users.count > 0) return users;
+      throw error;
+    }
   }
 
   async addInbound(inbound: BuiltInbound): Promise<void> {

@@ -1,13 +1,16 @@
 // Reads traffic counters (with reset) from the cores of the servers this instance holds, a few
-// servers at a time, each bounded by the core deadline, journals them in one write
-// (TrafficService.collectAll: durable from then on), then folds the journal into the totals
-// (TrafficService.fold: whatever earlier runs or a crashed instance left there too) and runs the
-// lifecycle tick on the new totals. An unreachable core is skipped quietly: the reconcile job reports it.
+// servers at a time, each waited for up to the core deadline (a later answer is journaled by the next
+// run, whoever holds the server by then), journals them in one write
+// (TrafficService.collectAll: durable from then on), then asks for a fold (jobs/fold-traffic.ts: in
+// a loop of its own, so a long fold never delays the next poll; it folds whatever earlier runs or a
+// crashed instance left too, then runs the lifecycle tick on the new totals). An unreachable core is
+// skipped quietly: the reconcile job reports it.
 import type { Logger } from "pino";
 import type { ServerLeases } from "../features/sync/leases.ts";
 import type { TrafficService } from "../features/traffic/traffic.service.ts";
 import { AppError } from "../lib/errors.ts";
 import { limiter } from "../lib/limiter.ts";
+import { type TrafficFolder, trafficFolder } from "./fold-traffic.ts";
 import type { Job } from "./runner.ts";
 
 export type CollectTrafficOptions = {
@@ -16,19 +19,21 @@ export type CollectTrafficOptions = {
   logger: Logger;
   intervalMs: number;
   concurrency: number;
-  /** Run after each collection's fold (the lifecycle tick, so limits bite within one traffic interval). */
-  afterCollect?: () => Promise<unknown>;
+  /** Run after each fold (the lifecycle tick, so limits trail the cores by one fold). */
+  afterFold?: () => Promise<unknown>;
 };
 
-export function collectTrafficJob(options: CollectTrafficOptions): Job {
+export function collectTrafficJob(options: CollectTrafficOptions): Job & { folder: TrafficFolder } {
   const { traffic, leases, logger } = options;
   const limit = limiter(options.concurrency);
+  const folder = trafficFolder({ traffic, logger, afterFold: options.afterFold });
   return {
     name: "collect-traffic",
     intervalMs: options.intervalMs,
+    folder,
+    drain: () => folder.drain(),
     async run({ signal }) {
       const ids = await traffic.listServerIds();
-      for (const id of ids) if (!leases.holds(id)) traffic.forget(id);
       const held = ids.filter((id) => leases.holds(id));
       const collecting = traffic.collectAll(held, limit, (id) => !signal.aborted && leases.holds(id));
       leases.track(held, collecting); // a server handed over meanwhile goes on only once this ends
@@ -42,8 +47,7 @@ export function collectTrafficJob(options: CollectTrafficOptions): Job {
           "traffic not collected",
         );
       });
-      await traffic.fold();
-      if (!signal.aborted && options.afterCollect !== undefined) await options.afterCollect();
+      if (!signal.aborted) folder.request();
     },
   };
 }

@@ -13,6 +13,7 @@ import { baseHash } from "../cores/node-material.ts";
 import { changesOf } from "../cores/relay-record.ts";
 import { redactLogLines } from "../lib/core-log.ts";
 import { fingerprintOf, makeKeyAndRequest } from "../lib/node-pki.ts";
+import { settlesWithin } from "../lib/settles-within.ts";
 import { packageVersion } from "../lib/version.ts";
 import { AgentRequestError, type AgentServer, startAgentServer } from "./agent-server.ts";
 import { writeFileAtomic } from "./atomic-file.ts";
@@ -39,6 +40,11 @@ export type AgentOptions = {
 };
 
 const BASE_FILE = "base.json";
+/**
+ * How long the panel's traffic request waits for the read with reset it starts; a later answer is
+ * journaled when it comes and goes out with the next request. Below the panel's own deadline (5 s).
+ */
+const HARVEST_WAIT_MS = 3000;
 /** Removed users' connections are cut when the panel's calls pause this long, or after the maximum. */
 const CUT_SETTLE_MS = 250;
 const CUT_MAX_WAIT_MS = 1500;
@@ -55,6 +61,8 @@ export class NodeAgent {
   /** Open while the desired state is being re-applied: the panel's calls wait for it. */
   private gate: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  /** The read with reset in flight: never a second one while its answer is still on its way. */
+  private harvesting: Promise<void> | null = null;
   private readonly connections = new ConnectionTracker();
   private cutTimer: NodeJS.Timeout | null = null;
   private cutDeadline: number | null = null;
@@ -133,6 +141,7 @@ export class NodeAgent {
     this.heap.stop();
     await this.server?.close();
     // What the core counted since the last read goes into the journal before the core stops.
+    await this.harvesting?.catch(() => {});
     await this.harvest().catch(() => {});
     await this.supervisor?.stop();
   }
@@ -218,16 +227,21 @@ export class NodeAgent {
 
   /** Reads the core's counters (with reset) into the journal; nothing while the core is down. */
   harvest(): Promise<void> {
+    if (this.harvesting !== null) return this.harvesting;
     if (!this.supervisor.report().running) return Promise.resolve();
     this.heap.touch();
-    return this.journal.collect(() =>
-      harvestCounters(this.supervisor.relay, this.supervisor.report().flavor),
-    );
+    const harvesting = this.journal
+      .collect(() => harvestCounters(this.supervisor.relay, this.supervisor.report().flavor))
+      .finally(() => {
+        this.harvesting = null;
+      });
+    this.harvesting = harvesting;
+    return harvesting;
   }
 
   private async traffic(method: string): Promise<unknown> {
     if (method !== "POST") throw new AgentRequestError(405, "POST to take the traffic batches");
-    await this.harvest().catch(() => {});
+    await settlesWithin(this.harvest(), HARVEST_WAIT_MS);
     return { epoch: this.journal.epoch, batches: await this.journal.pending() };
   }
 

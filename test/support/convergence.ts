@@ -61,9 +61,7 @@ export function startConvergence(
     jobs.push(
       collectTrafficJob({
         ...{ traffic, leases, logger, intervalMs: intervals.trafficMs, concurrency: 4 },
-        ...(intervals.lifecycleMs === undefined
-          ? {}
-          : { afterCollect: () => deps.services.lifecycle.tick() }),
+        ...(intervals.lifecycleMs === undefined ? {} : { afterFold: () => deps.services.lifecycle.tick() }),
       }),
     );
   }

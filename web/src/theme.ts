@@ -37,6 +37,12 @@ for (const color of ["teal", "red", "blue", "gray", "green", "cyan", "grape", "y
   if (color !== "yellow" && color !== "orange") {
     LIGHT_TEXT[`--mantine-color-${color}-light-color`] = `var(--mantine-color-${color}-9)`;
   }
+  // A light or subtle control's hover: Mantine's is a shade-2-like tint, on which shade 9 text is
+  // 4.0:1 (blue). Shade 1 keeps ≥ 4.5:1 for these colours (blue 4.9, red 4.5, cyan 4.8, grape 5.6);
+  // teal and green (4.3 and 3.8 on shade 1) keep their shade 0 background on hover.
+  // Yellow's and orange's browns are 6.6–6.7:1 on their shade 1.
+  const hoverShade = color === "teal" || color === "green" ? 0 : 1;
+  LIGHT_TEXT[`--mantine-color-${color}-light-hover`] = `var(--mantine-color-${color}-${hoverShade})`;
 }
 
 export const cssVariablesResolver: CSSVariablesResolver = () => ({

@@ -34,6 +34,7 @@ import * as m0033 from "./0033_reseller_plans.ts";
 import * as m0034 from "./0034_traffic_journal.ts";
 import * as m0035 from "./0035_panel_instances.ts";
 import * as m0036 from "./0036_grants_by_server_order.ts";
+import * as m0037 from "./0037_user_access_fillfactor.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -71,4 +72,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0034_traffic_journal": m0034,
   "0035_panel_instances": m0035,
   "0036_grants_by_server_order": m0036,
+  "0037_user_access_fillfactor": m0037,
 };

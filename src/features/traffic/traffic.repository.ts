@@ -18,6 +18,7 @@ import type { CoreTraffic } from "../../cores/core-types.ts";
 import { type DialectName, jsonRows, plusSeconds, read, typedValue } from "../../db/dialect.ts";
 import type { Database } from "../../db/types.ts";
 import { chunks } from "../../lib/limiter.ts";
+import type { PendingRow } from "./fold-plan.ts";
 import { type Bytes, decodeTraffic, encodeTraffic, type TrafficDeltas } from "./traffic.ts";
 import { ROWS_PER_STATEMENT, UsageRepository } from "./usage.repository.ts";
 import { bucketStart } from "./usage.ts";
@@ -51,8 +52,8 @@ export type Folded = {
   started: string[];
 };
 
-/** Journal rows per fold transaction: a few collections of a 50-server fleet. */
-export const FOLD_ROWS = 200;
+/** One server's deltas of one collection hour, at the latest of its polls' times. */
+type Hour = { at: Date; deltas: TrafficDeltas };
 
 export class TrafficRepository {
   constructor(
@@ -76,7 +77,7 @@ export class TrafficRepository {
       if (receipt !== undefined && !(await repository.#receive(serverId, receipt, at.toISOString()))) {
         return 0;
       }
-      const [users = 0] = await repository.#write([{ serverId, deltas }], at, options.started);
+      const [users = 0] = await repository.#write([{ serverId, hours: [{ at, deltas }] }], options.started);
       return users;
     });
   }
@@ -92,7 +93,8 @@ export class TrafficRepository {
   ): Promise<number[]> {
     const at = options.now ?? new Date();
     return this.db.transaction().execute(async (trx) => {
-      return new TrafficRepository(trx, this.dialect).#write(parts, at, options.started);
+      const hourly = parts.map(({ serverId, deltas }) => ({ serverId, hours: [{ at, deltas }] }));
+      return new TrafficRepository(trx, this.dialect).#write(hourly, options.started);
     });
   }
 
@@ -118,108 +120,126 @@ export class TrafficRepository {
     });
   }
 
-  /** The journal's rows not folded yet (oldest first): sequence and server. */
-  async pending(): Promise<{ seq: number; serverId: string }[]> {
+  /** The journal's rows not folded yet (oldest first): sequence, server and size of the deltas' text. */
+  async pending(): Promise<PendingRow[]> {
     const rows = await this.db
       .selectFrom("traffic_journal")
-      .select(["seq", "server_id"])
+      // octet_length reads the length only (SQLite: not the overflow pages; PostgreSQL: not the TOAST).
+      .select(["seq", "server_id", sql<number | string>`octet_length(deltas)`.as("bytes")])
       .orderBy("seq")
       .execute();
-    return rows.map((row) => ({ seq: Number(row.seq), serverId: row.server_id }));
+    return rows.map((row) => ({ seq: Number(row.seq), serverId: row.server_id, bytes: Number(row.bytes) }));
   }
 
   /**
-   * Takes the oldest journal rows (at most `limit`, or only row `only`), adds them to the totals and
-   * deletes them, in one transaction: all of it or nothing. Rows of the same collection hour are
-   * merged per server and written together (TrafficRepository.addTrafficMany's write, at the latest
-   * of their times), so a fold that fell behind writes each user once per hour, not once per poll.
-   * On PostgreSQL the rows are taken with SKIP LOCKED: two instances folding at once take different rows.
+   * Takes journal rows (`rows`: those of them still there; `only`: that one; `limit`: the oldest so
+   * many; none: all), adds them to the totals and deletes them, in one transaction: all of it or
+   * nothing. The rows are read and merged one at a time, per server and collection hour, so each user
+   * is written once per hour bucket (the `users` row and the grant once in all) however many polls the
+   * fold takes, at the latest of their times. On PostgreSQL the rows are claimed FOR UPDATE SKIP
+   * LOCKED first: two instances folding at once take different rows (a row another fold holds is
+   * left to it). TrafficService.fold chooses the batches (fold-plan.ts).
    */
-  async fold(options: { limit?: number; only?: number } = {}): Promise<Folded> {
-    const limit = options.limit ?? FOLD_ROWS;
+  async fold(options: { rows?: readonly number[]; only?: number; limit?: number } = {}): Promise<Folded> {
     return this.db.transaction().execute(async (trx) => {
       const repository = new TrafficRepository(trx, this.dialect);
-      const taken = await repository.#take(limit, options.only);
-      const groups = new Map<number, { at: Date; servers: Map<string, TrafficDeltas> }>();
-      for (const row of taken) {
+      const servers = new Map<string, Map<number, Hour>>();
+      let taken = 0;
+      for (const seq of await repository.#claim(options)) {
+        const row = await trx
+          .deleteFrom("traffic_journal")
+          .where("seq", "=", seq)
+          .returning(["server_id", "collected_at", "deltas"])
+          .executeTakeFirst();
+        if (row === undefined) continue;
+        taken++;
         const at = new Date(read.timestamp(row.collected_at));
         const hour = bucketStart(at, "hour").getTime();
-        let group = groups.get(hour);
-        if (group === undefined) {
-          group = { at, servers: new Map() };
-          groups.set(hour, group);
+        let hours = servers.get(row.server_id);
+        if (hours === undefined) {
+          hours = new Map();
+          servers.set(row.server_id, hours);
         }
-        if (at > group.at) group.at = at;
-        group.servers.set(row.server_id, decodeTraffic(row.deltas, group.servers.get(row.server_id)));
+        const held = hours.get(hour);
+        hours.set(hour, {
+          at: held === undefined || at > held.at ? at : held.at,
+          deltas: decodeTraffic(row.deltas, held?.deltas),
+        });
       }
       const started: string[] = [];
-      let users = 0;
-      for (const [, group] of [...groups].sort(([a], [b]) => a - b)) {
-        const parts = [...group.servers].map(([serverId, deltas]) => ({ serverId, deltas }));
-        for (const count of await repository.#write(parts, group.at, started)) users += count;
-      }
-      return { rows: taken.length, users, started };
+      const parts = [...servers].map(([serverId, hours]) => ({
+        serverId,
+        hours: [...hours].sort(([a], [b]) => a - b).map(([, hour]) => hour),
+      }));
+      const counts = parts.length === 0 ? [] : await repository.#write(parts, started);
+      return { rows: taken, users: counts.reduce((sum, n) => sum + n, 0), started };
     });
   }
 
-  /** Deletes and returns the oldest journal rows (or row `only`), in sequence order. */
-  async #take(
-    limit: number,
-    only: number | undefined,
-  ): Promise<{ seq: number | string; server_id: string; collected_at: string | Date; deltas: string }[]> {
-    if (this.dialect === "postgres") {
-      const chosen =
-        only === undefined
-          ? sql`select seq from traffic_journal order by seq limit ${limit} for update skip locked`
-          : sql`select seq from traffic_journal where seq = ${only} for update skip locked`;
-      const { rows } = await sql<{ seq: string; server_id: string; collected_at: Date; deltas: string }>`
-        delete from traffic_journal where seq in (${chosen})
-        returning seq, server_id, collected_at, deltas`.execute(this.db);
-      return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
-    }
-    // SQLite: one writer at a time, and this transaction holds the write lock from its first write.
-    let query = this.db
-      .selectFrom("traffic_journal")
-      .select(["seq", "server_id", "collected_at", "deltas"])
-      .orderBy("seq")
-      .limit(limit);
-    if (only !== undefined) query = query.where("seq", "=", only);
-    const rows = await query.execute();
-    const last = rows.at(-1);
-    if (last === undefined) return [];
-    const first = rows[0] as (typeof rows)[0];
-    await this.db
-      .deleteFrom("traffic_journal")
-      .where("seq", ">=", first.seq)
-      .where("seq", "<=", last.seq)
-      .execute();
-    return rows;
+  /** The sequences a fold takes (in order); on PostgreSQL locked, skipping rows another fold holds. */
+  async #claim(options: { rows?: readonly number[]; only?: number; limit?: number }): Promise<number[]> {
+    if (options.rows !== undefined && options.rows.length === 0) return [];
+    let query = this.db.selectFrom("traffic_journal").select("seq").orderBy("seq");
+    if (options.rows !== undefined) query = query.where("seq", "in", [...options.rows]);
+    if (options.only !== undefined) query = query.where("seq", "=", options.only);
+    if (options.limit !== undefined) query = query.limit(options.limit);
+    // SQLite: one writer at a time; this transaction holds the write lock from its first delete.
+    if (this.dialect === "postgres") query = query.forUpdate().skipLocked();
+    return (await query.execute()).map((row) => Number(row.seq));
   }
 
+  /**
+   * Adds each server's deltas (per collection hour) to the grants, users, inbounds and usage history.
+   * The users are written once, in id order, before anything else (two transactions meet their
+   * common users in the same order, and wait there rather than deadlock), at the latest hour's time;
+   * the rows shared by server (inbounds, server buckets) come after, in server id order.
+   * Returns the users written per server, in order.
+   */
   async #write(
-    parts: readonly { serverId: string; deltas: TrafficDeltas }[],
-    at: Date,
+    parts: readonly { serverId: string; hours: readonly Hour[] }[],
     started: string[] | undefined,
   ): Promise<number[]> {
-    const now = at.toISOString();
+    const latest = new Date(
+      Math.max(...parts.flatMap(({ hours }) => hours.map((hour) => hour.at.getTime()))),
+    );
     const coefficients = await this.#coefficientsOf(parts.map((part) => part.serverId));
     const grants: [string, number, number][] = [];
     const counted = new Map<string, number>();
-    const byServer: { serverId: string; byUser: Map<string, Bytes> }[] = [];
-    for (const { serverId, deltas } of parts) {
+    const buckets = new Map<
+      number,
+      { at: Date; byServer: { serverId: string; byUser: Map<string, Bytes> }[] }
+    >();
+    const written: number[] = [];
+    const inbounds = new Map<string, ReadonlyMap<string, Bytes>>();
+    for (const { serverId, hours } of parts) {
+      const total = hours.length === 1 ? (hours[0] as Hour).deltas : sumDeltas(hours);
       const coefficient = coefficients.get(serverId) ?? 1;
-      const byUser = await this.#firstGrants(serverId, deltas.users, coefficient, grants, counted);
-      byServer.push({ serverId, byUser });
+      const userOf = await this.#firstGrants(serverId, total.users, coefficient, grants, counted);
+      written.push(new Set(userOf.values()).size);
+      for (const { at, deltas } of hours) {
+        const hour = bucketStart(at, "hour").getTime();
+        const bucket = buckets.get(hour) ?? { at, byServer: [] };
+        if (at > bucket.at) bucket.at = at;
+        bucket.byServer.push({ serverId, byUser: byUserOf(deltas.users, userOf) });
+        buckets.set(hour, bucket);
+      }
+      inbounds.set(serverId, total.inbounds);
     }
-    if (counted.size > 0) await this.#countForUsers(counted, now, started);
+    if (counted.size > 0) await this.#countForUsers(counted, latest.toISOString(), started);
+    for (const [serverId, tags] of [...inbounds].sort(byKey)) await this.#addInboundTraffic(serverId, tags);
     for (const part of chunks(grants, ROWS_PER_STATEMENT)) {
       const input = jsonRows(this.dialect, { id: "uuid", up: "bigint", down: "bigint" }, part);
       await sql`update user_access set uplink_bytes = uplink_bytes + d.up, downlink_bytes = downlink_bytes + d.down
         from ${input} as d where user_access.id = d.id`.execute(this.db);
     }
-    for (const { serverId, deltas } of parts) await this.#addInboundTraffic(serverId, deltas.inbounds);
-    await new UsageRepository(this.db, this.dialect).addBucketsMany(byServer, at);
-    return byServer.map(({ byUser }) => byUser.size);
+    const usage = new UsageRepository(this.db, this.dialect);
+    for (const [, { at, byServer }] of [...buckets].sort(([a], [b]) => a - b)) {
+      await usage.addBucketsMany(
+        byServer.sort((a, b) => byKey([a.serverId], [b.serverId])),
+        at,
+      );
+    }
+    return written;
   }
 
   /** True when the receipt was not there yet (and now is). */
@@ -244,7 +264,7 @@ export class TrafficRepository {
   /**
    * Finds the first grant of each email's proxy user on the server (one SELECT; unknown emails are
    * skipped) and adds to `grants` its bytes and to `counted` the user's bytes × coefficient. Returns
-   * the bytes per user on this server.
+   * each found email's user.
    */
   async #firstGrants(
     serverId: string,
@@ -252,9 +272,9 @@ export class TrafficRepository {
     coefficient: number,
     grants: [string, number, number][],
     counted: Map<string, number>,
-  ): Promise<Map<string, Bytes>> {
-    const byUser = new Map<string, Bytes>();
-    if (deltas.size === 0) return byUser;
+  ): Promise<Map<string, string>> {
+    const userOf = new Map<string, string>();
+    if (deltas.size === 0) return userOf;
     const emails = jsonRows(
       this.dialect,
       { email: "text" },
@@ -268,17 +288,15 @@ export class TrafficRepository {
       .orderBy("created_at")
       .orderBy("id")
       .execute();
-    const seen = new Set<string>();
     for (const row of rows) {
       const bytes = deltas.get(row.proxy_user_id);
-      if (seen.has(row.proxy_user_id) || bytes === undefined) continue;
-      seen.add(row.proxy_user_id);
+      if (userOf.has(row.proxy_user_id) || bytes === undefined) continue;
+      userOf.set(row.proxy_user_id, row.user_id);
       grants.push([row.id, bytes.uplinkBytes, bytes.downlinkBytes]);
-      addBytes(byUser, row.user_id, bytes);
       const weighted = Math.round((bytes.uplinkBytes + bytes.downlinkBytes) * coefficient);
       counted.set(row.user_id, (counted.get(row.user_id) ?? 0) + weighted);
     }
-    return byUser;
+    return userOf;
   }
 
   /**
@@ -357,6 +375,32 @@ function caseOf(column: string, values: ReadonlyMap<string, Bytes>, field: keyof
   const whens = [...values].map(([key, bytes]) => sql`when ${key} then cast(${bytes[field]} as bigint)`);
   return sql<number>`(case ${sql.ref(column)} ${sql.join(whens, sql` `)} else 0 end)`;
 }
+
+/** Bytes per user from bytes per email (emails of no grant left out). */
+function byUserOf(
+  deltas: ReadonlyMap<string, Bytes>,
+  userOf: ReadonlyMap<string, string>,
+): Map<string, Bytes> {
+  const byUser = new Map<string, Bytes>();
+  for (const [email, bytes] of deltas) {
+    const userId = userOf.get(email);
+    if (userId !== undefined) addBytes(byUser, userId, bytes);
+  }
+  return byUser;
+}
+
+/** One server's deltas over several collection hours, summed. */
+function sumDeltas(hours: readonly Hour[]): TrafficDeltas {
+  const total: TrafficDeltas = { users: new Map(), inbounds: new Map() };
+  for (const { deltas } of hours) {
+    for (const [email, bytes] of deltas.users) addBytes(total.users, email, bytes);
+    for (const [tag, bytes] of deltas.inbounds) addBytes(total.inbounds, tag, bytes);
+  }
+  return total;
+}
+
+const byKey = ([a]: readonly [string, ...unknown[]], [b]: readonly [string, ...unknown[]]) =>
+  a < b ? -1 : a > b ? 1 : 0;
 
 /** One proxy user per user and server, so this only sums if that ever stops being true. */
 function addBytes(into: Map<string, Bytes>, key: string, bytes: Bytes): void {

@@ -3,10 +3,12 @@
 // nothing, beyond int4 and beyond one 500-row batch), and a collection from an Xray core (the
 // recording stand-in) resets its counters and shows on usage, access records and the subscription.
 // The journal (migration 0034): a collection's deltas are durable once journaled, and the fold adds
-// them exactly once: after a restart, with folds running at once, with one row failing; the job
-// journals, folds and ticks in one run, so a data limit bites in that run.
+// them exactly once: after a restart, with folds running at once, with one row failing; many polls
+// folded at once write each user once per hour; the job polls and asks for a fold that runs in a loop
+// of its own (polls go on while it is slow), and the lifecycle tick follows each fold.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { bulkGrant, createUsers } from "../../../test/support/convergence.ts";
 import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
@@ -388,8 +390,113 @@ describe("the journal: durable at once, folded into the totals exactly once", ()
   });
 });
 
+describe("folding many polls at once", () => {
+  test("several polls journaled, then one fold: exact totals and hourly buckets, each user written once per hour", async () => {
+    const servers = [await registerServer(t, 9), await registerServer(t, 9)];
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const users = await createUsers(t.deps, 40, "many-polls");
+    const emails = new Map<string, Map<string, string>>(); // server → user → email
+    for (const [k, server] of servers.entries()) {
+      const inbound = await createInbound(t, server.id, { template_id: template.id, port: 20_030 + k });
+      const granted = await bulkGrant(t, server.id, inbound.id, users);
+      emails.set(server.id, new Map(granted.results.map((r) => [r.user_id, r.proxy_user_id])));
+    }
+    const repository = new TrafficRepository(t.deps.database.db, t.deps.database.dialect);
+    // Five polls over both servers: three in 10:00–11:00, two in 11:00–12:00 (user i: i+1 up, 10 down).
+    const times = ["10:05", "10:20", "10:55", "11:00", "11:30"].map((hm) => new Date(`2026-11-24T${hm}:00Z`));
+    for (const at of times) {
+      const parts = servers.map((server) => {
+        const deltas = new Map(
+          users.map((id, i) => [
+            emails.get(server.id)?.get(id) ?? "",
+            { uplinkBytes: i + 1, downlinkBytes: 10 },
+          ]),
+        );
+        return { serverId: server.id, traffic: polledOf({ users: deltas, inbounds: new Map() }) };
+      });
+      await repository.journal(parts, at);
+    }
+    const folded = await service(repository).fold();
+    assert.equal(folded.rows, 10, "every poll of every server");
+    assert.equal(folded.users, 2 * users.length, "per server, each user written once, not once per poll");
+    for (const [i, userId] of users.entries()) {
+      const usage = (await request(t, "GET", `/api/users/${userId}/usage`)).json();
+      assert.deepEqual([usage.uplink_bytes, usage.downlink_bytes], [2 * 5 * (i + 1), 2 * 5 * 10]);
+      const user = (await request(t, "GET", `/api/users/${userId}`)).json();
+      assert.equal(user.used_bytes, 2 * 5 * (i + 1 + 10));
+      assert.equal(user.online_at, "2026-11-24T11:30:00.000Z", "the latest poll's time");
+      const series = (
+        await request(
+          t,
+          "GET",
+          `/api/users/${userId}/usage?from=2026-11-24T09:00:00Z&to=2026-11-24T13:00:00Z&granularity=hour`,
+        )
+      ).json();
+      assert.deepEqual(nonZero(series.buckets), [
+        ["2026-11-24T10:00:00.000Z", 2 * 3 * (i + 1), 2 * 3 * 10],
+        ["2026-11-24T11:00:00.000Z", 2 * 2 * (i + 1), 2 * 2 * 10],
+      ]);
+    }
+    const rows = await t.deps.database.db
+      .selectFrom("user_usage_hourly")
+      .select((eb) => eb.fn.countAll<number | string>().as("n"))
+      .where("user_id", "in", users)
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(rows.n), users.length * 2 * 2, "one row per user, server and hour");
+    assert.deepEqual(await repository.pending(), []);
+  });
+
+  test("two panels folding at once, in many small batches, count every poll once", async () => {
+    const servers = [await registerServer(t, 9), await registerServer(t, 9), await registerServer(t, 9)];
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const users = await createUsers(t.deps, 25, "racing");
+    const parts: { serverId: string; emails: string[] }[] = [];
+    for (const [k, server] of servers.entries()) {
+      const inbound = await createInbound(t, server.id, { template_id: template.id, port: 20_040 + k });
+      const granted = await bulkGrant(t, server.id, inbound.id, users);
+      parts.push({ serverId: server.id, emails: granted.results.map((r) => r.proxy_user_id) });
+    }
+    const repository = new TrafficRepository(t.deps.database.db, t.deps.database.dialect);
+    const polls = 8;
+    for (let poll = 0; poll < polls; poll++) {
+      await repository.journal(
+        parts.map(({ serverId, emails }) => ({
+          serverId,
+          traffic: polledOf({
+            users: new Map(emails.map((email) => [email, { uplinkBytes: 1, downlinkBytes: 100 }])),
+            inbounds: new Map(),
+          }),
+        })),
+        new Date(),
+      );
+    }
+    // batchBytes 1: a transaction per server; two instances (two services) racing over the same rows.
+    const folds = await Promise.all([
+      service(new TrafficRepository(t.deps.database.db, t.deps.database.dialect)).fold({ batchBytes: 1 }),
+      service(new TrafficRepository(t.deps.database.db, t.deps.database.dialect)).fold({ batchBytes: 1 }),
+    ]);
+    assert.equal(folds[0].rows + folds[1].rows, polls * servers.length, "each row folded by one of them");
+    assert.deepEqual(await repository.pending(), []);
+    for (const userId of users) {
+      const usage = (await request(t, "GET", `/api/users/${userId}/usage`)).json();
+      assert.deepEqual([usage.uplink_bytes, usage.downlink_bytes], [polls * 3, polls * 3 * 100]);
+    }
+  });
+});
+
+describe("the fold's tables", () => {
+  test("PostgreSQL: user_access pages leave room for the fold's updates to stay on the page (fillfactor 60)", async (ctx) => {
+    if (t.deps.database.dialect !== "postgres") return ctx.skip("PostgreSQL only");
+    const { rows } = await sql<{ options: string[] | null }>`
+      select reloptions as options from pg_class where oid = 'user_access'::regclass`.execute(
+      t.deps.database.db,
+    );
+    assert.deepEqual(rows[0]?.options, ["fillfactor=60"]);
+  });
+});
+
 describe("the collection job", () => {
-  test("one run journals, folds and ticks: a user over their data limit is limited by that run", async () => {
+  test("a run journals and asks for a fold; the tick follows the fold: a user over their data limit is limited", async () => {
     const xray = await startRecordingXray(stack.add);
     const server = await registerServer(t, Number(xray.address.split(":")[1]));
     const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
@@ -400,21 +507,76 @@ describe("the collection job", () => {
     xray.counters.set(`user>>>${access.proxy_user_id}>>>traffic>>>downlink`, 1500n);
     const job = collectTrafficJob({
       traffic: t.deps.services.traffic,
-      leases: {
-        holds: (serverId: string) => serverId === server.id,
-        track: () => {},
-      } as unknown as ServerLeases,
+      leases: holding(server.id),
       logger: t.deps.logger,
       intervalMs: 60_000,
       concurrency: 2,
-      afterCollect: () => t.deps.services.lifecycle.tick(),
+      afterFold: () => t.deps.services.lifecycle.tick(),
     });
     await job.run({ signal: new AbortController().signal });
+    await job.folder.idle();
     const user = (await request(t, "GET", `/api/users/${access.user_id}`)).json();
     assert.deepEqual([user.used_bytes, user.status], [1500, "limited"]);
     assert.deepEqual(await new TrafficRepository(t.deps.database.db, t.deps.database.dialect).pending(), []);
+    await job.drain?.();
+  });
+
+  test("polls keep going while a fold is slow; the next fold takes every poll journaled meanwhile, once", async () => {
+    const xray = await startRecordingXray(stack.add);
+    const server = await registerServer(t, Number(xray.address.split(":")[1]));
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const inbound = await createInbound(t, server.id, { template_id: template.id, port: 20_010 });
+    const access = await grant(t, server.id, inbound.id, { name: "slow-fold" });
+    const counter = `user>>>${access.proxy_user_id}>>>traffic>>>downlink`;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const folds: number[] = [];
+    class SlowFold extends TrafficRepository {
+      override async fold(options: Parameters<TrafficRepository["fold"]>[0] = {}) {
+        await gate; // the first fold (and any after it) waits until the test lets it go
+        const folded = await super.fold(options);
+        folds.push(folded.rows);
+        return folded;
+      }
+    }
+    const traffic = service(new SlowFold(t.deps.database.db, t.deps.database.dialect));
+    const job = collectTrafficJob({
+      ...{ traffic, leases: holding(server.id), logger: t.deps.logger },
+      ...{ intervalMs: 60_000, concurrency: 2 },
+    });
+    const signal = new AbortController().signal;
+    for (const bytes of [100n, 20n, 3n]) {
+      xray.counters.set(counter, bytes);
+      await job.run({ signal }); // returns with the fold still held at the gate
+      assert.equal(xray.counters.get(counter), 0n, "polled and reset while the fold waits");
+    }
+    const repository = new TrafficRepository(t.deps.database.db, t.deps.database.dialect);
+    assert.equal((await repository.pending()).length, 3, "three polls journaled during one fold");
+    assert.equal(await downlink(access.user_id), 0, "none folded yet");
+    release();
+    await job.folder.idle();
+    assert.equal(await downlink(access.user_id), 123, "every poll counted once");
+    assert.equal(
+      folds.reduce((sum, rows) => sum + rows, 0),
+      3,
+    );
+    assert.ok(folds.length <= 2, `one held fold and at most one after it, not one per poll: ${folds}`);
+    assert.deepEqual(await repository.pending(), []);
+    await job.drain?.();
   });
 });
+
+function holding(serverId: string): ServerLeases {
+  return { holds: (id: string) => id === serverId, track: () => {} } as unknown as ServerLeases;
+}
+
+function nonZero(buckets: { start: string; uplink_bytes: number; downlink_bytes: number }[]) {
+  return buckets
+    .filter((b) => b.uplink_bytes + b.downlink_bytes > 0)
+    .map((b) => [b.start, b.uplink_bytes, b.downlink_bytes]);
+}
 
 function service(repository: TrafficRepository): TrafficService {
   const { sync, servers, users } = t.deps.services;

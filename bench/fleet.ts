@@ -519,6 +519,9 @@ type Result = {
     bytes: number;
     /** Bytes the stand-ins sent that were not in the totals when the poll's deadline passed (0: all). */
     missingBytes: number;
+    /** First answer → every delta durable (journaled or folded); the panel's CPU in that window. */
+    writtenMs: number;
+    writtenCpuMs: number;
   };
   idleCpuMsPerS: number;
   tickMs: number;
@@ -559,7 +562,10 @@ function partialResult(dialect: Dialect, seedS: number, load: Record<string, str
       coldCpuS: nan,
       api: {},
     },
-    poll: { cpuMs: nan, wallMs: nan, readMs: nan, users: nan, rows: nan, bytes: nan, missingBytes: nan },
+    poll: {
+      ...{ cpuMs: nan, wallMs: nan, readMs: nan, users: nan, rows: nan, bytes: nan },
+      ...{ missingBytes: nan, writtenMs: nan, writtenCpuMs: nan },
+    },
     ...{ idleCpuMsPerS: nan, tickMs: nan },
     restart: { ms: nan, fromFirstCallMs: nan, referenceMs: nan, inlineMs: nan, grants: nan },
     rss: { afterColdMB: nan, afterPollMB: nan, peakMB: nan },
@@ -734,6 +740,24 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
       }
       return n;
     };
+    // The bytes in the totals plus those journaled and not folded yet, in one snapshot: the poll's
+    // deltas are durable (written) once this holds them all, before the fold brings them into the totals.
+    const sumWritten = () =>
+      db
+        .transaction()
+        .setIsolationLevel("repeatable read")
+        .execute(async (trx) => {
+          const used = Number(
+            (await sql<{ n: string }>`SELECT coalesce(sum(used_bytes), 0) AS n FROM users`.execute(trx))
+              .rows[0]?.n,
+          );
+          let journaled = 0;
+          for (const row of await trx.selectFrom("traffic_journal").select("deltas").execute()) {
+            const parsed = JSON.parse(row.deltas) as { users: [string, number | string, number | string][] };
+            for (const [, up, down] of parsed.users) journaled += Number(up) + Number(down);
+          }
+          return used + journaled;
+        });
     const baseline = await sumUsed();
     const rowsBefore = await usageRows();
     standins.served.length = 0;
@@ -746,6 +770,17 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
     );
     const bytes = all.reduce((sum, x) => sum + x.bytes, 0);
     const pollUsers = all.reduce((sum, x) => sum + x.users, 0);
+    // Written: journaled or already folded (a probe reads the whole journal: at 1,000,000 users it
+    // takes about a second, so this time is that coarse). Missed within the poll's deadline: NaN.
+    const writtenAt = await until(
+      async () => ((await sumWritten()) >= baseline + bytes ? Date.now() : undefined),
+      "the poll's deltas written (journaled or folded)",
+      POLL_DEADLINE_MS,
+      20,
+    ).catch((error: unknown) => {
+      if (interrupted.aborted || !String(error).includes("timed out")) throw error;
+      return Number.NaN;
+    });
     // A poll that never brings every byte in is recorded (what was missing) and the run goes on to
     // the lifecycle, restart and real-client steps: a full-size run always ends with its figures.
     let missingBytes = 0;
@@ -774,6 +809,8 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
     const poll = {
       cpuMs: pollCpuS * 1000,
       wallMs: endAt - firstAt,
+      writtenCpuMs: Number.isNaN(writtenAt) ? Number.NaN : cpu.between(firstAt, writtenAt) * 1000,
+      writtenMs: writtenAt - firstAt,
       readMs: lastServed - firstAt,
       users: pollUsers,
       rows,
@@ -781,7 +818,9 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
       missingBytes,
     };
     const afterPollMB = ((readRssKiB(panel.pid) ?? 0) * 1024) / 1e6;
-    log(`poll: ${ms(poll.cpuMs)} CPU, ${ms(poll.wallMs)} wall (reads ${ms(poll.readMs)}), ${rows} rows`);
+    log(
+      `poll: written in ${ms(poll.writtenMs)} (${ms(poll.writtenCpuMs)} CPU); in the totals in ${ms(poll.wallMs)} (${ms(poll.cpuMs)} CPU; reads ${ms(poll.readMs)}), ${rows} rows`,
+    );
 
     // ---- the lifecycle tick over this database
     loads.tick = load();
@@ -1129,17 +1168,24 @@ function report(calibration: Calibration, results: Result[], machine: string[], 
     });
   }
   row(
-    "one fleet-wide poll: panel CPU",
+    "one fleet-wide poll: panel CPU, first answer → every delta written (journaled)",
     "≤ 1 s",
-    after((r) => `**${ms(r.poll.cpuMs)}: ${sizedVerdict(r.poll.cpuMs <= 1000)}**`),
+    after((r) => `**${ms(r.poll.writtenCpuMs)}: ${sizedVerdict(r.poll.writtenCpuMs <= 1000)}**`),
   );
   row(
     "one fleet-wide poll: wall, first answer → every delta written (reads)",
     "≤ 2 s",
+    after(
+      (r) => `**${ms(r.poll.writtenMs)}: ${sizedVerdict(r.poll.writtenMs <= 2000)}** (${ms(r.poll.readMs)})`,
+    ),
+  );
+  row(
+    "one fleet-wide poll: first answer → every delta in the totals (the fold's loop): wall; panel CPU",
+    "–",
     after((r) =>
       r.poll.missingBytes > 0
         ? `**not all counted: ${r.poll.missingBytes.toLocaleString("en")} of ${r.poll.bytes.toLocaleString("en")} bytes missing after ${ms(r.poll.wallMs)}**`
-        : `**${ms(r.poll.wallMs)}: ${sizedVerdict(r.poll.wallMs <= 2000)}** (${ms(r.poll.readMs)})`,
+        : `${ms(r.poll.wallMs)}; ${ms(r.poll.cpuMs)}`,
     ),
   );
   row(

@@ -6,10 +6,7 @@ import type { Logger } from "pino";
 import type { CoreClient } from "../../cores/core-client.ts";
 import type { CoreFlavor } from "../../cores/core-types.ts";
 import type { BuiltUser } from "../../cores/inbound-builder/built.ts";
-import {
-  INLINE_REQUEST_MAX_BYTES,
-  withInlineUsersInSlices,
-} from "../../cores/inbound-builder/inline-users.ts";
+import { INLINE_REQUEST_MAX_BYTES } from "../../cores/inbound-builder/inline-users.ts";
 import {
   type CoreCapability,
   type CoreProfile,
@@ -17,7 +14,6 @@ import {
   type WireLayout,
 } from "../../cores/wire-layout.ts";
 import type { SyncState } from "../../domain/sync.ts";
-import { syncBreather } from "../../lib/breather.ts";
 import {
   AppError,
   CoreDownError,
@@ -38,9 +34,12 @@ import { CoreRemovals } from "./core-removals.ts";
 import {
   type CertificateMaterial,
   type DesiredInbound,
+  type DesiredInline,
+  type DesiredInlineResult,
   type DesiredResult,
   desiredInbound,
   desiredInboundInSlices,
+  desiredInlineInSlices,
   holdsUserInline,
 } from "./desired.ts";
 import { InboundMaterial } from "./material.ts";
@@ -178,20 +177,14 @@ export class CoreSync {
     let isPlaced = false;
     const status = await this.#whenReachable(inbound, async (connected) => {
       if (!inbound.is_active) return removeInboundIfPresent(connected.client, inbound.tag);
-      const desired = orThrow(
-        await desiredInboundInSlices(await this.#material.specOf(inbound, grants), connected.layout),
-      );
-      if (desired.inbound === undefined) return removeInboundIfPresent(connected.client, inbound.tag);
       // The users go inline in the AddInbound as far as the size cap allows (one call instead of one
-      // AddUser each); the inbound's success puts them on the core with it.
-      const split = holdsUserInline(desired.inbound.ref.protocol, connected.flavor)
-        ? { inbound: desired.inbound, inlined: 0 }
-        : await withInlineUsersInSlices(desired.inbound, desired.users, this.#inlineCap(), syncBreather);
-      // From here on only the users past the cap are needed: the inline ones are bytes in the request
-      // now, and the apply waits on the core (seconds for 10,000 VMess users) with them held otherwise.
-      const rest: DesiredInbound = { inbound: desired.inbound, users: desired.users.slice(split.inlined) };
-      desired.users = [];
-      await connected.client.replaceInbound(split.inbound);
+      // AddUser each); the inbound's success puts them on the core with it. They are appended as they
+      // are built, so only the users past the cap are held as built users (docs/benchmarks/fleet.md, Memory).
+      const spec = await this.#material.specOf(inbound, grants);
+      const split = orThrow(await desiredInlineInSlices(spec, connected.layout, this.#inlineCap()));
+      if (split.request === undefined) return removeInboundIfPresent(connected.client, inbound.tag);
+      const rest: DesiredInbound = { inbound: split.request, users: split.rest };
+      await connected.client.replaceInbound(split.request);
       forgetUnansweredAdds(connected.client, inbound.tag);
       isPlaced = true;
       for (const grant of grants.slice(0, split.inlined)) perGrant.set(grant.id, SYNCED);
@@ -434,7 +427,9 @@ function connectedWith(client: CoreClient, profile: CoreProfile, isFresh: boolea
 }
 
 /** The builder's refusal as the API's 422: nothing is sent to the core. */
-export function orThrow(result: DesiredResult): DesiredInbound {
+export function orThrow(result: DesiredResult): DesiredInbound;
+export function orThrow(result: DesiredInlineResult): DesiredInline;
+export function orThrow(result: DesiredResult | DesiredInlineResult): DesiredInbound | DesiredInline {
   if (result.ok) return result.value;
   const listed = result.problems.map((p) => `${p.path} ${p.message}`).join("; ");
   const summary =

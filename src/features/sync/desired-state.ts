@@ -42,7 +42,8 @@ export async function readDesired(
     const list = byInbound.get(grant.server_inbound_id) ?? [];
     list.push(planGrant(grant));
     byInbound.set(grant.server_inbound_id, list);
-    planned.set(grant.id, { id: grant.id, sync_state: grant.sync_state, sync_revision: grant.sync_revision });
+    // The row itself (never changed once read): a copy of its three fields would be 60,000 more objects a server.
+    planned.set(grant.id, grant);
     if (grantsOf !== undefined) {
       const rows = grantsOf.get(grant.server_inbound_id) ?? [];
       rows.push(grant);

@@ -10,6 +10,7 @@ import {
 } from "../../cores/core-types.ts";
 import { buildInbound, buildUser } from "../../cores/inbound-builder/build.ts";
 import type { BuiltInbound, BuiltUser } from "../../cores/inbound-builder/built.ts";
+import { InlineBatches } from "../../cores/inbound-builder/inline-users.ts";
 import { type BuildTarget, layoutFlavor, targetLayout } from "../../cores/wire-layout.ts";
 import { syncBreather } from "../../lib/breather.ts";
 import type { JsonObject, JsonValue } from "../../lib/json.ts";
@@ -131,6 +132,53 @@ export async function desiredInboundInSlices(spec: InboundSpec, target: BuildTar
     for (const user of slice.value.users) users.push(user);
   }
   return { ok: true, value: { inbound, users } };
+}
+
+/** An inbound to put on a core with its users inline as far as `maxRequestBytes` allows. */
+export type DesiredInline = {
+  /** The AddInbound to send: the built inbound with the first `inlined` users in it. */
+  request: BuiltInbound | undefined;
+  inlined: number;
+  /** The users past the cap (or all, where users cannot go inline): they go by AddUser. */
+  rest: BuiltUser[];
+};
+
+export type DesiredInlineResult = { ok: true; value: DesiredInline } | Extract<DesiredResult, { ok: false }>;
+
+/**
+ * desiredInboundInSlices then withInlineUsersInSlices, for a full apply, with the same result: each
+ * slice of built users is appended to the AddInbound request as soon as it is built and dropped, so
+ * the built users of an inbound (about 800 bytes of heap each: 20,000 an inbound, twelve inbounds at
+ * once during a cold start) are never held together; only those past the cap are kept, for AddUser.
+ * Nothing is sent before the whole inbound has built: a refusal is the same as desiredInbound's.
+ */
+export async function desiredInlineInSlices(
+  spec: InboundSpec,
+  target: BuildTarget,
+  maxRequestBytes: number,
+): Promise<DesiredInlineResult> {
+  if (holdsUserInline(spec.protocol, layoutFlavor(targetLayout(target)))) {
+    const whole = desiredInbound(spec, target);
+    return whole.ok ? { ok: true, value: { request: whole.value.inbound, inlined: 0, rest: [] } } : whole;
+  }
+  let batches: InlineBatches | undefined;
+  const rest: BuiltUser[] = [];
+  for (let from = 0; from === 0 || from < spec.grants.length; from += BUILD_SLICE) {
+    await syncBreather();
+    const slice = desiredInbound({ ...spec, grants: spec.grants.slice(from, from + BUILD_SLICE) }, target);
+    // A refusal is worked out again over all grants, so its paths number the grants as given.
+    if (!slice.ok) {
+      const whole = desiredInbound(spec, target);
+      if (!whole.ok) return whole;
+      throw new Error(`inbound ${spec.tag}: a slice of its grants was refused, all of them were not`);
+    }
+    const built = slice.value.inbound;
+    if (built === undefined) return { ok: true, value: { request: undefined, inlined: 0, rest: [] } };
+    batches ??= new InlineBatches(built, maxRequestBytes, syncBreather);
+    for (const user of await batches.add(slice.value.users)) rest.push(user);
+  }
+  const split = (batches as InlineBatches).finish();
+  return { ok: true, value: { request: split.inbound, inlined: split.inlined, rest } };
 }
 
 /**

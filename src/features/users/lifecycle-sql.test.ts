@@ -183,3 +183,57 @@ describe("period resets are spread over ticks (resetBatch, resetBudgetMs)", () =
     assert.equal(all.resets, 35);
   });
 });
+
+describe("next notices are re-aimed over ticks (noticeBatch, noticeBudgetMs)", () => {
+  test("a limit written for many users at once: batches of noticeBatch within the budget, the rest in the next ticks; a notice due is sent in the first tick all the same", async () => {
+    const db = t.deps.database.db;
+    await db.deleteFrom("users").execute();
+    const now = new Date("2026-06-02T00:00:05.000Z");
+    // As a bulk limit change leaves them (UsersRepository: next notice 0): every one in the index.
+    const users = Array.from({ length: 23 }, (_, i) => ({
+      id: randomUUID(),
+      name: `notice batch ${i}`,
+      created_at: "2026-01-01T00:00:00.000Z",
+      updated_at: "2026-01-01T00:00:00.000Z",
+      status: "active" as UserStatus,
+      data_limit_bytes: 1000,
+      used_bytes: i === 22 ? 850 : 10,
+      notified_usage_percent: 0,
+      next_notice_percent: 0,
+    }));
+    await db.insertInto("users").values(users).execute();
+    const repository = new LifecycleRepository(db, t.deps.database.dialect);
+    const options = { ...OPTIONS, noticeBatch: 5, noticeBudgetMs: 0 };
+    const unaimed = async () =>
+      Number(
+        (
+          await db
+            .selectFrom("users")
+            .select((eb) => eb.fn.countAll().as("n"))
+            .where("next_notice_percent", "=", 0)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+
+    const first = await repository.tick(now, options);
+    assert.deepEqual(
+      first.thresholds.map((row) => [row.name, row.percent]),
+      [["notice batch 22", 80]],
+      "the user past 80 % is told in the first tick",
+    );
+    assert.equal(await unaimed(), 22 - 5, "one batch of 5 re-aimed with the budget spent");
+    for (const left of [12, 7, 2, 0]) {
+      await repository.tick(now, options);
+      assert.equal(await unaimed(), left);
+    }
+    const aimed = await db.selectFrom("users").select(["name", "next_notice_percent"]).execute();
+    for (const row of aimed) {
+      assert.equal(row.next_notice_percent, row.name === "notice batch 22" ? 95 : 80, row.name);
+    }
+    assert.deepEqual((await repository.tick(now, options)).thresholds, [], "nothing told twice");
+    // With a budget, batches go on until every next notice is aimed.
+    await db.updateTable("users").set({ next_notice_percent: 0 }).execute();
+    await repository.tick(now, { ...OPTIONS, noticeBatch: 5, noticeBudgetMs: 60_000 });
+    assert.equal(await unaimed(), 0);
+  });
+});

@@ -41,10 +41,22 @@ export type TickOptions = LifecycleOptions & {
    * row in every index of users: 50,000 of them in one statement would hold the tick for seconds.
    */
   resetBudgetMs?: number;
+  /** Next notices re-aimed per statement (default NOTICE_BATCH). */
+  noticeBatch?: number;
+  /**
+   * A tick re-aims next notices in batches until it has spent this long on them (default
+   * NOTICE_BUDGET_MS; at least one batch); the rest follow in the next ticks. A limit written for many
+   * users at once (a bulk change, an import, a seed) puts every one of them in users_usage_notice with
+   * a next notice of 0: 1,000,000 rewritten in one statement held the tick, and on SQLite every request
+   * with it, for a minute.
+   */
+  noticeBudgetMs?: number;
 };
 
 export const RESET_BATCH = 500;
 export const RESET_BUDGET_MS = 50;
+export const NOTICE_BATCH = 5000;
+export const NOTICE_BUDGET_MS = 100;
 
 const RETURNED = ["id", "name", "status", "used_bytes", "data_limit_bytes", "expire_at"] as const;
 
@@ -202,13 +214,28 @@ export class LifecycleRepository {
       ...noticed.map((row) => ({ ...toRow(row), percent: Number(row.notified_usage_percent) })),
     );
     // The rest of the index (no notice due: not active or limited, or nothing new reached): only the
-    // rows whose next notice moves are rewritten (a row in the index has one, so never null here).
-    await this.#update(
-      "users_usage_notice",
-      sql`next_notice_percent = ${above("notified_usage_percent")}`,
-      sql`${noticeDue} AND coalesce(${above("notified_usage_percent")}, -1) <> next_notice_percent`,
-      [],
-    );
+    // rows whose next notice moves are rewritten (a row in the index has one, so never null here), in
+    // batches within the tick's notice budget (TickOptions.noticeBudgetMs); a row re-aimed leaves the
+    // index unless a notice is due, so the next batch starts where this one stopped.
+    const stale = sql<boolean>`${noticeDue} AND coalesce(${above("notified_usage_percent")}, -1) <> next_notice_percent`;
+    const noticeSize = Math.max(1, Math.floor(options.noticeBatch ?? NOTICE_BATCH));
+    const hint = this.dialect === "sqlite" ? sql.raw(" INDEXED BY users_usage_notice") : sql``;
+    const staleIds = sql`SELECT id FROM users${hint} WHERE ${stale} LIMIT ${sql.lit(noticeSize)}`;
+    const noticeStarted = performance.now();
+    for (;;) {
+      const reaimed = await this.db
+        .updateTable("users")
+        .set({ next_notice_percent: above("notified_usage_percent") as RawBuilder<number> })
+        .where(
+          this.dialect === "postgres"
+            ? sql<boolean>`id = ANY(ARRAY(${staleIds}))`
+            : sql<boolean>`id IN (${staleIds})`,
+        )
+        .where(stale)
+        .executeTakeFirst();
+      if (Number(reaimed.numUpdatedRows) < noticeSize) break;
+      if (performance.now() - noticeStarted >= (options.noticeBudgetMs ?? NOTICE_BUDGET_MS)) break;
+    }
     // 7. expiring (the partial index users_expiring: active users not told about this expiry yet)
     if (options.expiringNoticeSeconds > 0) {
       const until = new Date(now.getTime() + options.expiringNoticeSeconds * 1000).toISOString();

@@ -11,13 +11,14 @@ import { CliError } from "./cli-error.ts";
 
 export const usage = `usage: portcullis node join '<join string>' [--dir DIR] [--panel URL]
        portcullis node run [--dir DIR] [--host ADDR] [--port N] [--core PATH] [--core-args "ARGS"]
-                           [--core-api-port N] [--traffic-interval-ms N]
+                           [--core-api-port N] [--traffic-interval-ms N] [--traffic-read-timeout-ms N]
 
 join  makes a key pair here, has its certificate signed by the panel (the join string is single use
       and expires after an hour), and pins the panel's CA.
 run   starts the core as a child and serves the panel over mutual TLS (TLS 1.3, both certificates
       checked). Environment: PORTCULLIS_NODE_DIR, _HOST, _PORT, _CORE, _CORE_ARGS, _CORE_API_PORT,
-      _TRAFFIC_INTERVAL_MS. Defaults: /var/lib/portcullis-node, 0.0.0.0:2096, xray.
+      _TRAFFIC_INTERVAL_MS, _TRAFFIC_READ_TIMEOUT_MS. Defaults: /var/lib/portcullis-node,
+      0.0.0.0:2096, xray, 10000, 120000.
 `;
 
 const OPTIONS = {
@@ -29,6 +30,7 @@ const OPTIONS = {
   "core-args": { type: "string" },
   "core-api-port": { type: "string" },
   "traffic-interval-ms": { type: "string" },
+  "traffic-read-timeout-ms": { type: "string" },
 } as const;
 
 export async function run(args: string[]): Promise<number> {
@@ -121,6 +123,7 @@ async function runAgent(config: NodeConfig): Promise<number> {
     ...(config.coreArgs === undefined ? {} : { coreArgs: config.coreArgs }),
     coreApiPort: config.coreApiPort === 0 ? await freeLoopbackPort() : config.coreApiPort,
     trafficIntervalMs: config.trafficIntervalMs,
+    trafficReadTimeoutMs: config.trafficReadTimeoutMs,
     log,
   });
   await agent.start();

@@ -13,6 +13,11 @@ export type NodeConfig = {
   coreApiPort: number;
   /** How often the agent reads the core's traffic counters into its journal. */
   trafficIntervalMs: number;
+  /**
+   * Deadline of a counter read with reset (not the 10 s of other core calls: an answer dropped after
+   * the core reset its counters is traffic lost). At least those 10 s.
+   */
+  trafficReadTimeoutMs: number;
 };
 
 type Env = Record<string, string | undefined>;
@@ -49,6 +54,13 @@ export function loadNodeConfig(
       "traffic interval",
       200,
       600_000,
+    ),
+    trafficReadTimeoutMs: integer(
+      pick("traffic-read-timeout-ms", "PORTCULLIS_NODE_TRAFFIC_READ_TIMEOUT_MS"),
+      120_000,
+      "traffic read timeout",
+      10_000,
+      3_600_000,
     ),
   };
   if (problems.length > 0) throw new RangeError(problems.join("; "));

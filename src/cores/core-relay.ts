@@ -19,12 +19,15 @@ export function isRelayablePath(path: string): boolean {
   return ALLOWED_PATH.test(path);
 }
 
+/** The deadline of the agent's calls to its core other than reads with reset. */
+export const CORE_CALL_TIMEOUT_MS = 10_000;
+
 export class CoreRelay {
   private readonly client: Client;
 
   constructor(
     readonly address: string,
-    private readonly timeoutMs = 10_000,
+    private readonly timeoutMs = CORE_CALL_TIMEOUT_MS,
     /**
      * Deadline of a counter read with reset (harvestCounters): an answer dropped at a deadline is
      * traffic lost, the core having reset its counters, so it is long; never none (no hang).

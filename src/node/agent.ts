@@ -36,6 +36,8 @@ export type AgentOptions = {
   backoff?: { initialMs: number; maxMs: number };
   /** How often traffic counters are read into the journal (traffic-journal.ts). */
   trafficIntervalMs?: number;
+  /** Deadline of a counter read with reset (core-relay.ts; default 120 s). */
+  trafficReadTimeoutMs?: number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
 };
 
@@ -97,6 +99,9 @@ export class NodeAgent {
       ...(this.options.coreArgs === undefined ? {} : { args: this.options.coreArgs }),
       dir,
       apiPort: this.options.coreApiPort,
+      ...(this.options.trafficReadTimeoutMs === undefined
+        ? {}
+        : { trafficReadTimeoutMs: this.options.trafficReadTimeoutMs }),
       ...(this.options.backoff === undefined ? {} : { backoff: this.options.backoff }),
       ...(this.options.log === undefined ? {} : { log: this.options.log }),
     });

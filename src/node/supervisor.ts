@@ -8,7 +8,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { CoreRelay } from "../cores/core-relay.ts";
+import { CORE_CALL_TIMEOUT_MS, CoreRelay } from "../cores/core-relay.ts";
 import { type BaseDocument, coreConfig } from "../cores/node-base-config.ts";
 import { CORE_LOG_LINES } from "../lib/core-log.ts";
 import { writeFileAtomic } from "./atomic-file.ts";
@@ -23,6 +23,8 @@ export type SupervisorOptions = {
   dir: string;
   apiPort: number;
   backoff?: { initialMs: number; maxMs: number };
+  /** Deadline of a counter read with reset through `relay` (CoreRelay's default when absent). */
+  trafficReadTimeoutMs?: number;
   /** A run this long counts as stable: the next crash starts the backoff again from initialMs. */
   stableMs?: number;
   log?: (message: string, fields?: Record<string, unknown>) => void;
@@ -64,7 +66,11 @@ export class CoreSupervisor extends EventEmitter<{ ready: []; line: [string]; ex
   constructor(private readonly options: SupervisorOptions) {
     super();
     this.configPath = join(options.dir, "core-config.json");
-    this.relay = new CoreRelay(`127.0.0.1:${options.apiPort}`);
+    this.relay = new CoreRelay(
+      `127.0.0.1:${options.apiPort}`,
+      CORE_CALL_TIMEOUT_MS,
+      options.trafficReadTimeoutMs,
+    );
   }
 
   async start(base: BaseDocument): Promise<void> {

@@ -12,6 +12,7 @@ import { operationsOf, sample } from "../../../test/support/openapi-ops.ts";
 import { createInbound, kindTemplate, registerServer } from "../../../test/support/provisioning.ts";
 import { createTemplate } from "../../../test/support/templates.ts";
 import { can, isScopable, type Role, SCOPABLE_PERMISSIONS } from "../../lib/roles.ts";
+import type { PlansRepository } from "../plans/plans.repository.ts";
 import { routePermission, routeUserReach } from "./permissions.ts";
 
 const fleet = new MemoryFleet();
@@ -440,12 +441,19 @@ describe("plans under quotas (renew, allowed plans, bulk create)", () => {
    * A user of reseller `r` with next plan `planId` is limited after the owner narrowed `r`'s lists
    * (`narrow`): the tick leaves them limited with the plan kept and logs one quota refusal matching
    * `reason`; once the owner widens them again (`widen`) the next tick applies the plan. Returns the user then.
+   * With `during`, the owner narrows the lists while the tick runs: after it listed the users it owes a
+   * next plan, before it writes.
    */
   async function nextPlanWaitsWhileNarrowed(
     ctx: TestContext,
     r: Reseller,
     planId: string,
-    lists: { narrow: Record<string, string[]>; widen: Record<string, string[]>; reason: RegExp },
+    lists: {
+      narrow: Record<string, string[]>;
+      widen: Record<string, string[]>;
+      reason: RegExp;
+      during?: boolean;
+    },
   ) {
     const made = await api(r.auth, "POST", "/api/users", {
       name: `next plan user of ${r.id}`,
@@ -454,14 +462,26 @@ describe("plans under quotas (renew, allowed plans, bulk create)", () => {
     });
     assert.equal(made.statusCode, 201, made.body);
     const id = made.json().id;
-    const narrowed = await api(t.auth, "PUT", `/api/admins/${r.id}`, lists.narrow);
-    assert.equal(narrowed.statusCode, 200, narrowed.body);
+    const narrow = async () => {
+      const narrowed = await api(t.auth, "PUT", `/api/admins/${r.id}`, lists.narrow);
+      assert.equal(narrowed.statusCode, 200, narrowed.body);
+    };
+    if (lists.during !== true) await narrow();
     await t.deps.database.db
       .updateTable("users")
       .set({ used_bytes: 201, status: "limited" })
       .where("id", "=", id)
       .execute();
     const warn = ctx.mock.method(t.deps.logger, "warn");
+    if (lists.during === true) {
+      const repo = (t.deps.services.plans as unknown as { repo: PlansRepository }).repo;
+      const listDue = repo.listDueNextPlans.bind(repo);
+      const listed = ctx.mock.method(repo, "listDueNextPlans", async (limit: number) => {
+        const due = await listDue(limit);
+        if (listed.mock.callCount() === 1) await narrow();
+        return due;
+      });
+    }
     await t.deps.services.plans.applyDueNextPlans();
     const stays = (await api(t.auth, "GET", `/api/users/${id}`)).json();
     assert.deepEqual([stays.status, stays.data_limit_bytes, stays.next_plan_id], ["limited", 200, planId]);
@@ -490,6 +510,19 @@ describe("plans under quotas (renew, allowed plans, bulk create)", () => {
       narrow: { allowed_plan_ids: [kept] },
       widen: { allowed_plan_ids: [kept, dropped] },
       reason: /allowed plans/,
+    });
+    assert.deepEqual([moved.status, moved.data_limit_bytes, moved.next_plan_id], ["active", 400, null]);
+  });
+
+  test("an owner narrowing allowed_plan_ids while the tick runs (after it listed the users due) is seen: the next plan waits", async (ctx) => {
+    const kept = await plan({ name: "race kept", data_limit_bytes: 300 });
+    const dropped = await plan({ name: "race dropped", data_limit_bytes: 400 });
+    const r = await makeReseller("allowed-next-race", { allowed_plan_ids: [kept, dropped] });
+    const moved = await nextPlanWaitsWhileNarrowed(ctx, r, dropped, {
+      narrow: { allowed_plan_ids: [kept] },
+      widen: { allowed_plan_ids: [kept, dropped] },
+      reason: /allowed plans/,
+      during: true,
     });
     assert.deepEqual([moved.status, moved.data_limit_bytes, moved.next_plan_id], ["active", 400, null]);
   });

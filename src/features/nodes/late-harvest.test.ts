@@ -3,7 +3,8 @@
 // to its core while the agent's read is in flight. The panel's collections meanwhile succeed (with
 // nothing new) instead of waiting on the stuck read, and once the core resumes, its answer is
 // journaled by the agent and counted by the panel exactly once: the user's total is what the core
-// counted, read without reset before the stop.
+// counted, read without reset before the stop. And an agent whose read of the inbound counters fails
+// after it read (and reset) the users' keeps the users' bytes.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
@@ -23,6 +24,7 @@ import {
 import { requires } from "../../../test/support/requires.ts";
 import { request } from "../../../test/support/templates.ts";
 import { CleanupStack, startHttpServer } from "../../../test/support/v2ray.ts";
+import type { CoreRelay } from "../../cores/core-relay.ts";
 import type { NodeAgent } from "../../node/agent.ts";
 
 const needs = requires("v2ray");
@@ -94,6 +96,52 @@ describe("a node agent's late read with reset", needs, () => {
         return (await usage(access.user_id)).downlink_bytes > 0;
       },
       { timeoutMs: 30_000, what: "the late answer journaled by the agent and counted by the panel" },
+    );
+    await t.deps.services.traffic.collect(node.serverId);
+    assert.deepEqual(await usage(access.user_id), expected, "exactly what the core counted, once");
+  });
+
+  test("the inbound counters' read fails after the users' read: the users' bytes, reset on the core already, are journaled and counted exactly once", async (ctx) => {
+    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+    const inbound = await createInbound(t, node.serverId, {
+      template_id: template.id,
+      port: await freePort(),
+    });
+    const access = await grant(t, node.serverId, inbound.id, { name: "inbound-read-fails" });
+    assert.equal(access.sync_state, "synced", String(access.sync_error));
+    const [link] = await subscriptionLinks(t, access.user_id);
+    const socksPort = await startClient(stack.add, "v2ray", decodeLink(link ?? ""));
+    const httpPort = await startHttpServer(stack.add, BODY);
+    await expectCarries(socksPort, httpPort, BODY, "the client through the node");
+    const expected = await countedOnCore(access.proxy_user_id);
+
+    // The agent's own relay to its core, its inbound counters' read failing once (no real core fails
+    // on cue); the users' read before it goes to the real core and resets the user's counters there.
+    const relay = (agent as unknown as { supervisor: { relay: CoreRelay } }).supervisor.relay;
+    const call = relay.call.bind(relay);
+    let failed = 0;
+    const injected = ctx.mock.method(relay, "call", (path: string, request: Uint8Array, extraMs?: number) => {
+      if (path.endsWith("/QueryStats") && Buffer.from(request).includes("inbound>>>")) {
+        failed += 1;
+        return Promise.resolve({
+          ok: false as const,
+          code: 14,
+          details: "injected: the inbound read failed",
+        });
+      }
+      return call(path, request, extraMs);
+    });
+    await agent.harvest();
+    injected.mock.restore();
+    assert.equal(failed, 1, "the inbound counters' read was tried once, and failed");
+    // The core reset the user's counters with that read: what the panel counts now can only come from
+    // the agent's journal.
+    await waitFor(
+      async () => {
+        await t.deps.services.traffic.collect(node.serverId);
+        return (await usage(access.user_id)).downlink_bytes > 0;
+      },
+      { timeoutMs: 30_000, what: "the users' bytes journaled by the agent and counted by the panel" },
     );
     await t.deps.services.traffic.collect(node.serverId);
     assert.deepEqual(await usage(access.user_id), expected, "exactly what the core counted, once");

@@ -22,15 +22,17 @@ export type PlanApplication = {
   isUsageReset: boolean;
 };
 
+/** A user the lifecycle job owes a next plan: limited or expired with next_plan_id set. */
+export type DueNextPlan = { userId: string; planId: string };
+
 /**
- * A user the lifecycle job owes a next plan: limited or expired with next_plan_id set, with their
- * owner's allowed plans (admins.allowed_plan_ids; null: any plan, or no owner).
+ * A user's owner and that owner's allowed plans and groups (admins.allowed_plan_ids and
+ * allowed_group_ids; null: any, or no owner).
  */
-export type DueNextPlan = {
-  userId: string;
-  planId: string;
-  ownerAllowedPlanIds: string[] | null;
-  ownerAllowedGroupIds: string[] | null;
+export type OwnerLists = {
+  ownerAdminId: string | null;
+  allowedPlanIds: string[] | null;
+  allowedGroupIds: string[] | null;
 };
 
 type PlanFields = Omit<PlanCreate, "name" | "group_ids">;
@@ -128,20 +130,35 @@ export class PlansRepository {
   /** Up to `limit` limited or expired users with a next plan (the partial index users_next_plan). */
   async listDueNextPlans(limit: number): Promise<DueNextPlan[]> {
     const rows = await this.db
-      .selectFrom("users as u")
-      .leftJoin("admins as a", "a.id", "u.owner_admin_id")
-      .select(["u.id", "u.next_plan_id", "a.allowed_plan_ids", "a.allowed_group_ids"])
-      .where("u.next_plan_id", "is not", null)
-      .where(sql<boolean>`u.status IN ('limited', 'expired')`)
-      .orderBy("u.id")
+      .selectFrom("users")
+      .select(["id", "next_plan_id"])
+      .where("next_plan_id", "is not", null)
+      .where(sql<boolean>`status IN ('limited', 'expired')`)
+      .orderBy("id")
       .limit(limit)
       .execute();
-    return rows.map((row) => ({
-      userId: row.id,
-      planId: row.next_plan_id as string,
-      ownerAllowedPlanIds: readIdList(row.allowed_plan_ids),
-      ownerAllowedGroupIds: readIdList(row.allowed_group_ids),
-    }));
+    return rows.map((row) => ({ userId: row.id, planId: row.next_plan_id as string }));
+  }
+
+  /**
+   * The user's owner and the owner's allowed lists as they are now, read in `db`: in the quota
+   * transaction, which holds the owner's row (PostgreSQL: FOR UPDATE; SQLite: one writer), so an owner
+   * narrowing the lists either commits before this read or waits for the write it guards.
+   * Undefined when the user is gone.
+   */
+  async ownerLists(userId: string, db: Kysely<Database> = this.db): Promise<OwnerLists | undefined> {
+    const row = await db
+      .selectFrom("users as u")
+      .leftJoin("admins as a", "a.id", "u.owner_admin_id")
+      .select(["u.owner_admin_id", "a.allowed_plan_ids", "a.allowed_group_ids"])
+      .where("u.id", "=", userId)
+      .executeTakeFirst();
+    if (row === undefined) return undefined;
+    return {
+      ownerAdminId: row.owner_admin_id,
+      allowedPlanIds: readIdList(row.allowed_plan_ids),
+      allowedGroupIds: readIdList(row.allowed_group_ids),
+    };
   }
 
   /**

@@ -14,7 +14,7 @@ import type { QuotasRepository, QuotaTx } from "../users/quotas.repository.ts";
 import type { User, UserCreateRequest } from "../users/users.schemas.ts";
 import type { UsersService } from "../users/users.service.ts";
 import { type CreationFields, creationFields, renewal } from "./apply.ts";
-import type { DueNextPlan, PlansRepository } from "./plans.repository.ts";
+import type { PlansRepository } from "./plans.repository.ts";
 import type { Plan, PlanCreate, PlanUpdate } from "./plans.schemas.ts";
 
 /** The groups feature, as plans use it (wired in deps.ts). */
@@ -178,11 +178,11 @@ export class PlansService {
     for (let round = 0; round < 100; round++) {
       const due = await this.repo.listDueNextPlans(NEXT_PLAN_BATCH);
       const plans = new Map<string, Plan | undefined>();
-      for (const { userId, planId, ...owner } of due) {
+      for (const { userId, planId } of due) {
         if (!plans.has(planId)) plans.set(planId, await this.repo.findPlan(planId));
         const plan = plans.get(planId);
         if (plan === undefined) continue; // deleted meanwhile: the foreign key clears next_plan_id
-        const moved = this.#applyNext(userId, plan, owner);
+        const moved = this.#applyNext(userId, plan);
         if (await moved.catch((error: unknown) => this.#failed(userId, error))) applied++;
       }
       if (due.length < NEXT_PLAN_BATCH) break;
@@ -190,24 +190,25 @@ export class PlansService {
     return applied;
   }
 
-  async #applyNext(
-    userId: string,
-    plan: Plan,
-    owner: Pick<DueNextPlan, "ownerAllowedPlanIds" | "ownerAllowedGroupIds">,
-  ): Promise<boolean> {
-    // The owner's allowed plans and groups may have narrowed since next_plan_id was set (or the plan's
-    // groups changed): a plan no longer among them, or one joining a group outside them, is refused
-    // (logged, as a quota refusal is) and waits for the lists, the plan or the next plan to change.
-    checkAllowedPlan(plan.id, owner.ownerAllowedPlanIds);
-    checkAllowedGroups(plan.group_ids, owner.ownerAllowedGroupIds);
+  async #applyNext(userId: string, plan: Plan): Promise<boolean> {
     const user = await this.users.get(userId);
     const now = this.now();
     const values = renewal(plan, user, now);
     // The once-only point: only the tick whose guarded UPDATE changes the row goes on. Within the
     // owner's quotas: a next plan whose data limit would exceed them is refused (logged) and waits.
-    const applied = await this.#withinQuotas(user.owner_admin_id, (db) =>
-      this.repo.applyPlan(userId, values, now.toISOString(), plan.id, db),
-    );
+    const applied = await this.#withinQuotas(user.owner_admin_id, async (db) => {
+      // The owner's allowed plans and groups may have narrowed since next_plan_id was set (or the
+      // plan's groups changed): a plan no longer among them, or one joining a group outside them, is
+      // refused (logged, as a quota refusal is) and waits for the lists, the plan or the next plan to
+      // change. Read here, under the owner's lock, not with the due list: an owner narrowing them
+      // while the tick runs is seen. A user moved to another owner meanwhile waits for the next tick,
+      // which locks the new owner.
+      const owner = await this.repo.ownerLists(userId, db);
+      if (owner === undefined || owner.ownerAdminId !== user.owner_admin_id) return false;
+      checkAllowedPlan(plan.id, owner.allowedPlanIds);
+      checkAllowedGroups(plan.group_ids, owner.allowedGroupIds);
+      return this.repo.applyPlan(userId, values, now.toISOString(), plan.id, db);
+    });
     if (!applied) return false;
     if (values.status !== user.status) await this.changes?.emit("userStatusChanged", [userId]);
     await this.#joinGroups(userId, plan);

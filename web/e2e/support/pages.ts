@@ -58,11 +58,12 @@ export async function severeViolations(page: Page, name: string): Promise<string
  * Every text in the page with a number followed by a Latin unit (B, KiB … PiB, ms, s, %, d, h, m):
  * the ones outside any isolate (<bdi>, an element with its own dir, or in plain text Unicode's isolate
  * marks: LRI, RLI or FSI … PDI, as translations that are plain strings use them) are listed; a
- * right-to-left page would move their unit to the wrong side.
+ * right-to-left page would move their unit to the wrong side. A unit followed by a hyphen is not one:
+ * a UUID's first group (2048211d-…) is an identifier, which the pages show in their own dir="ltr".
  */
 export function unitsOutsideIsolates(page: Page): Promise<{ outside: string[]; isolated: number }> {
   return page.evaluate(() => {
-    const UNIT = /(?<![\w:.-])\d[\d.,]*\s?(?:B|KiB|MiB|GiB|TiB|PiB|ms|s|%|d|h|m)(?!\w)/;
+    const UNIT = /(?<![\w:.-])\d[\d.,]*\s?(?:B|KiB|MiB|GiB|TiB|PiB|ms|s|%|d|h|m)(?![\w-])/;
     const outside: string[] = [];
     let isolated = 0;
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);

@@ -206,7 +206,8 @@ function GrantCard({
           </Stack>
         ))}
         <Text size="xs" c="dimmed">
-          <UpDown up={access.uplink_bytes} down={access.downlink_bytes} /> · {access.proxy_user_id}
+          <UpDown up={access.uplink_bytes} down={access.downlink_bytes} /> ·{" "}
+          <bdi dir="ltr">{access.proxy_user_id}</bdi>
         </Text>
       </Stack>
     </Card>
@@ -349,7 +350,7 @@ export function UserPage({ id }: { id: string }) {
           <BackLink to="/users" label={t("nav.users")} />
           <Title order={2}>{data.name}</Title>
           <Group gap={4}>
-            <Text size="xs" c="dimmed" ff="monospace">
+            <Text size="xs" c="dimmed" ff="monospace" dir="ltr">
               {data.id}
             </Text>
             <Copy value={data.id} label={t("users.copyId")} />

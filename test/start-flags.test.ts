@@ -14,6 +14,7 @@ const read = (path: string) => readFileSync(`${ROOT}${path}`, "utf8");
 const NODE_OPTIONS = [
   "--expose-gc",
   "--max-semi-space-size=16",
+  "--heap-growing-percent=50",
   "--max-inlined-bytecode-size=920",
   "--max-inlined-bytecode-size-cumulative=2760",
 ];

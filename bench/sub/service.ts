@@ -35,6 +35,7 @@ export const START_NODE_ARGS = [
   "--enable-source-maps",
   "--expose-gc",
   "--max-semi-space-size=16",
+  "--heap-growing-percent=50",
   ...V8_COMPILER_ARGS,
 ] as const;
 

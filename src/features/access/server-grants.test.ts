@@ -1,13 +1,14 @@
 // A server's grants as a reconcile reads them (listByServer, listUnsyncedByServer), on whichever
 // dialect DATABASE_URL selects: the sync columns and nothing else (a full apply holds 60,000 of these
-// per server), each value as stored, the user's admission, and only this server's grants.
+// per server), each value as stored, the user's admission, and only this server's grants; read in
+// pages, every grant once, also when grants come and go between two pages.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import { createInbound, grant, registerServer, templateFor } from "../../../test/support/provisioning.ts";
 import { request } from "../../../test/support/templates.ts";
-import { AccessRepository } from "./access.repository.ts";
+import { AccessRepository, type GrantPaging } from "./access.repository.ts";
 
 let t: TestApp;
 
@@ -115,5 +116,44 @@ describe("a server's grants read for a reconcile", () => {
         .sort(),
     );
     assert.ok(unsynced.every((row) => row.sync_state !== "synced"));
+  });
+
+  test("in pages, return every grant once, also when grants are added and revoked between pages", async () => {
+    const server = await serverWith(1);
+    const inboundId = server.inbounds[0] as string;
+    const granted: { id: string; user_id: string }[] = [];
+    for (let i = 0; i < 7; i++)
+      granted.push(await grant(t, server.id, inboundId, { user_id: await newUser(`page-${i}`) }));
+    const [readFirst, , , , , , notReadYet] = granted;
+    assert.ok(readFirst !== undefined && notReadYet !== undefined);
+    let added: { id: string } | undefined;
+    let pages = 0;
+    const revoke = async (userId: string) => {
+      const res = await request(
+        t,
+        "DELETE",
+        `/api/servers/${server.id}/inbounds/${inboundId}/users/${userId}`,
+      );
+      assert.equal(res.statusCode, 204, res.body);
+    };
+    const paging: GrantPaging = {
+      grantsPerPage: 2,
+      betweenPages: async () => {
+        pages += 1;
+        if (pages !== 1) return;
+        // After the first page: one grant read already and one not read yet are revoked, one is added.
+        await revoke(readFirst.user_id);
+        await revoke(notReadYet.user_id);
+        added = await grant(t, server.id, inboundId, { user_id: await newUser("page-added") });
+      },
+    };
+
+    const rows = await new AccessRepository(t.deps.database.db, paging).listByServer(server.id);
+    const ids = rows.map((row) => row.id);
+    assert.ok(pages >= 3, `read in pages (${pages} turns between them)`);
+    assert.equal(new Set(ids).size, ids.length, "no grant twice");
+    assert.ok(added !== undefined);
+    const kept = granted.filter((g) => g !== notReadYet).map((g) => g.id);
+    assert.deepEqual([...ids].sort(), [...kept, added.id].sort());
   });
 });

@@ -11,7 +11,7 @@ import { withInlineUsersInSlices } from "../../cores/inbound-builder/inline-user
 import { InboundHandlerConfigSchema as V2InboundSchema } from "../../gen/v2ray/core_pb.ts";
 import { desiredInboundInSlices, desiredInlineInSlices, type InboundSpec } from "./desired.ts";
 
-/** More than two build slices (1,000 each), so slices are appended one after another. */
+/** More than two build slices (500 each), so slices are appended one after another. */
 const USERS = 2_345;
 
 function spec(protocol: "vless" | "vmess", grants: InboundSpec["grants"]): InboundSpec {

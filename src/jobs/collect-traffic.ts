@@ -3,7 +3,7 @@
 // run, whoever holds the server by then), journals them in one write
 // (TrafficService.collectAll: durable from then on), then asks for a fold (jobs/fold-traffic.ts: in
 // a loop of its own, so a long fold never delays the next poll; it folds whatever earlier runs or a
-// crashed instance left too, then runs the lifecycle tick on the new totals). An unreachable core is
+// crashed instance left too, then runs the lifecycle tick if the totals moved). An unreachable core is
 // skipped quietly: the reconcile job reports it.
 import type { Logger } from "pino";
 import type { ServerLeases } from "../features/sync/leases.ts";
@@ -19,7 +19,7 @@ export type CollectTrafficOptions = {
   logger: Logger;
   intervalMs: number;
   concurrency: number;
-  /** Run after each fold (the lifecycle tick, so limits trail the cores by one fold). */
+  /** Run after each fold that moved the totals (the lifecycle tick, so limits trail the cores by one fold). */
   afterFold?: () => Promise<unknown>;
 };
 
@@ -47,7 +47,9 @@ export function collectTrafficJob(options: CollectTrafficOptions): Job & { folde
           "traffic not collected",
         );
       });
-      if (!signal.aborted) folder.request();
+      // An agent's batches go straight into the totals: the lifecycle tick is due even if nothing is folded.
+      const isCounted = results.some((result) => result.status === "fulfilled" && result.value.users > 0);
+      if (!signal.aborted) folder.request(isCounted);
     },
   };
 }

@@ -35,6 +35,7 @@ import * as m0034 from "./0034_traffic_journal.ts";
 import * as m0035 from "./0035_panel_instances.ts";
 import * as m0036 from "./0036_grants_by_server_order.ts";
 import * as m0037 from "./0037_user_access_fillfactor.ts";
+import * as m0038 from "./0038_users_fair_use_blocked.ts";
 
 export type MigrationModule = { up: (db: Kysely<unknown>, dialect: DialectName) => Promise<void> };
 
@@ -73,4 +74,5 @@ export const migrations: Record<string, MigrationModule> = {
   "0035_panel_instances": m0035,
   "0036_grants_by_server_order": m0036,
   "0037_user_access_fillfactor": m0037,
+  "0038_users_fair_use_blocked": m0038,
 };

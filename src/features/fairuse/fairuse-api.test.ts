@@ -1,9 +1,10 @@
 // The fair-use settings and user fields at the edge (validation, defaults, 404s), and the block's
 // check-then-act: two ticks (two panel instances) blocking or releasing the same user at once write
-// it once. Both dialects.
+// it once; whom a tick judges, found without reading every user. Both dialects.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
+import { CompiledQuery, createQueryId, type RootOperationNode } from "kysely";
 import { createTestApp, type TestApp } from "../../../test/support/app.ts";
 import { createUser } from "../../../test/support/factories.ts";
 import { request } from "../../../test/support/templates.ts";
@@ -115,5 +116,71 @@ describe("block and release race", () => {
     const [row] = await repo.blocksOf(user.id);
     assert.deepEqual([row?.ended_at, row?.end_reason], [release.at, "ended"]);
     assert.equal((await request(t, "GET", `/api/users/${user.id}`)).json().fair_use_blocked_until, null);
+  });
+});
+
+describe("whom a tick judges", () => {
+  test("the blocked, the warned and the seen users, no one else; on SQLite through indexes, never a scan of users", async () => {
+    const repo = new FairUseRepository(t.deps.database.db);
+    const now = Date.now();
+    const [blocked, warned, released, plain, seen] = await Promise.all(
+      Array.from({ length: 5 }, () => createUser(t)),
+    );
+    assert.ok(blocked && warned && released && plain && seen);
+    const until = new Date(now + 600_000).toISOString();
+    const record = (userId: string) => ({
+      ...{ id: randomUUID(), user_id: userId, started_at: new Date(now).toISOString(), until },
+      ...{ strike: 1, address_count: 3, ip_limit: 2, addresses: ["127.0.0.2", "127.0.0.3", "127.0.0.4"] },
+    });
+    // blocked without a warning on record (warn_grace_seconds 0), warned without a block, and a user
+    // whose block ended and whose warning is forgotten: a state row that asks for nothing.
+    await repo.save(
+      blocked.id,
+      { ...FRESH_STATE, blockedUntilMs: now + 600_000, strikes: 1 },
+      { block: record(blocked.id) },
+    );
+    await repo.save(warned.id, { ...FRESH_STATE, warnedAtMs: now }, {});
+    await repo.save(
+      released.id,
+      { ...FRESH_STATE, blockedUntilMs: now + 600_000, strikes: 1 },
+      { block: record(released.id) },
+    );
+    await repo.save(
+      released.id,
+      { ...FRESH_STATE, strikes: 1, lastReleaseMs: now },
+      { release: { at: until, reason: "ended" } },
+    );
+
+    const captured: RootOperationNode[] = [];
+    const db = t.deps.database.db.withPlugin({
+      transformQuery: ({ node }) => {
+        captured.push(node);
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    });
+    const judged = await new FairUseRepository(db).usersToJudge([seen.id]);
+
+    const ids = new Set(judged.map((user) => user.id));
+    assert.deepEqual(
+      [blocked, warned, seen, released, plain].map((user) => ids.has(user.id)),
+      [true, true, true, false, false],
+    );
+    const judgedBlocked = judged.find((user) => user.id === blocked.id);
+    assert.equal(judgedBlocked?.blocked_until_ms, Date.parse(until));
+    assert.equal(judged.find((user) => user.id === warned.id)?.state?.warnedAtMs, now);
+    if (t.deps.database.dialect !== "sqlite") return;
+    assert.ok(captured.length >= 2, "the statements were captured");
+    for (const node of captured) {
+      const query = db.getExecutor().compileQuery(node, createQueryId());
+      const plan = await db.executeQuery<{ detail: string }>(
+        CompiledQuery.raw(`EXPLAIN QUERY PLAN ${query.sql}`, [...query.parameters]),
+      );
+      const details = plan.rows.map((row) => row.detail);
+      assert.ok(
+        !details.some((detail) => /^SCAN (u|users)\b/.test(detail)),
+        `${query.sql}\n${details.join("\n")}`,
+      );
+    }
   });
 });

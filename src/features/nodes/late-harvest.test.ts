@@ -14,6 +14,7 @@ import { joinedNode, listenPanel, type NodeFixture, startAgent } from "../../../
 import { waitFor } from "../../../test/support/poll.ts";
 import { freePort } from "../../../test/support/ports.ts";
 import {
+  type AccessBody,
   createInbound,
   expectCarries,
   grant,
@@ -56,20 +57,38 @@ async function countedOnCore(email: string): Promise<Bytes> {
   return settledUserBytes(client, email, BODY.length);
 }
 
+/**
+ * A user on a new inbound of the node whose real client carried BODY through it; `expected`: what the
+ * core counted for them, read without reset once settled.
+ */
+async function carriedThroughNode(name: string): Promise<{ access: AccessBody; expected: Bytes }> {
+  const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
+  const inbound = await createInbound(t, node.serverId, { template_id: template.id, port: await freePort() });
+  const access = await grant(t, node.serverId, inbound.id, { name });
+  assert.equal(access.sync_state, "synced", String(access.sync_error));
+  const [link] = await subscriptionLinks(t, access.user_id);
+  const socksPort = await startClient(stack.add, "v2ray", decodeLink(link ?? ""));
+  const httpPort = await startHttpServer(stack.add, BODY);
+  await expectCarries(socksPort, httpPort, BODY, "the client through the node");
+  return { access, expected: await countedOnCore(access.proxy_user_id) };
+}
+
+/** The panel collects until the user's bytes arrive, once more, and then holds exactly `expected`. */
+async function countedExactlyOnce(access: AccessBody, expected: Bytes, what: string): Promise<void> {
+  await waitFor(
+    async () => {
+      await t.deps.services.traffic.collect(node.serverId);
+      return (await usage(access.user_id)).downlink_bytes > 0;
+    },
+    { timeoutMs: 30_000, what },
+  );
+  await t.deps.services.traffic.collect(node.serverId);
+  assert.deepEqual(await usage(access.user_id), expected, "exactly what the core counted, once");
+}
+
 describe("a node agent's late read with reset", needs, () => {
   test("a core stopped past the agent's ordinary deadline while it is read: the panel's collections go on, and its bytes are counted exactly once after it resumes", async () => {
-    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
-    const inbound = await createInbound(t, node.serverId, {
-      template_id: template.id,
-      port: await freePort(),
-    });
-    const access = await grant(t, node.serverId, inbound.id, { name: "late-harvest" });
-    assert.equal(access.sync_state, "synced", String(access.sync_error));
-    const [link] = await subscriptionLinks(t, access.user_id);
-    const socksPort = await startClient(stack.add, "v2ray", decodeLink(link ?? ""));
-    const httpPort = await startHttpServer(stack.add, BODY);
-    await expectCarries(socksPort, httpPort, BODY, "the client through the node");
-    const expected = await countedOnCore(access.proxy_user_id);
+    const { access, expected } = await carriedThroughNode("late-harvest");
 
     const pid = (agent.status().core as { pid: number | null }).pid;
     assert.ok(pid !== null, "the agent's core runs");
@@ -90,30 +109,15 @@ describe("a node agent's late read with reset", needs, () => {
     } finally {
       process.kill(pid, "SIGCONT");
     }
-    await waitFor(
-      async () => {
-        await t.deps.services.traffic.collect(node.serverId);
-        return (await usage(access.user_id)).downlink_bytes > 0;
-      },
-      { timeoutMs: 30_000, what: "the late answer journaled by the agent and counted by the panel" },
+    await countedExactlyOnce(
+      access,
+      expected,
+      "the late answer journaled by the agent and counted by the panel",
     );
-    await t.deps.services.traffic.collect(node.serverId);
-    assert.deepEqual(await usage(access.user_id), expected, "exactly what the core counted, once");
   });
 
   test("the inbound counters' read fails after the users' read: the users' bytes, reset on the core already, are journaled and counted exactly once", async (ctx) => {
-    const template = await templateFor(t, { protocol: "vless", network: "tcp", tls: false });
-    const inbound = await createInbound(t, node.serverId, {
-      template_id: template.id,
-      port: await freePort(),
-    });
-    const access = await grant(t, node.serverId, inbound.id, { name: "inbound-read-fails" });
-    assert.equal(access.sync_state, "synced", String(access.sync_error));
-    const [link] = await subscriptionLinks(t, access.user_id);
-    const socksPort = await startClient(stack.add, "v2ray", decodeLink(link ?? ""));
-    const httpPort = await startHttpServer(stack.add, BODY);
-    await expectCarries(socksPort, httpPort, BODY, "the client through the node");
-    const expected = await countedOnCore(access.proxy_user_id);
+    const { access, expected } = await carriedThroughNode("inbound-read-fails");
 
     // The agent's own relay to its core, its inbound counters' read failing once (no real core fails
     // on cue); the users' read before it goes to the real core and resets the user's counters there.
@@ -136,14 +140,10 @@ describe("a node agent's late read with reset", needs, () => {
     assert.equal(failed, 1, "the inbound counters' read was tried once, and failed");
     // The core reset the user's counters with that read: what the panel counts now can only come from
     // the agent's journal.
-    await waitFor(
-      async () => {
-        await t.deps.services.traffic.collect(node.serverId);
-        return (await usage(access.user_id)).downlink_bytes > 0;
-      },
-      { timeoutMs: 30_000, what: "the users' bytes journaled by the agent and counted by the panel" },
+    await countedExactlyOnce(
+      access,
+      expected,
+      "the users' bytes journaled by the agent and counted by the panel",
     );
-    await t.deps.services.traffic.collect(node.serverId);
-    assert.deepEqual(await usage(access.user_id), expected, "exactly what the core counted, once");
   });
 });
